@@ -1,0 +1,1 @@
+"""Shared facts that rules ask for, computed once per module."""

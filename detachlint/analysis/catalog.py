@@ -1,0 +1,206 @@
+"""PyTorch knowledge as data: which ops write in place, which return views, which may alias.
+
+Nothing here is logic. ``tests/test_catalog.py`` checks every entry against the installed torch,
+so when torch grows a new in-place or view op the test says so.
+"""
+
+from __future__ import annotations
+
+# Tensor methods that write into their receiver (schema alias_info.is_write on ``self``).
+# Names that end in ``_`` but do not write values are listed in NOT_WRITING_UNDERSCORE_METHODS.
+INPLACE_METHODS = frozenset(
+    """
+    abs_ absolute_ acos_ acosh_ add_ addbmm_ addcdiv_ addcmul_ addmm_ addmv_ addr_ apply_
+    arccos_ arccosh_ arcsin_ arcsinh_ arctan2_ arctan_ arctanh_ asin_ asinh_ atan2_ atan_
+    atanh_ baddbmm_ bernoulli_ bitwise_and_ bitwise_left_shift_ bitwise_not_ bitwise_or_
+    bitwise_right_shift_ bitwise_xor_ cauchy_ ceil_ clamp_ clamp_max_ clamp_min_ clip_
+    conj_physical_ copy_ copysign_ cos_ cosh_ cumprod_ cumsum_ deg2rad_ digamma_ div_ divide_
+    eq_ erf_ erfc_ erfinv_ exp2_ exp_ expm1_ exponential_ fill_ fill_diagonal_ fix_
+    float_power_ floor_ floor_divide_ fmod_ frac_ gcd_ ge_ geometric_ greater_ greater_equal_
+    gt_ heaviside_ hypot_ i0_ igamma_ igammac_ index_add_ index_copy_ index_fill_ index_put_
+    index_reduce_ lcm_ ldexp_ le_ lerp_ less_ less_equal_ lgamma_ log10_ log1p_ log2_ log_
+    log_normal_ logical_and_ logical_not_ logical_or_ logical_xor_ logit_ lt_ map2_ map_
+    masked_fill_ masked_scatter_ mul_ multiply_ mvlgamma_ nan_to_num_ ne_ neg_ negative_
+    nextafter_ normal_ not_equal_ polygamma_ pow_ put_ rad2deg_ random_ reciprocal_ relu_
+    remainder_ renorm_ resize_ resize_as_ round_ rsqrt_ scatter_ scatter_add_ scatter_reduce_
+    set_ sgn_ sigmoid_ sign_ sin_ sinc_ sinh_ sqrt_ square_ sub_ subtract_ tan_ tanh_ tril_
+    triu_ true_divide_ trunc_ uniform_ xlogy_ zero_
+    """.split()
+)
+
+# In-place ops that change a tensor's shape or strides rather than its values
+# (torch.Tag.inplace_view); they still modify the tensor object every alias shares.
+INPLACE_VIEW_METHODS = frozenset(
+    "as_strided_ squeeze_ swapaxes_ swapdims_ t_ transpose_ unsqueeze_".split()
+)
+
+# Methods that end in ``_`` yet write no tensor values (flags, sharing, autograd bookkeeping,
+# private helpers). Listed so the catalogue test can prove INPLACE_METHODS is complete.
+NOT_WRITING_UNDERSCORE_METHODS = frozenset(
+    """
+    requires_grad_ share_memory_ detach_ resize_as_sparse_ sparse_resize_
+    sparse_resize_and_clear_ _coalesced_ _dtensor__new__ _philox_normal_ _philox_uniform_
+    """.split()
+)
+
+# Tensor methods and attributes whose result is a view of the receiver (same storage, `_base`).
+# From the "Tensor Views" documentation and the aten schemas, checked in torch-semantics.md §4.
+VIEW_METHODS = frozenset(
+    """
+    adjoint as_strided chunk diagonal dsplit expand expand_as hsplit movedim moveaxis narrow
+    permute select split split_with_sizes squeeze swapaxes swapdims t tensor_split transpose
+    unbind unflatten unfold unsqueeze view view_as vsplit values indices unsafe_chunk
+    unsafe_split unsafe_split_with_sizes
+    """.split()
+)
+VIEW_ATTRIBUTES = frozenset("T H mT mH real imag".split())
+
+# Methods that return a tensor aliasing the receiver without being a view: the same object
+# when nothing changes (contiguous input, same dtype/device), or storage shared without `_base`.
+MAY_ALIAS_METHODS = frozenset(
+    """
+    contiguous cpu cuda to float double half bfloat16 type type_as reshape reshape_as flatten
+    ravel positive resolve_conj resolve_neg coalesce pin_memory detach
+    """.split()
+)
+
+# Ways to obtain an alias of a tensor that autograd's version counter does not see.
+UNTRACKED_ALIAS_ATTRIBUTES = frozenset({"data"})
+
+# Methods that return fresh storage (the alias ends there).
+COPY_METHODS = frozenset("clone copy deepcopy".split())
+
+# torch functions (qualified names) whose result may be the very object passed in.
+MAY_ALIAS_FUNCTIONS = frozenset(
+    """
+    torch.as_tensor torch.asarray torch.from_numpy torch.atleast_1d torch.atleast_2d
+    torch.atleast_3d torch.nn.functional.dropout
+    """.split()
+)
+
+# ``torch.nn.init`` functions that fill their first argument in place.
+INIT_FUNCTIONS = frozenset(
+    """
+    uniform_ normal_ trunc_normal_ constant_ ones_ zeros_ eye_ dirac_ xavier_uniform_
+    xavier_normal_ kaiming_uniform_ kaiming_normal_ orthogonal_ sparse_
+    """.split()
+)
+
+# Legacy constructors: with a tensor argument they return an alias, not a copy.
+LEGACY_CONSTRUCTORS = frozenset(
+    """
+    Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor ByteTensor CharTensor
+    ShortTensor IntTensor LongTensor BoolTensor
+    """.split()
+)
+
+# torch.* functions that return one tensor. Anything not listed is "unknown", never "tensor".
+TENSOR_FUNCTIONS = frozenset(
+    """
+    tensor as_tensor asarray from_numpy frombuffer zeros ones empty full rand randn randint
+    randperm arange linspace logspace eye zeros_like ones_like empty_like full_like rand_like
+    randn_like randint_like stack cat concat concatenate hstack vstack dstack column_stack
+    where clone abs add sub mul div matmul mm bmm einsum exp log sqrt sigmoid tanh relu
+    softmax log_softmax sum mean std var prod cumsum cumprod norm clamp clip flatten reshape
+    squeeze unsqueeze transpose permute t cdist cross outer inner dot tril triu diag
+    diagonal flip roll gather index_select masked_select take nonzero argmax argmin
+    bernoulli multinomial normal pow neg reciprocal square abs_ lerp addmm baddbmm bucketize
+    searchsorted cumulative_trapezoid trapezoid polar complex view_as_real view_as_complex
+    real imag angle conj tile repeat_interleave narrow select movedim broadcast_to
+    atleast_1d atleast_2d atleast_3d logsumexp amax amin maximum minimum fmax fmin isnan
+    isinf isfinite logical_and logical_or logical_not eq ne lt le gt ge round floor ceil
+    trunc sign erf erfinv lgamma digamma sin cos tan asin acos atan atan2 sinh cosh
+    kron block_diag cartesian_prod combinations bincount histc tensordot chain_matmul
+    empty_strided scalar_tensor sparse_coo_tensor
+    """.split()
+)
+
+# torch.* functions that return a tuple or list of tensors.
+TENSOR_SEQUENCE_FUNCTIONS = frozenset(
+    "split chunk unbind tensor_split hsplit vsplit dsplit meshgrid broadcast_tensors".split()
+)
+
+# torch.nn.functional functions that return one tensor.
+FUNCTIONAL_TENSOR_FUNCTIONS = frozenset(
+    """
+    relu relu6 elu selu celu gelu silu mish leaky_relu prelu rrelu hardtanh hardswish
+    hardsigmoid sigmoid tanh softplus softsign softmax log_softmax softmin normalize linear
+    bilinear conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d
+    max_pool1d max_pool2d max_pool3d avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d
+    adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool2d dropout dropout2d dropout3d
+    alpha_dropout embedding one_hot pad interpolate upsample grid_sample affine_grid
+    layer_norm group_norm batch_norm instance_norm local_response_norm mse_loss l1_loss
+    smooth_l1_loss huber_loss cross_entropy nll_loss binary_cross_entropy
+    binary_cross_entropy_with_logits kl_div cosine_similarity pairwise_distance
+    triplet_margin_loss margin_ranking_loss hinge_embedding_loss soft_margin_loss
+    multilabel_soft_margin_loss cosine_embedding_loss poisson_nll_loss gaussian_nll_loss
+    ctc_loss pixel_shuffle pixel_unshuffle unfold fold glu logsigmoid tanhshrink softshrink
+    hardshrink threshold scaled_dot_product_attention
+    """.split()
+)
+
+# torch.nn layer classes whose call returns one tensor (so ``self.fc(x)`` is a tensor).
+NN_TENSOR_MODULES = frozenset(
+    """
+    Linear Bilinear LazyLinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d
+    ConvTranspose3d BatchNorm1d BatchNorm2d BatchNorm3d LayerNorm GroupNorm InstanceNorm1d
+    InstanceNorm2d InstanceNorm3d Embedding EmbeddingBag Dropout Dropout1d Dropout2d
+    Dropout3d ReLU ReLU6 LeakyReLU PReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh Softmax
+    LogSoftmax Softplus Identity Flatten Unflatten MaxPool1d MaxPool2d MaxPool3d AvgPool1d
+    AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d Upsample
+    PixelShuffle MSELoss L1Loss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss
+    SmoothL1Loss HuberLoss KLDivLoss CosineSimilarity
+    """.split()
+)
+
+# Tensor methods whose result is not a tensor.
+NON_TENSOR_METHODS = frozenset(
+    """
+    item tolist size dim ndimension numel nelement element_size is_contiguous data_ptr
+    const_data_ptr stride storage_offset storage untyped_storage get_device is_floating_point
+    is_complex is_signed is_set_to is_shared is_pinned is_same_size equal allclose
+    is_nonzero backward register_hook register_post_accumulate_grad_hook retain_grad
+    dense_dim sparse_dim storage_type dim_order record_stream
+    """.split()
+)
+# Tensor methods that return a tuple of tensors, or a tuple only for some arguments.
+TENSOR_SEQUENCE_METHODS = frozenset(
+    """
+    split chunk unbind tensor_split hsplit vsplit dsplit split_with_sizes unsafe_chunk
+    unsafe_split sort topk kthvalue aminmax frexp slogdet cummax cummin histogram
+    """.split()
+)
+AMBIGUOUS_METHODS = frozenset("max min median mode nanmedian unique std_mean var_mean".split())
+
+# Tensor attributes that are tensors, and those that are not.
+TENSOR_ATTRIBUTES = frozenset("data grad T mT H mH real imag".split())
+NON_TENSOR_ATTRIBUTES = frozenset(
+    """
+    shape dtype device requires_grad is_leaf ndim grad_fn layout is_cuda is_cpu is_sparse
+    is_quantized is_meta names itemsize nbytes output_nr retains_grad _version _base
+    """.split()
+)
+
+# Methods that, on a receiver of unknown type, only a tensor has: the result is a tensor.
+TENSOR_ONLY_METHODS = frozenset(
+    "detach new_tensor new_zeros new_ones new_full new_empty type_as view_as expand_as".split()
+)
+
+# nn.Module attributes that hold parameters or buffers.
+MODULE_TENSOR_ATTRIBUTES = frozenset("weight bias running_mean running_var".split())
+
+# Module methods that iterate over tensors: ``for p in model.parameters()``.
+PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
+NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
+
+# The qualified names of the tensor and parameter classes, for annotations and isinstance.
+TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+# Re-exports met in practice, mapped to their canonical public name.
+CANONICAL_NAMES = {
+    "torch._tensor.Tensor": "torch.Tensor",
+    "torch.nn.parameter.Parameter": "torch.nn.Parameter",
+    "torch.nn.modules.module.Module": "torch.nn.Module",
+    "torch.autograd.variable.Variable": "torch.autograd.Variable",
+    "torch.functional.split": "torch.split",
+}

@@ -1,0 +1,91 @@
+"""Statement order within one function (or the module body): what runs before and after a node.
+
+Built lazily, once per scope, only for scopes where a rule needs it (a finding's severity).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from .torchnames import TorchNames, dotted_name
+
+_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+class ScopeOrder:
+    def __init__(self, scope: cst.CSTNode, names: TorchNames) -> None:
+        self.index: Dict[int, int] = {}
+        self.backward_calls: List[Tuple[int, Optional[str], cst.Call]] = []
+        self.assignments: Dict[str, List[int]] = {}
+        self.uses: Dict[str, List[int]] = {}
+        self._names = names
+        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        self._walk(body)
+
+    def _walk(self, root: cst.CSTNode) -> None:
+        stack: List[cst.CSTNode] = [root]
+        while stack:
+            node = stack.pop()
+            i = len(self.index)
+            self.index[id(node)] = i
+            self._record(node, i)
+            children = [c for c in node.children if not isinstance(c, _NESTED_SCOPES)]
+            stack.extend(reversed(children))
+
+    def _record(self, node: cst.CSTNode, i: int) -> None:
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+                self.backward_calls.append((i, dotted_name(func.value), node))
+            elif self._names.is_torch(func, "autograd.backward", "autograd.grad") and node.args:
+                self.backward_calls.append((i, dotted_name(node.args[0].value), node))
+        elif isinstance(node, cst.AssignTarget):
+            self._assigned(node.target, i)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+            self._assigned(node.target, i)
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            self._assigned(node.target, i)
+        elif isinstance(node, (cst.Name, cst.Attribute)):
+            name = dotted_name(node)
+            if name is not None:
+                self.uses.setdefault(name, []).append(i)
+
+    def _assigned(self, target: cst.BaseExpression, i: int) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._assigned(el.value, i)
+            return
+        if isinstance(target, cst.StarredElement):
+            self._assigned(target.value, i)
+            return
+        name = dotted_name(target)
+        if name is not None:
+            self.assignments.setdefault(name, []).append(i)
+
+    def position(self, node: cst.CSTNode) -> int:
+        return self.index.get(id(node), -1)
+
+    def pending_backward(self, node: cst.CSTNode) -> Optional[cst.Call]:
+        """A later ``L.backward()`` whose ``L`` was computed before ``node`` and not recomputed
+        in between: the graph behind it is pending while ``node`` runs."""
+        here = self.position(node)
+        if here < 0:
+            return None
+        for at, receiver, call in self.backward_calls:
+            if at <= here or receiver is None:
+                continue
+            assigned = self.assignments.get(receiver.split(".")[0], []) + self.assignments.get(receiver, [])
+            before = [a for a in assigned if a < here]
+            between = [a for a in assigned if here < a < at]
+            if before and not between:
+                return call
+        return None
+
+    def used_before(self, name: str, node: cst.CSTNode) -> bool:
+        here = self.position(node)
+        return any(i < here for i in self.uses.get(name, ()))
+
+    def calls_backward(self) -> bool:
+        return bool(self.backward_calls)

@@ -1,0 +1,729 @@
+"""Is this expression a tensor? Three-valued (and a little richer), flow-sensitive by statement order.
+
+``TensorFacts`` takes part in the engine's single traversal: it binds names as assignments are
+left, narrows on ``isinstance`` tests, joins branches and loops, and answers ``kind(expr)`` for the
+statement being visited. Only ``Kind.TENSOR`` ever makes a rule fire; anything it cannot prove is
+``Kind.UNKNOWN``, and rules stay silent on that.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from . import catalog
+from .torchnames import TorchNames
+
+
+class Kind(enum.Enum):
+    TENSOR = "tensor"
+    TENSOR_SEQ = "sequence of tensors"  # list/tuple/iterator whose elements are tensors
+    EMPTY_LIST = "empty list"  # ``[]``: becomes TENSOR_SEQ when tensors are appended
+    NDARRAY = "numpy array"
+    MODULE = "module"
+    TENSOR_MODULE = "module returning a tensor"  # nn.Linear and friends
+    OPTIMIZER = "optimizer"
+    STATE_DICT = "state dict"
+    OTHER = "not a tensor"  # literals, strings, containers, user objects
+    UNKNOWN = "unknown"
+
+    @property
+    def is_module(self) -> bool:
+        return self in (Kind.MODULE, Kind.TENSOR_MODULE)
+
+
+def join(a: Kind, b: Kind) -> Kind:
+    if a is b:
+        return a
+    pair = {a, b}
+    if pair == {Kind.EMPTY_LIST, Kind.TENSOR_SEQ}:
+        return Kind.TENSOR_SEQ
+    if pair == {Kind.EMPTY_LIST, Kind.OTHER}:
+        return Kind.OTHER
+    if pair == {Kind.MODULE, Kind.TENSOR_MODULE}:
+        return Kind.MODULE
+    return Kind.UNKNOWN
+
+
+_NOT_TENSOR_BUILTINS = frozenset(
+    "len int float str bool range dict set repr print isinstance hasattr getattr type id hash "
+    "round enumerate zip map filter open format ord chr bytes frozenset callable".split()
+)
+_SEQUENCE_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed"})
+_MODULE_SELF_METHODS = frozenset(
+    "to cuda cpu float double half bfloat16 train eval requires_grad_ zero_grad_ apply".split()
+)
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    is_module: bool
+    attributes: Dict[str, Kind] = field(default_factory=dict)
+
+    @property
+    def self_kind(self) -> Kind:
+        return Kind.MODULE if self.is_module else Kind.OTHER
+
+
+@dataclass
+class Frame:
+    vars: Dict[str, Kind]
+    parent: Optional["Frame"] = None
+    function: Optional[cst.FunctionDef] = None
+    cls: Optional[ClassInfo] = None
+    self_name: Optional[str] = None
+    class_body: Optional[ClassInfo] = None  # set on the frame of a class body
+
+    def lookup(self, name: str) -> Optional[Kind]:
+        frame: Optional[Frame] = self
+        while frame is not None:
+            kind = frame.vars.get(name)
+            if kind is not None:
+                return kind
+            frame = frame.parent
+        return None
+
+
+def _terminates(body: cst.BaseSuite) -> bool:
+    """True when a block always leaves (return/raise/continue/break as its last statement)."""
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        if isinstance(body, cst.SimpleStatementSuite) and body.body:
+            return isinstance(body.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+        return False
+    last = body.body[-1]
+    if isinstance(last, cst.SimpleStatementLine) and last.body:
+        return isinstance(last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+    return False
+
+
+def target_names(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from target_names(el.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_names(target.value)
+
+
+class TensorFacts:
+    """Flow-sensitive kinds of names and expressions; a participant in the engine traversal."""
+
+    def __init__(self, names: TorchNames, module: cst.Module) -> None:
+        self.names = names
+        self.classes: Dict[str, ClassInfo] = {}
+        self.frame = Frame({})
+        self._branch_stack: List[Tuple[Dict[str, Kind], Optional[Dict[str, Kind]], bool]] = []
+        self._loop_stack: List[Dict[str, Kind]] = []
+        self._collect_classes(module)
+
+    # ------------------------------------------------------------------ queries
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        return self.kind(node) is Kind.TENSOR
+
+    @property
+    def function(self) -> Optional[cst.FunctionDef]:
+        frame: Optional[Frame] = self.frame
+        while frame is not None:
+            if frame.function is not None:
+                return frame.function
+            frame = frame.parent
+        return None
+
+    @property
+    def current_class(self) -> Optional[ClassInfo]:
+        frame: Optional[Frame] = self.frame
+        while frame is not None:
+            if frame.function is not None:
+                return frame.cls
+            frame = frame.parent
+        return None
+
+    def kind(self, node: cst.BaseExpression) -> Kind:
+        if isinstance(node, cst.Name):
+            if node.value in ("None", "True", "False"):
+                return Kind.OTHER
+            found = self.frame.lookup(node.value)
+            return found if found is not None else Kind.UNKNOWN
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                             cst.ConcatenatedString, cst.FormattedString, cst.Dict, cst.DictComp,
+                             cst.Set, cst.SetComp, cst.Lambda)):
+            return Kind.OTHER
+        if isinstance(node, (cst.List, cst.Tuple)):
+            if not node.elements:
+                return Kind.EMPTY_LIST if isinstance(node, cst.List) else Kind.OTHER
+            kinds = [self.kind(el.value) for el in node.elements if isinstance(el, cst.Element)]
+            if kinds and len(kinds) == len(node.elements) and all(k is Kind.TENSOR for k in kinds):
+                return Kind.TENSOR_SEQ
+            return Kind.OTHER
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+            # The element is judged with the comprehension's own bindings.
+            saved = self.frame
+            self.frame = Frame(self._comprehension_bindings(node.for_in), saved)
+            try:
+                elt = self.kind(node.elt)
+            finally:
+                self.frame = saved
+            return Kind.TENSOR_SEQ if elt is Kind.TENSOR else Kind.OTHER
+        if isinstance(node, cst.Attribute):
+            return self._attribute_kind(node)
+        if isinstance(node, cst.Subscript):
+            base = self.kind(node.value)
+            if base is Kind.TENSOR or base is Kind.NDARRAY:
+                return base
+            if base is Kind.STATE_DICT:
+                return Kind.TENSOR
+            if base is Kind.TENSOR_SEQ:
+                sl = node.slice
+                if len(sl) == 1 and isinstance(sl[0].slice, cst.Index):
+                    return Kind.TENSOR
+                return Kind.TENSOR_SEQ
+            return Kind.UNKNOWN
+        if isinstance(node, cst.Call):
+            return self._call_kind(node)
+        if isinstance(node, cst.BinaryOperation):
+            left, right = self.kind(node.left), self.kind(node.right)
+            if Kind.TENSOR in (left, right):
+                return Kind.TENSOR
+            if Kind.NDARRAY in (left, right):
+                return Kind.NDARRAY
+            if left is Kind.OTHER and right is Kind.OTHER:
+                return Kind.OTHER
+            return Kind.UNKNOWN
+        if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, cst.Not):
+                return Kind.OTHER
+            return self.kind(node.expression)
+        if isinstance(node, cst.Comparison):
+            kinds = {self.kind(node.left)} | {self.kind(c.comparator) for c in node.comparisons}
+            if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
+                return Kind.OTHER
+            return Kind.TENSOR if Kind.TENSOR in kinds else Kind.UNKNOWN
+        if isinstance(node, cst.BooleanOperation):
+            return join(self.kind(node.left), self.kind(node.right))
+        if isinstance(node, cst.IfExp):
+            return join(self.kind(node.body), self.kind(node.orelse))
+        if isinstance(node, cst.NamedExpr):
+            return self.kind(node.value)
+        return Kind.UNKNOWN
+
+    def element_kinds(self, iterable: cst.BaseExpression) -> Tuple[Kind, ...]:
+        """The kind of what iterating ``iterable`` yields; a tuple when it yields pairs."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute):
+            method = iterable.func.attr.value
+            if method in catalog.PARAMETER_ITERATORS:
+                return (Kind.TENSOR,)
+            if method in catalog.NAMED_PARAMETER_ITERATORS:
+                return (Kind.OTHER, Kind.TENSOR)
+            if method in ("modules", "children"):
+                return (Kind.MODULE,)
+            if method in ("named_modules", "named_children"):
+                return (Kind.OTHER, Kind.MODULE)
+            receiver = self.kind(iterable.func.value)
+            if receiver is Kind.STATE_DICT:
+                if method == "values":
+                    return (Kind.TENSOR,)
+                if method == "items":
+                    return (Kind.OTHER, Kind.TENSOR)
+                return (Kind.OTHER,)
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+            builtin = self._builtin(iterable.func)
+            args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if builtin == "enumerate" and args:
+                inner = self.element_kinds(args[0])
+                return (Kind.OTHER, inner[0] if len(inner) == 1 else Kind.UNKNOWN)
+            if builtin == "zip" and args:
+                out = []
+                for arg in args:
+                    inner = self.element_kinds(arg)
+                    out.append(inner[0] if len(inner) == 1 else Kind.UNKNOWN)
+                return tuple(out)
+            if builtin == "range":
+                return (Kind.OTHER,)
+        kind = self.kind(iterable)
+        if kind in (Kind.TENSOR_SEQ, Kind.TENSOR):
+            return (Kind.TENSOR,)
+        if kind is Kind.NDARRAY:
+            return (Kind.NDARRAY,)
+        if kind is Kind.STATE_DICT:
+            return (Kind.OTHER,)
+        return (Kind.UNKNOWN,)
+
+    def type_kind(self, node: cst.BaseExpression) -> Kind:
+        """What ``isinstance(x, node)`` being true says about ``x``."""
+        if isinstance(node, cst.Tuple):
+            kinds = [self.type_kind(el.value) for el in node.elements]
+            result = kinds[0] if kinds else Kind.UNKNOWN
+            for k in kinds[1:]:
+                result = join(result, k)
+            return result
+        q = self.names.qualified(node)
+        if q is not None:
+            if q in catalog.TENSOR_TYPES:
+                return Kind.TENSOR
+            if q == "numpy.ndarray":
+                return Kind.NDARRAY
+            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+                return Kind.MODULE
+            if q.startswith("torch.optim."):
+                return Kind.OPTIMIZER
+            return Kind.OTHER if not q.startswith("torch") else Kind.UNKNOWN
+        if isinstance(node, cst.Name):
+            if self._builtin(node) in ("list", "tuple", "dict", "set", "int", "float", "str", "bool", "bytes"):
+                return Kind.OTHER
+            info = self.classes.get(node.value)
+            if info is not None:
+                return info.self_kind
+        return Kind.UNKNOWN
+
+    def annotation_kind(self, node: cst.BaseExpression) -> Kind:
+        q = self.names.qualified(node)
+        if q in catalog.TENSOR_TYPES:
+            return Kind.TENSOR
+        if isinstance(node, cst.SimpleString) and node.value.strip("'\"") in ("Tensor", "torch.Tensor"):
+            return Kind.TENSOR if "Tensor" in self.names.bindings or "torch" in self.names.bindings else Kind.UNKNOWN
+        if q is not None and q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+            return Kind.MODULE
+        if isinstance(node, cst.Name) and self._builtin(node) in ("int", "float", "str", "bool", "list", "dict", "tuple"):
+            return Kind.OTHER
+        if isinstance(node, cst.Subscript):
+            base = self.names.qualified(node.value) or (node.value.value if isinstance(node.value, cst.Name) else "")
+            inner = node.slice[0].slice if node.slice else None
+            if base.rsplit(".", 1)[-1] in ("List", "list", "Sequence", "Tuple", "tuple") and isinstance(inner, cst.Index):
+                if self.annotation_kind(inner.value) is Kind.TENSOR:
+                    return Kind.TENSOR_SEQ
+            return Kind.OTHER if base.rsplit(".", 1)[-1] in ("List", "list", "Dict", "dict") else Kind.UNKNOWN
+        return Kind.UNKNOWN
+
+    # ------------------------------------------------------------------ expression helpers
+
+    def _builtin(self, node: cst.BaseExpression) -> Optional[str]:
+        if isinstance(node, cst.Name) and node.value not in self.names.bindings and self.frame.lookup(node.value) is None:
+            return node.value
+        return None
+
+    def _root_kind(self, node: cst.BaseExpression) -> Kind:
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        return self.kind(node) if isinstance(node, cst.Name) else Kind.UNKNOWN
+
+    def _self_class(self, node: cst.BaseExpression) -> Optional[ClassInfo]:
+        frame: Optional[Frame] = self.frame
+        while frame is not None:
+            if frame.function is not None:
+                if frame.cls is not None and isinstance(node, cst.Name) and node.value == frame.self_name:
+                    return frame.cls
+                return None
+            frame = frame.parent
+        return None
+
+    def _attribute_kind(self, node: cst.Attribute) -> Kind:
+        attr = node.attr.value
+        q = self.names.qualified(node)
+        if q is not None:
+            return Kind.UNKNOWN  # a module member such as torch.float32
+        cls = self._self_class(node.value)
+        if cls is not None:
+            known = cls.attributes.get(attr)
+            if known is not None:
+                return known
+            if cls.is_module and attr in catalog.MODULE_TENSOR_ATTRIBUTES:
+                return Kind.TENSOR
+            return Kind.UNKNOWN
+        base = self.kind(node.value)
+        if base is Kind.TENSOR:
+            if attr in catalog.TENSOR_ATTRIBUTES:
+                return Kind.TENSOR
+            if attr in catalog.NON_TENSOR_ATTRIBUTES:
+                return Kind.OTHER
+            return Kind.UNKNOWN
+        if base is Kind.NDARRAY:
+            return Kind.NDARRAY if attr == "T" else Kind.OTHER
+        if attr in catalog.MODULE_TENSOR_ATTRIBUTES and self._root_kind(node.value).is_module:
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _call_kind(self, node: cst.Call) -> Kind:
+        func = node.func
+        q = self.names.qualified(func)
+        if q is not None:
+            return self._qualified_call_kind(q, node)
+        if isinstance(func, cst.Name):
+            builtin = self._builtin(func)
+            if builtin in _NOT_TENSOR_BUILTINS:
+                return Kind.OTHER
+            if builtin in _SEQUENCE_BUILTINS:
+                args = [a.value for a in node.args if a.keyword is None and not a.star]
+                if len(args) == 1 and self.element_kinds(args[0]) == (Kind.TENSOR,):
+                    return Kind.TENSOR_SEQ
+                return Kind.OTHER
+            info = self.classes.get(func.value)
+            if info is not None and self.frame.lookup(func.value) in (None, Kind.OTHER):
+                return info.self_kind
+            callee = self.kind(func)
+            if callee is Kind.TENSOR_MODULE:
+                return Kind.TENSOR
+            return Kind.UNKNOWN
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = self.kind(func.value)
+            if receiver is Kind.TENSOR:
+                return self._tensor_method_kind(method, node)
+            if receiver is Kind.NDARRAY:
+                return Kind.OTHER if method in ("item", "tolist") else Kind.NDARRAY
+            if receiver.is_module:
+                if method in catalog.PARAMETER_ITERATORS:
+                    return Kind.TENSOR_SEQ
+                if method == "state_dict":
+                    return Kind.STATE_DICT
+                if method in _MODULE_SELF_METHODS:
+                    return receiver
+                return Kind.UNKNOWN
+            if receiver is Kind.STATE_DICT:
+                return Kind.STATE_DICT if method == "copy" else Kind.UNKNOWN
+            if receiver is Kind.OPTIMIZER:
+                return Kind.OTHER
+            if receiver is Kind.TENSOR_MODULE and method == "forward":
+                return Kind.TENSOR
+            if method in catalog.TENSOR_ONLY_METHODS:
+                return Kind.TENSOR
+            if method in catalog.PARAMETER_ITERATORS:
+                return Kind.TENSOR_SEQ
+            if method == "numpy":
+                return Kind.NDARRAY
+            if method == "state_dict" and receiver is not Kind.OPTIMIZER:
+                return Kind.STATE_DICT if receiver is not Kind.OTHER else Kind.UNKNOWN
+            callee = self._attribute_kind(func)
+            if callee is Kind.TENSOR_MODULE:
+                return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _tensor_method_kind(self, method: str, node: cst.Call) -> Kind:
+        if method.startswith("_"):
+            return Kind.UNKNOWN
+        if method == "numpy":
+            return Kind.NDARRAY
+        if method in catalog.NON_TENSOR_METHODS:
+            return Kind.OTHER
+        if method in catalog.TENSOR_SEQUENCE_METHODS:
+            return Kind.TENSOR_SEQ
+        if method in catalog.AMBIGUOUS_METHODS:
+            return Kind.TENSOR if not node.args else Kind.UNKNOWN
+        if method == "type":
+            return Kind.TENSOR if node.args else Kind.OTHER
+        return Kind.TENSOR
+
+    def _qualified_call_kind(self, q: str, node: cst.Call) -> Kind:
+        head, _, member = q.rpartition(".")
+        if q.startswith("numpy."):
+            return Kind.NDARRAY
+        if head == "torch":
+            if member in catalog.TENSOR_FUNCTIONS or member in catalog.LEGACY_CONSTRUCTORS:
+                return Kind.TENSOR
+            if member in catalog.TENSOR_SEQUENCE_FUNCTIONS:
+                return Kind.TENSOR_SEQ
+            return Kind.UNKNOWN
+        if head in ("torch.cuda", "torch.autograd") and (member in catalog.LEGACY_CONSTRUCTORS or member == "Variable"):
+            return Kind.TENSOR
+        if head == "torch.nn.functional":
+            return Kind.TENSOR if member in catalog.FUNCTIONAL_TENSOR_FUNCTIONS else Kind.UNKNOWN
+        if q == "torch.nn.Parameter":
+            return Kind.TENSOR
+        if head.startswith("torch.nn") and member[:1].isupper() and not head.startswith("torch.nn.utils"):
+            return Kind.TENSOR_MODULE if member in catalog.NN_TENSOR_MODULES else Kind.MODULE
+        if head.startswith("torch.optim") and member[:1].isupper() and "lr_scheduler" not in head:
+            return Kind.OPTIMIZER
+        if q in ("copy.deepcopy", "copy.copy") and node.args:
+            inner = self.kind(node.args[0].value)
+            return inner if inner is not Kind.EMPTY_LIST else Kind.OTHER
+        return Kind.UNKNOWN
+
+    # ------------------------------------------------------------------ classes
+
+    def _collect_classes(self, module: cst.Module) -> None:
+        facts = self
+
+        class Collector(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.stack: List[ClassInfo] = []
+
+            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                is_module = False
+                for base in node.bases:
+                    q = facts.names.qualified(base.value) or ""
+                    if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+                        is_module = True
+                    elif isinstance(base.value, cst.Name) and base.value.value in facts.classes:
+                        is_module = is_module or facts.classes[base.value.value].is_module
+                info = ClassInfo(node.name.value, is_module)
+                facts.classes[node.name.value] = info
+                self.stack.append(info)
+
+            def leave_ClassDef(self, node: cst.ClassDef) -> None:
+                self.stack.pop()
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                if not self.stack:
+                    return
+                for target in node.targets:
+                    t = target.target
+                    if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                        self._record(t.attr.value, facts.kind(node.value))
+
+            def visit_Call(self, node: cst.Call) -> None:
+                # self.register_buffer("name", tensor) / self.register_parameter("name", param)
+                func = node.func
+                if (self.stack and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                        and func.value.value == "self"
+                        and func.attr.value in ("register_buffer", "register_parameter")
+                        and node.args and isinstance(node.args[0].value, cst.SimpleString)):
+                    name = node.args[0].value.evaluated_value
+                    if isinstance(name, str):
+                        self._record(name, Kind.TENSOR)
+
+            def _record(self, attr: str, kind: Kind) -> None:
+                attributes = self.stack[-1].attributes
+                attributes[attr] = join(attributes[attr], kind) if attr in attributes else kind
+
+        module.visit(Collector())
+
+    # ------------------------------------------------------------------ binding
+
+    def bind(self, target: cst.BaseExpression, kind: Kind) -> None:
+        if isinstance(target, cst.Name):
+            self.frame.vars[target.value] = kind
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elem = Kind.TENSOR if kind in (Kind.TENSOR, Kind.TENSOR_SEQ) else Kind.UNKNOWN
+            for el in target.elements:
+                if isinstance(el, cst.StarredElement):
+                    self.bind(el.value, Kind.TENSOR_SEQ if elem is Kind.TENSOR else Kind.UNKNOWN)
+                else:
+                    self.bind(el.value, elem)
+
+    def bind_pairwise(self, target: cst.BaseExpression, kinds: Sequence[Kind]) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and len(kinds) > 1:
+            if len(target.elements) == len(kinds):
+                for el, k in zip(target.elements, kinds):
+                    self.bind(el.value, k)
+                return
+            kinds = (Kind.UNKNOWN,)
+        if len(kinds) == 1:
+            self.bind(target, kinds[0])
+        else:
+            for name in target_names(target):
+                self.frame.vars[name] = Kind.UNKNOWN
+
+    def _bind_assignment(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+                and len(target.elements) == len(value.elements) \
+                and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+            kinds = [self.kind(e.value) for e in value.elements]
+            for el, k in zip(target.elements, kinds):
+                self.bind(el.value, k)
+        else:
+            self.bind(target, self.kind(value))
+
+    def _comprehension_bindings(self, comp_for: cst.CompFor) -> Dict[str, Kind]:
+        saved = self.frame
+        bound: Dict[str, Kind] = {}
+        try:
+            node: Optional[cst.CompFor] = comp_for
+            while node is not None:
+                kinds = self.element_kinds(node.iter)
+                self.frame = Frame(bound, saved)
+                self.bind_pairwise(node.target, kinds)
+                node = node.inner_for_in
+        finally:
+            self.frame = saved
+        return bound
+
+    def _narrowings(self, test: cst.BaseExpression, positive: bool) -> Dict[str, Kind]:
+        """Names whose kind a true (or false) ``test`` settles."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self._narrowings(test.expression, not positive)
+        if isinstance(test, cst.BooleanOperation):
+            both_hold = isinstance(test.operator, cst.And) == positive
+            if both_hold:
+                out = self._narrowings(test.left, positive)
+                out.update(self._narrowings(test.right, positive))
+                return out
+            return {}
+        if isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name):
+            subject = test.args[0].value.value
+            if self._builtin(test.func) == "isinstance" and len(test.args) == 2:
+                kind = self.type_kind(test.args[1].value)
+            elif self.names.is_torch(test.func, "is_tensor"):
+                kind = Kind.TENSOR
+            else:
+                return {}
+            if positive:
+                return {subject: kind} if kind is not Kind.UNKNOWN else {subject: Kind.UNKNOWN}
+            current = self.frame.lookup(subject)
+            if kind is Kind.TENSOR:
+                return {subject: Kind.OTHER if current in (None, Kind.UNKNOWN, Kind.TENSOR) else current}
+            if current is kind:
+                return {subject: Kind.UNKNOWN}
+        return {}
+
+    # ------------------------------------------------------------------ traversal hooks
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        info = self.classes.get(node.name.value) or ClassInfo(node.name.value, False)
+        self.frame = Frame({}, self.frame, class_body=info)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.frame = self.frame.parent or Frame({})
+        self.frame.vars[node.name.value] = Kind.OTHER
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        cls = self.frame.class_body
+        frame = Frame({}, self.frame, function=node, cls=cls)
+        params = list(node.params.posonly_params) + list(node.params.params)
+        decorators = {d.decorator.value for d in node.decorators if isinstance(d.decorator, cst.Name)}
+        if cls is not None and params and "staticmethod" not in decorators:
+            frame.self_name = params[0].name.value
+            frame.vars[frame.self_name] = cls.self_kind if "classmethod" not in decorators else Kind.OTHER
+            params = params[1:]
+        all_params = params + list(node.params.kwonly_params)
+        for param in all_params:
+            kind = Kind.UNKNOWN
+            if param.annotation is not None:
+                kind = self.annotation_kind(param.annotation.annotation)
+            frame.vars[param.name.value] = kind
+        for star in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(star, cst.Param):
+                frame.vars[star.name.value] = Kind.OTHER
+        self.frame = frame
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.frame = self.frame.parent or Frame({})
+        self.frame.vars[node.name.value] = Kind.OTHER
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        frame = Frame({}, self.frame)
+        for param in node.params.params:
+            frame.vars[param.name.value] = Kind.UNKNOWN
+        self.frame = frame
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.frame = self.frame.parent or Frame({})
+
+    def _visit_comprehension(self, node) -> None:
+        self.frame = Frame(self._comprehension_bindings(node.for_in), self.frame)
+
+    def _leave_comprehension(self, node) -> None:
+        self.frame = self.frame.parent or Frame({})
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _visit_comprehension
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind_assignment(target.target, node.value)
+
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
+        kind = self.annotation_kind(node.annotation.annotation)
+        if kind is Kind.UNKNOWN and node.value is not None:
+            kind = self.kind(node.value)
+        self.bind(node.target, kind)
+
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            old = self.kind(node.target)
+            if old in (Kind.TENSOR, Kind.NDARRAY):
+                return
+            value = self.kind(node.value)
+            if old is Kind.EMPTY_LIST or old is Kind.TENSOR_SEQ:
+                new = Kind.TENSOR_SEQ if value is Kind.TENSOR_SEQ else join(old, value)
+            else:
+                new = Kind.OTHER if (old, value) == (Kind.OTHER, Kind.OTHER) else Kind.UNKNOWN
+            self.frame.vars[node.target.value] = new
+
+    def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.bind(node.target, self.kind(node.value))
+
+    def leave_Call(self, node: cst.Call) -> None:
+        # ``losses.append(loss)``: a list that only ever receives tensors is a sequence of tensors.
+        func = node.func
+        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.attr.value in ("append", "extend", "insert") and node.args):
+            name = func.value.value
+            current = self.frame.lookup(name)
+            if current in (Kind.EMPTY_LIST, Kind.TENSOR_SEQ):
+                added = self.kind(node.args[-1].value)
+                ok = added is Kind.TENSOR if func.attr.value != "extend" else added is Kind.TENSOR_SEQ
+                self.frame.vars[name] = Kind.TENSOR_SEQ if ok else Kind.OTHER
+
+    def leave_Del(self, node: cst.Del) -> None:
+        for name in target_names(node.target):
+            self.frame.vars[name] = Kind.UNKNOWN
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self.frame.vars[node.name.name.value] = Kind.OTHER
+
+    def leave_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            for name in target_names(node.asname.name):
+                self.frame.vars[name] = Kind.UNKNOWN
+
+    # Branches: snapshot before the body, join after; a body that always leaves adds nothing.
+    def visit_If_body(self, node: cst.If) -> None:
+        snapshot = dict(self.frame.vars)
+        self._branch_stack.append((snapshot, None, False))
+        self.frame.vars.update(self._narrowings(node.test, True))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        snapshot, _, _ = self._branch_stack.pop()
+        body_vars = dict(self.frame.vars)
+        self.frame.vars.clear()
+        self.frame.vars.update(snapshot)
+        self.frame.vars.update(self._narrowings(node.test, False))
+        self._branch_stack.append((snapshot, body_vars, _terminates(node.body)))
+
+    def leave_If(self, node: cst.If) -> None:
+        snapshot, body_vars, body_leaves = self._branch_stack.pop()
+        else_leaves = node.orelse is not None and isinstance(node.orelse, cst.Else) and _terminates(node.orelse.body)
+        if body_leaves:
+            return  # only the else path (already in place) continues
+        assert body_vars is not None
+        if else_leaves:
+            self.frame.vars.clear()
+            self.frame.vars.update(body_vars)
+            return
+        self._join_into(body_vars)
+
+    def _join_into(self, other: Dict[str, Kind]) -> None:
+        current = self.frame.vars
+        for name in set(current) | set(other):
+            a, b = current.get(name), other.get(name)
+            if a is None or b is None:
+                outer = self.frame.parent.lookup(name) if self.frame.parent else None
+                a = a or outer or Kind.UNKNOWN
+                b = b or outer or Kind.UNKNOWN
+            current[name] = join(a, b)
+
+    def _enter_loop(self) -> None:
+        self._loop_stack.append(dict(self.frame.vars))
+
+    def _leave_loop(self) -> None:
+        before = self._loop_stack.pop()
+        self._join_into(before)
+
+    def visit_For_body(self, node: cst.For) -> None:
+        self._enter_loop()
+        self.bind_pairwise(node.target, self.element_kinds(node.iter))
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self._leave_loop()
+
+    def visit_While_body(self, node: cst.While) -> None:
+        self._enter_loop()
+
+    def leave_While_body(self, node: cst.While) -> None:
+        self._leave_loop()

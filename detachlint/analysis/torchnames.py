@@ -1,0 +1,110 @@
+"""What names refer to: ``import torch as T``, ``from torch import tensor as make``, ``F``, ``nn``.
+
+A cheap, module-wide map from local names to dotted qualified names, built from the import
+statements (at any depth) and from module-level aliases such as ``Tensor = torch.Tensor``. It
+replaces LibCST's QualifiedNameProvider, which costs several times a parse.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+
+from .catalog import CANONICAL_NAMES
+
+
+def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    """``a.b.c`` for a chain of Name/Attribute nodes, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _module_name(node: cst.BaseExpression) -> str:
+    return dotted_name(node) or ""
+
+
+class ImportCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.bindings: Dict[str, str] = {}
+        self.depth = 0  # function nesting: module-level aliases only at depth 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.depth += 1
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.depth -= 1
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = _module_name(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.bindings[alias.asname.name.value] = full
+            else:
+                top = full.split(".")[0]
+                self.bindings[top] = top
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = _module_name(node.module)
+        for alias in node.names:
+            name = _module_name(alias.name)
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.bindings[local] = f"{module}.{name}"
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # ``Tensor = torch.Tensor`` at module level makes ``Tensor`` an alias.
+        if self.depth or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if isinstance(target, cst.Name):
+            value = dotted_name(node.value)
+            if value is not None:
+                head = value.split(".")[0]
+                if head in self.bindings:
+                    self.bindings[target.value] = self.bindings[head] + value[len(head):]
+
+
+class TorchNames:
+    """Resolves expressions to canonical qualified names (``torch.nn.functional.relu``)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        collector = ImportCollector()
+        module.visit(collector)
+        self.bindings = collector.bindings
+        self.imports_torch = any(v == "torch" or v.startswith("torch.") for v in self.bindings.values())
+
+    def qualified(self, node: cst.BaseExpression) -> Optional[str]:
+        name = dotted_name(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        bound = self.bindings.get(head)
+        if bound is None:
+            return None
+        full = f"{bound}.{rest}" if rest else bound
+        return CANONICAL_NAMES.get(full, full)
+
+    def is_torch(self, node: cst.BaseExpression, *names: str) -> bool:
+        """True when ``node`` resolves to one of ``names`` (given without the ``torch.`` prefix)."""
+        q = self.qualified(node)
+        return q is not None and q.startswith("torch.") and q[6:] in names
+
+    def torch_member(self, node: cst.BaseExpression, namespace: str = "torch") -> Optional[str]:
+        """The member name if ``node`` is ``<namespace>.<member>``, else None."""
+        q = self.qualified(node)
+        if q is None:
+            return None
+        prefix = namespace + "."
+        if q.startswith(prefix) and "." not in q[len(prefix):]:
+            return q[len(prefix):]
+        return None

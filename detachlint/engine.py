@@ -1,0 +1,232 @@
+"""Source in, findings out: decode, parse once, build the analyses once, run every selected rule
+in one traversal, apply suppressions. Every surface (CLI, flake8, pre-commit, LSP) calls this.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from .analysis.tensors import TensorFacts
+from .analysis.torchnames import TorchNames
+from .findings import PARSE_ERROR_CODE, Finding, Fix, Location, Related, Severity
+from .files import SourceError, decode_source
+from .rules import ALL_RULES
+from .rules.base import Rule
+
+SKIP_FILE_RE = re.compile(r"^\s*#\s*detachlint:\s*skip-file\b", re.MULTILINE)
+# ``# noqa`` alone suppresses everything on the line; ``# noqa: TAL001, TAL101`` only those codes.
+NOQA_RE = re.compile(
+    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
+)
+
+
+@dataclass
+class Report:
+    """A finding as a rule reports it: nodes, not yet positions."""
+
+    node: cst.CSTNode
+    code: str
+    message: str
+    severity: Severity
+    related: Sequence[Tuple[cst.CSTNode, str]] = ()
+    fix: Optional[Callable[["Context"], Optional[Fix]]] = None
+    signature: Optional[dict] = None
+
+
+class Context:
+    """Per-module facts every rule may ask for, computed once."""
+
+    def __init__(self, source: str, filename: str, module: cst.Module, wrapper: MetadataWrapper) -> None:
+        self.source = source
+        self.filename = filename
+        self.module = module
+        self._wrapper = wrapper
+        self.names = TorchNames(module)
+        self.tensors = TensorFacts(self.names, module)
+        self.parents: List[cst.CSTNode] = []  # the nodes enclosing the one being visited
+        self.reports: List[Report] = []
+        self._positions: Optional[Dict[cst.CSTNode, CodeRange]] = None
+        self._cache: Dict[object, object] = {}
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        code: str,
+        message: str,
+        severity: Severity,
+        related: Sequence[Tuple[cst.CSTNode, str]] = (),
+        fix: Optional[Callable[["Context"], Optional[Fix]]] = None,
+        signature: Optional[dict] = None,
+    ) -> None:
+        self.reports.append(Report(node, code, message, severity, related, fix, signature))
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        if self._positions is None:
+            self._positions = self._wrapper.resolve(PositionProvider)
+        return self._positions[node]
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.position(node).start.line
+
+    def code_for(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def statement(self) -> Optional[cst.CSTNode]:
+        """The innermost statement enclosing the node being visited."""
+        for node in reversed(self.parents):
+            if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                return node
+        return None
+
+    @property
+    def scope(self) -> cst.CSTNode:
+        """The function being visited, or the module at top level."""
+        return self.tensors.function or self.module
+
+    def cached(self, key: object, compute: Callable[[], object]) -> object:
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+
+class _Dispatcher(cst.CSTVisitor):
+    """One traversal serves the analyses and every rule (like LibCST's visit_batched, plus
+    attribute hooks such as ``visit_If_body`` that the flow-sensitive analysis needs)."""
+
+    def __init__(self, ctx: Context, participants: Sequence[object]) -> None:
+        self.ctx = ctx
+        self.participants = participants
+        self._table: Dict[str, List[Callable]] = {}
+
+    def _methods(self, name: str) -> List[Callable]:
+        methods = self._table.get(name)
+        if methods is None:
+            methods = [getattr(p, name) for p in self.participants if hasattr(p, name)]
+            if name.startswith("leave_"):
+                methods.reverse()  # analyses see a node first on the way in, last on the way out
+            self._table[name] = methods
+        return methods
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        for method in self._methods("visit_" + type(node).__name__):
+            method(node)
+        self.ctx.parents.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.ctx.parents.pop()
+        for method in self._methods("leave_" + type(original_node).__name__):
+            method(original_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        for method in self._methods(f"visit_{type(node).__name__}_{attribute}"):
+            method(node)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        for method in self._methods(f"leave_{type(original_node).__name__}_{attribute}"):
+            method(original_node)
+
+
+def _location(pos) -> Location:
+    return Location(pos.line, pos.column)
+
+
+def parse_error_finding(filename: str, message: str, row: int = 1, column: int = 0) -> Finding:
+    loc = Location(max(row, 1), max(column, 0))
+    return Finding(PARSE_ERROR_CODE, message, Severity.ERROR, filename, loc, loc)
+
+
+def noqa_codes(line: str) -> Optional[frozenset]:
+    """None when the line has no noqa; an empty set for a blanket noqa; else the codes."""
+    match = NOQA_RE.search(line)
+    if match is None:
+        return None
+    codes = match.group("codes")
+    if not codes:
+        return frozenset()
+    return frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c)
+
+
+def is_suppressed(finding: Finding, lines: Sequence[str]) -> bool:
+    row = finding.location.row
+    if not 1 <= row <= len(lines):
+        return False
+    codes = noqa_codes(lines[row - 1])
+    if codes is None:
+        return False
+    return not codes or any(finding.code.startswith(c) for c in codes)
+
+
+def select_rules(codes: Optional[Iterable[str]]) -> List[Type[Rule]]:
+    if codes is None:
+        return [r for r in ALL_RULES if r.default_enabled]
+    wanted = set(codes)
+    return [r for r in ALL_RULES if r.code in wanted]
+
+
+def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[Type[Rule]]) -> List[Finding]:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    ctx = Context(source, filename, wrapper.module, wrapper)
+    instances = [rule(ctx) for rule in rules]
+    wrapper.module.visit(_Dispatcher(ctx, [ctx.tensors, *instances]))
+    findings = []
+    for rep in ctx.reports:
+        pos = ctx.position(rep.node)
+        related = tuple(
+            Related(_location(ctx.position(n).start), _location(ctx.position(n).end), msg) for n, msg in rep.related
+        )
+        fix = rep.fix(ctx) if rep.fix is not None else None
+        findings.append(
+            Finding(rep.code, rep.message, rep.severity, filename, _location(pos.start), _location(pos.end),
+                    fix, related, rep.signature)
+        )
+    return findings
+
+
+def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable[str]] = None) -> List[Finding]:
+    """Lint Python source text. ``codes`` are the enabled rule codes (None: the default set).
+
+    Never raises for bad input: a file that does not parse yields one TAL999 finding.
+    """
+    rules = select_rules(codes)
+    if SKIP_FILE_RE.search(source):
+        return []
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        findings = [parse_error_finding(filename, f"SyntaxError: {exc.message}", exc.raw_line, exc.raw_column)]
+    except (RecursionError, MemoryError) as exc:
+        findings = [parse_error_finding(filename, f"cannot parse: {type(exc).__name__} (nesting too deep)")]
+    else:
+        try:
+            findings = lint_module(module, source, filename, rules)
+        except RecursionError:
+            findings = [parse_error_finding(filename, "cannot analyse: nesting too deep")]
+    lines = source.splitlines()
+    findings = [f for f in findings if f.code == PARSE_ERROR_CODE or not is_suppressed(f, lines)]
+    if codes is not None and PARSE_ERROR_CODE not in set(codes):
+        findings = [f for f in findings if f.code != PARSE_ERROR_CODE]
+    return sorted(findings, key=Finding.sort_key)
+
+
+def lint_bytes(data: bytes, filename: str, codes: Optional[Iterable[str]] = None) -> List[Finding]:
+    try:
+        source = decode_source(data)
+    except SourceError as exc:
+        return [parse_error_finding(filename, exc.message, exc.row, exc.column)]
+    return lint_source(source, filename, codes)
+
+
+def lint_path(path: Path, codes: Optional[Iterable[str]] = None, display: Optional[str] = None) -> List[Finding]:
+    name = display or str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return [parse_error_finding(name, f"cannot read file: {exc.strerror or exc}")]
+    return lint_bytes(data, name, codes)

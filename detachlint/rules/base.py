@@ -1,0 +1,54 @@
+"""What a rule is: a short class with its documentation, code, name and default severity.
+
+A rule's docstring is its documentation, in four parts (## What it does, ## Why is this bad?,
+## Example, ## Use instead), rendered by ``detachlint rule``, the README and the LSP hover.
+Rules receive the per-module ``Context`` and report nodes; they never parse or walk on their own.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import TYPE_CHECKING, ClassVar, Dict
+
+from ..findings import DOCS_URL, Severity
+
+if TYPE_CHECKING:
+    from ..engine import Context
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.WARNING
+    default_enabled: ClassVar[bool] = True
+    summary: ClassVar[str] = ""
+
+    def __init__(self, ctx: "Context") -> None:
+        self.ctx = ctx
+
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def sections(cls) -> Dict[str, str]:
+        """The documentation split on its ``## `` headings."""
+        out: Dict[str, str] = {}
+        current = ""
+        for line in cls.documentation().splitlines():
+            match = re.match(r"^## (.+)$", line)
+            if match:
+                current = match.group(1).strip()
+                out[current] = ""
+            elif current:
+                out[current] += line + "\n"
+        return {k: v.strip("\n") for k, v in out.items()}
+
+    @classmethod
+    def anchor(cls) -> str:
+        return f"{cls.code.lower()}-{cls.name}"
+
+    @classmethod
+    def url(cls) -> str:  # type: ignore[override]
+        return DOCS_URL.format(anchor=cls.anchor())
