@@ -1,0 +1,65 @@
+"""flake8 plugin: a thin adapter over the engine (entry point ``TAL = detachlint.flake8:Checker``).
+
+flake8 owns selection (``--select``/``--ignore``/``--extend-select``), ``# noqa``,
+``--per-file-ignores``, stdin and output formats. So the engine runs with every rule enabled and
+flake8 filters what it yields. Rules that are off by default (TAL002) are added to flake8's
+default ignore list, so ``--extend-select TAL002`` turns them on as users expect.
+
+Columns: the engine reports 0-based code-point columns; flake8 expects 0-based and adds 1 itself,
+so they pass through unchanged.
+
+Importing this module is cheap: the engine (and with it LibCST) is imported on first use, and
+torch never is.
+"""
+
+from __future__ import annotations
+
+from typing import Any, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+
+from . import __version__
+
+_ALL_CODES: Optional[FrozenSet[str]] = None
+
+
+def _all_codes() -> FrozenSet[str]:
+    """Every rule code plus the parse-error code; flake8 decides which of them are shown."""
+    global _ALL_CODES
+    if _ALL_CODES is None:
+        from .findings import PARSE_ERROR_CODE
+        from .rules import ALL_RULES
+
+        _ALL_CODES = frozenset([r.code for r in ALL_RULES] + [PARSE_ERROR_CODE])
+    return _ALL_CODES
+
+
+def off_by_default() -> List[str]:
+    from .rules import ALL_RULES
+
+    return sorted(r.code for r in ALL_RULES if not r.default_enabled)
+
+
+class Checker:
+    """flake8 AST plugin. ``tree`` is unused but makes flake8 treat this as an AST plugin;
+    ``lines`` gives the source text (files and stdin alike) without rereading the file."""
+
+    name = "detachlint"
+    version = __version__
+
+    def __init__(self, tree: Any, filename: str, lines: Sequence[str]) -> None:
+        self.filename = filename
+        self.source = "".join(lines)
+
+    @classmethod
+    def add_options(cls, option_manager: Any) -> None:
+        # TAL002 and friends: registered with flake8's default ignore, so plain ``flake8`` keeps
+        # them off while ``--extend-select TAL002`` (or ``--select TAL``) turns them on.
+        option_manager.extend_default_ignore(off_by_default())
+
+    def run(self) -> Iterator[Tuple[int, int, str, type]]:
+        from .engine import lint_source
+
+        # flake8 only runs AST plugins on files ``ast`` parsed (otherwise it reports E999 itself),
+        # so a TAL999 here means LibCST could not analyse a file Python accepts: worth showing.
+        for finding in lint_source(self.source, self.filename, _all_codes()):
+            yield (finding.location.row, finding.location.column,
+                   f"{finding.code} {finding.message}", type(self))

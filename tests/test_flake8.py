@@ -1,0 +1,205 @@
+"""The flake8 plugin, driven through the real ``flake8`` command in a subprocess.
+
+flake8 finds the plugin through its ``flake8.extension`` entry point when detachlint is installed
+(``pip install -e .``); in a bare checkout the same class is loaded through flake8's
+``[flake8:local-plugins]``, so the tests exercise the identical ``Checker`` either way.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import List, Optional, Sequence, Set, Tuple
+
+import pytest
+
+from detachlint.engine import lint_source
+from detachlint.findings import PARSE_ERROR_CODE
+from detachlint.rules import ALL_RULES
+
+from fixture_expectations import fixture_files
+
+ROOT = Path(__file__).resolve().parents[1]
+FORMAT = "%(path)s|%(row)d|%(col)d|%(code)s|%(text)s"
+ALL_CODES = [r.code for r in ALL_RULES] + [PARSE_ERROR_CODE]
+
+SAMPLE = textwrap.dedent(
+    """\
+    import torch
+
+
+    def step(p: torch.Tensor, t: torch.Tensor):
+        p.data.add_(1)
+        p.data.zero_()  # noqa: TAL001
+        p.data.mul_(2)  # noqa: E501
+        p.data.sub_(3)  # noqa
+        q = p.data
+        s = "héllo 😀"; p.data.div_(2)
+        u = torch.tensor(t)
+        return q, s, u
+    """
+)
+
+Row = Tuple[str, int, int, str, str]
+
+
+def _entry_point_installed() -> bool:
+    eps = importlib.metadata.entry_points(group="flake8.extension")
+    return any(ep.name == "TAL" and ep.value == "detachlint.flake8:Checker" for ep in eps)
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory) -> Path:
+    cfg = tmp_path_factory.mktemp("flake8cfg") / "flake8.ini"
+    if _entry_point_installed():
+        cfg.write_text("[flake8]\n")
+    else:
+        cfg.write_text(
+            "[flake8:local-plugins]\nextension =\n    TAL = detachlint.flake8:Checker\n"
+            f"paths = {ROOT}\n"
+        )
+    return cfg
+
+
+def flake8(config: Path, *args: str, cwd: Optional[Path] = None, stdin: Optional[str] = None):
+    cmd = [sys.executable, "-m", "flake8", "--config", str(config), f"--format={FORMAT}", *args]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, text=True, env=env, timeout=300)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def rows(output: str, prefix: str = "TAL") -> List[Row]:
+    out = []
+    for line in output.splitlines():
+        path, row, col, code, text = line.split("|", 4)
+        if code.startswith(prefix):
+            out.append((path, int(row), int(col), code, text))
+    return out
+
+
+def engine_rows(path: Path, display: str) -> List[Row]:
+    text = path.read_text(encoding="utf-8")
+    return [
+        (display, f.location.row, f.location.column + 1, f.code, f.message)
+        for f in lint_source(text, display, ALL_CODES)
+    ]
+
+
+@pytest.fixture
+def sample(tmp_path) -> Path:
+    path = tmp_path / "sample.py"
+    path.write_text(SAMPLE, encoding="utf-8")
+    return path
+
+
+def codes_at(result: Sequence[Row]) -> Set[Tuple[int, str]]:
+    return {(r[1], r[3]) for r in result}
+
+
+def test_fixtures_identical_to_engine(config):
+    """Every fixture: same codes, rows, columns (+1) and messages as the engine with all rules."""
+    files = fixture_files()
+    assert files, "no fixtures found"
+    proc = flake8(config, "--select", "TAL", "--jobs", "1", *map(str, files))
+    got = sorted(rows(proc.stdout))
+    want = sorted(r for path in files for r in engine_rows(path, str(path)))
+    assert want, "the fixtures should produce findings"
+    assert got == want
+    assert proc.returncode == 1
+
+
+def test_jobs_2_gives_the_same_result(config):
+    files = [str(p) for p in fixture_files()]
+    serial = flake8(config, "--select", "TAL", "--jobs", "1", *files)
+    parallel = flake8(config, "--select", "TAL", "--jobs", "2", *files)
+    assert parallel.returncode == serial.returncode == 1
+    assert sorted(rows(parallel.stdout)) == sorted(rows(serial.stdout))
+
+
+def test_columns_count_code_points(config, sample):
+    got = rows(flake8(config, "--select", "TAL", str(sample)).stdout)
+    assert got == sorted(engine_rows(sample, str(sample)), key=lambda r: (r[1], r[2]))
+    emoji = [r for r in got if r[1] == 10]
+    # ``    s = "héllo 😀"; p.data.div_(2)``: ``p`` is code point 19 (UTF-8 byte 23), flake8 prints 20.
+    assert [(r[2], r[3]) for r in emoji] == [(20, "TAL001")]
+
+
+def test_noqa(config, sample):
+    got = codes_at(rows(flake8(config, str(sample)).stdout))
+    assert (5, "TAL001") in got
+    assert (6, "TAL001") not in got  # noqa: TAL001
+    assert (7, "TAL001") in got  # noqa for another code does not hide it
+    assert (8, "TAL001") not in got  # blanket noqa
+
+
+def test_tal002_off_by_default_and_opt_in(config, sample):
+    default = codes_at(rows(flake8(config, str(sample)).stdout))
+    assert not any(code == "TAL002" for _, code in default)
+    assert (11, "TAL101") in default
+    extended = codes_at(rows(flake8(config, "--extend-select", "TAL002", str(sample)).stdout))
+    assert (9, "TAL002") in extended
+    assert default < extended
+
+
+def test_select_and_extend_ignore(config, sample):
+    only = codes_at(rows(flake8(config, "--select", "TAL101", str(sample)).stdout))
+    assert only == {(11, "TAL101")}
+    ignored = codes_at(rows(flake8(config, "--extend-ignore", "TAL001", str(sample)).stdout))
+    assert ignored == {(11, "TAL101")}
+    # pydocstyle users' ``--extend-ignore D`` must not touch TAL findings.
+    docstyle = codes_at(rows(flake8(config, "--extend-ignore", "D", str(sample)).stdout))
+    assert (5, "TAL001") in docstyle
+
+
+def test_per_file_ignores(config, sample):
+    proc = flake8(config, "--select", "TAL", "--per-file-ignores", f"{sample.name}:TAL001",
+                  sample.name, cwd=sample.parent)
+    assert codes_at(rows(proc.stdout)) == {(9, "TAL002"), (11, "TAL101")}
+
+
+def test_stdin_display_name(config):
+    proc = flake8(config, "--select", "TAL", "--stdin-display-name", "pkg/model.py", "-", stdin=SAMPLE)
+    got = rows(proc.stdout)
+    assert {r[0] for r in got} == {"pkg/model.py"}
+    assert (5, "TAL001") in codes_at(got)
+
+
+def test_syntax_error_does_not_crash_the_run(config, tmp_path, sample):
+    broken = tmp_path / "broken.py"
+    broken.write_text("import torch\ndef f(:\n    pass\n")
+    proc = flake8(config, "--jobs", "2", str(broken), str(sample))
+    all_rows = rows(proc.stdout, prefix="")
+    by_file = {}
+    for r in all_rows:
+        by_file.setdefault(Path(r[0]).name, set()).add(r[3])
+    assert by_file["broken.py"] == {"E999"}  # flake8 reports it once; no duplicate TAL999
+    assert "TAL001" in by_file["sample.py"]
+    assert proc.returncode == 1
+
+
+def test_off_by_default_codes_come_from_the_registry():
+    from detachlint.flake8 import off_by_default
+
+    assert off_by_default() == sorted(r.code for r in ALL_RULES if not r.default_enabled)
+    assert "TAL002" in off_by_default()
+
+
+def test_import_is_cheap():
+    code = (
+        "import sys, detachlint.flake8\n"
+        "heavy = [m for m in ('torch', 'libcst', 'numpy') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT,
+                   env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+def test_entry_point_declared():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert '[project.entry-points."flake8.extension"]' in text
+    assert 'TAL = "detachlint.flake8:Checker"' in text
