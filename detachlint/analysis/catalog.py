@@ -49,8 +49,7 @@ VIEW_METHODS = frozenset(
     """
     adjoint as_strided chunk diagonal dsplit expand expand_as hsplit movedim moveaxis narrow
     permute select split split_with_sizes squeeze swapaxes swapdims t tensor_split transpose
-    unbind unflatten unfold unsqueeze view view_as vsplit values indices unsafe_chunk
-    unsafe_split unsafe_split_with_sizes
+    unbind unflatten unfold unsqueeze view view_as vsplit values indices
     """.split()
 )
 VIEW_ATTRIBUTES = frozenset("T H mT mH real imag".split())
@@ -170,14 +169,14 @@ TENSOR_SEQUENCE_METHODS = frozenset(
     unsafe_split sort topk kthvalue aminmax frexp slogdet cummax cummin histogram
     """.split()
 )
-AMBIGUOUS_METHODS = frozenset("max min median mode nanmedian unique std_mean var_mean".split())
+AMBIGUOUS_METHODS = frozenset("max min median mode nanmedian unique".split())
 
 # Tensor attributes that are tensors, and those that are not.
 TENSOR_ATTRIBUTES = frozenset("data grad T mT H mH real imag".split())
 NON_TENSOR_ATTRIBUTES = frozenset(
     """
     shape dtype device requires_grad is_leaf ndim grad_fn layout is_cuda is_cpu is_sparse
-    is_quantized is_meta names itemsize nbytes output_nr retains_grad _version _base
+    is_quantized is_meta itemsize nbytes output_nr retains_grad _version _base
     """.split()
 )
 

@@ -63,10 +63,13 @@ class ClassInfo:
     name: str
     is_module: bool
     attributes: Dict[str, Kind] = field(default_factory=dict)
+    forward_returns_tensor: bool = False  # ``def forward(...) -> torch.Tensor``
 
     @property
     def self_kind(self) -> Kind:
-        return Kind.MODULE if self.is_module else Kind.OTHER
+        if not self.is_module:
+            return Kind.OTHER
+        return Kind.TENSOR_MODULE if self.forward_returns_tensor else Kind.MODULE
 
 
 @dataclass
@@ -377,6 +380,8 @@ class TensorFacts:
             if receiver is Kind.NDARRAY:
                 return Kind.OTHER if method in ("item", "tolist") else Kind.NDARRAY
             if receiver.is_module:
+                if self._attribute_kind(func) is Kind.TENSOR_MODULE:  # self.fc(x)
+                    return Kind.TENSOR
                 if method in catalog.PARAMETER_ITERATORS:
                     return Kind.TENSOR_SEQ
                 if method == "state_dict":
@@ -388,8 +393,6 @@ class TensorFacts:
                 return Kind.STATE_DICT if method == "copy" else Kind.UNKNOWN
             if receiver is Kind.OPTIMIZER:
                 return Kind.OTHER
-            if receiver is Kind.TENSOR_MODULE and method == "forward":
-                return Kind.TENSOR
             if method in catalog.TENSOR_ONLY_METHODS:
                 return Kind.TENSOR
             if method in catalog.PARAMETER_ITERATORS:
@@ -466,6 +469,11 @@ class TensorFacts:
 
             def leave_ClassDef(self, node: cst.ClassDef) -> None:
                 self.stack.pop()
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                if self.stack and node.name.value == "forward" and node.returns is not None:
+                    returns = facts.annotation_kind(node.returns.annotation)
+                    self.stack[-1].forward_returns_tensor = returns is Kind.TENSOR
 
             def visit_Assign(self, node: cst.Assign) -> None:
                 if not self.stack:

@@ -9,7 +9,7 @@ import libcst as cst
 
 from ..analysis import catalog
 from ..analysis.order import ScopeOrder
-from ..analysis.torchnames import dotted_name
+from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from .base import Rule
 
@@ -24,7 +24,7 @@ class DataUse:
     op: Optional[str] = None  # the in-place method or init function, for messages and signatures
 
 
-def classify_data_use(node: cst.Attribute, parents: List[cst.CSTNode]) -> DataUse:
+def classify_data_use(node: cst.Attribute, parents: List[cst.CSTNode], names: TorchNames) -> DataUse:
     """Follow ``X.data`` up through views and chained in-place calls to what finally uses it."""
     cur: cst.CSTNode = node
     i = len(parents) - 1
@@ -64,8 +64,9 @@ def classify_data_use(node: cst.Attribute, parents: List[cst.CSTNode]) -> DataUs
         call = parent(1)
         if p.keyword is not None and p.keyword.value == "out":
             return DataUse(node, "out", cur)
-        if call.args and call.args[0] is p:
-            return DataUse(node, "init", call, None)
+        member = names.torch_member(call.func, "torch.nn.init")
+        if call.args and call.args[0] is p and member in catalog.INIT_FUNCTIONS:
+            return DataUse(node, "init", call, member)
     return DataUse(node, None, node)
 
 
@@ -119,10 +120,8 @@ class DataMutation(Rule):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "data" or not self.ctx.tensors.is_tensor(node.value):
             return
-        use = classify_data_use(node, self.ctx.parents)
+        use = classify_data_use(node, self.ctx.parents, self.ctx.names)
         if use.write is None:
-            return
-        if use.write == "init" and not self._is_init_call(use.reported):
             return
         statement = self.ctx.statement()
         if id(statement) in self._statements:
@@ -130,14 +129,16 @@ class DataMutation(Rule):
         self._statements.add(id(statement))
         owner = self.ctx.code_for(node.value)
         severity, context, pending = self._severity(node)
-        what = {
-            "inplace": f"`.{use.op}()` on `{owner}.data`",
-            "assign": f"assigning `{owner}.data`",
-            "setitem": f"item assignment into `{owner}.data`",
-            "augassign": f"augmented assignment to `{owner}.data`",
-            "init": f"`{self.ctx.code_for(use.reported.func)}()` on `{owner}.data`",
-            "out": f"`out={owner}.data`",
-        }[use.write]
+        if use.write == "init":
+            what = f"`{self.ctx.code_for(use.reported.func)}()` on `{owner}.data`"
+        else:
+            what = {
+                "inplace": f"`.{use.op}()` on `{owner}.data`",
+                "assign": f"assigning `{owner}.data`",
+                "setitem": f"item assignment into `{owner}.data`",
+                "augassign": f"augmented assignment to `{owner}.data`",
+                "out": f"`out={owner}.data`",
+            }[use.write]
         if severity is Severity.ERROR:
             message = (f"{what} changes `{owner}` behind autograd's back {context}: the gradient will be "
                        f"silently wrong. Use `with torch.no_grad():` or `{owner}.detach()`, which keep the "
@@ -150,30 +151,34 @@ class DataMutation(Rule):
                         signature={"rule": self.code, "ops": [use.op or use.write], "write": use.write,
                                    "pending_graph": severity is Severity.ERROR})
 
-    def _is_init_call(self, call: cst.CSTNode) -> bool:
-        if not isinstance(call, cst.Call):
-            return False
-        member = self.ctx.names.torch_member(call.func, "torch.nn.init")
-        return member is not None and member in catalog.INIT_FUNCTIONS
-
     def _severity(self, node: cst.Attribute):
         """Error when a graph that may have saved the tensor is pending, with why and where."""
         scope = self.ctx.scope
         order: ScopeOrder = self.ctx.cached(("order", id(scope)), lambda: ScopeOrder(scope, self.ctx.names))
         pending = order.pending_backward(node)
         if pending is not None:
-            return Severity.ERROR, f"while the graph of `{self.ctx.code_for(pending)}` is pending", pending
+            return (Severity.ERROR, f"while a graph is pending until `{self.ctx.code_for(pending)}` (line {self.ctx.line(pending)})",
+                    pending)
         function = self.ctx.tensors.function
         if function is not None:
             name = function.name.value
             cls = self.ctx.tensors.current_class
             if name == "forward" and cls is not None and cls.is_module:
-                root = dotted_name(node.value)
-                if root is not None and order.used_before(root, node):
+                if self._used_before(order, node.value, node):
                     return Severity.ERROR, "inside forward(), after the graph being built used it", None
             if name in self._hook_functions():
                 return Severity.ERROR, "inside a forward hook, while the forward graph is being built", None
         return Severity.WARNING, None, None
+
+    @staticmethod
+    def _used_before(order: ScopeOrder, owner: cst.BaseExpression, node: cst.CSTNode) -> bool:
+        """``self.fc.weight`` counts as used once ``self.fc.weight`` or ``self.fc(...)`` ran."""
+        name = dotted_name(owner)
+        if name is None:
+            return False
+        parts = name.split(".")
+        prefixes = [".".join(parts[:k]) for k in range(len(parts), 1 if len(parts) > 1 else 0, -1)]
+        return any(order.used_before(prefix, node) for prefix in prefixes)
 
     def _hook_functions(self) -> Set[str]:
         if self._hooks is None:
@@ -229,7 +234,7 @@ class DataRead(Rule):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "data" or not self.ctx.tensors.is_tensor(node.value):
             return
-        if classify_data_use(node, self.ctx.parents).write is not None:
+        if classify_data_use(node, self.ctx.parents, self.ctx.names).write is not None:
             return
         owner = self.ctx.code_for(node.value)
         self.ctx.report(

@@ -1,0 +1,354 @@
+"""``[tool.detachlint]`` in pyproject.toml: which rules run on which file, and which files are skipped.
+
+Configuration is hierarchical, like ruff's: each file uses the closest ``pyproject.toml`` above it
+that has a ``[tool.detachlint]`` table, and that file's directory is the project root against
+which its relative globs are resolved. Command-line options are one more layer on top.
+
+Rule selection follows ruff: selectors are rule codes, prefixes of them (``TAL1``) or ``ALL``;
+within a layer the most specific selector that matches a rule wins, and ``ignore`` beats
+``select`` at equal specificity; a layer that sets ``select`` starts again from scratch, while
+``extend-select`` / ``ignore`` adjust what the previous layer chose. TAL999 (a file that cannot be
+read, decoded or parsed) is always reported unless an ignore selector names it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from .findings import PARSE_ERROR_CODE
+from .rules import ALL_RULES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
+CONFIG_FILE = "pyproject.toml"
+
+# ruff's default exclusions, plus our own cache directory.
+DEFAULT_EXCLUDE: Tuple[str, ...] = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
+    ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv",
+    ".vscode", "__pypackages__", "_build", "buck-out", "dist", "node_modules", "site-packages", "venv",
+    ".detachlint_cache",
+)
+
+_LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude")
+_BOOL_KEYS = ("respect-gitignore", "force-exclude")
+KNOWN_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "runtime"))
+_CODE_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class ConfigError(Exception):
+    """A configuration or command-line value the user must fix; the message is shown as is."""
+
+
+def _known_codes() -> Tuple[str, ...]:
+    # Read the registry each time: rules are plain classes and the list is short.
+    return tuple(r.code for r in ALL_RULES) + (PARSE_ERROR_CODE,)
+
+
+def validate_selector(selector: str, where: str) -> str:
+    if not isinstance(selector, str):
+        raise ConfigError(f"{where}: expected a rule code string, got {selector!r}")
+    if selector == "ALL" or (selector and any(code.startswith(selector) for code in _known_codes())):
+        return selector
+    raise ConfigError(
+        f"{where}: unknown rule selector {selector!r} (use ALL, a rule code such as TAL001, or a prefix "
+        f"of one; see `detachlint rule --all`)"
+    )
+
+
+def _matches(selector: str, code: str) -> bool:
+    return selector == "ALL" or code.startswith(selector)
+
+
+def _specificity(selector: str) -> int:
+    return 0 if selector == "ALL" else len(selector)
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """One source of selection (the config file, then the command line)."""
+
+    select: Optional[Tuple[str, ...]]
+    extend_select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+
+
+def _apply_layers(layers: Sequence[_Layer]) -> FrozenSet[str]:
+    all_codes = _known_codes()
+    enabled = {r.code for r in ALL_RULES if r.default_enabled} | {PARSE_ERROR_CODE}
+    for layer in layers:
+        selects = (layer.select or ()) + layer.extend_select
+        updates: Dict[str, bool] = {}
+        for code in all_codes:
+            # The most specific matching selector decides; at equal specificity ignore wins.
+            best: Optional[Tuple[int, int, bool]] = None
+            for sel in selects:
+                if _matches(sel, code) and code != PARSE_ERROR_CODE:
+                    cand = (_specificity(sel), 0, True)
+                    best = cand if best is None or cand > best else best
+            for sel in layer.ignore:
+                if _matches(sel, code):
+                    cand = (_specificity(sel), 1, False)
+                    best = cand if best is None or cand > best else best
+            if best is not None:
+                updates[code] = best[2]
+        if layer.select is not None:
+            # TAL999 is not chosen by select: it stays on unless this layer ignores it.
+            enabled = {c for c, on in updates.items() if on}
+            if updates.get(PARSE_ERROR_CODE, True):
+                enabled.add(PARSE_ERROR_CODE)
+        else:
+            for code, on in updates.items():
+                (enabled.add if on else enabled.discard)(code)
+    return frozenset(enabled)
+
+
+# --- globs -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A glob from the config (relative to the project root) or the command line (relative to the
+    working directory). Like ruff, a pattern matches a path's basename or its full path, and ``*``
+    may cross directory separators."""
+
+    glob: str
+    base: Path
+
+    def matches(self, path: Path) -> bool:
+        glob = self.glob.replace(os.sep, "/").rstrip("/") or "/"
+        if fnmatch.fnmatchcase(path.name, glob):
+            return True
+        target = path.as_posix()
+        absolute = glob if os.path.isabs(glob) else (self.base / glob).as_posix()
+        if fnmatch.fnmatchcase(target, absolute):
+            return True
+        # "**/name" should also match "name" directly under the base.
+        if glob.startswith("**/"):
+            return fnmatch.fnmatchcase(target, (self.base / glob[3:]).as_posix())
+        return False
+
+
+def _abspath(path: PathLike) -> Path:
+    # Absolute without resolving symlinks: the user's view of the tree is what globs are about.
+    return Path(os.path.abspath(os.fspath(path)))
+
+
+# --- settings ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The effective configuration for the files under one project root."""
+
+    root: Path
+    config_file: Optional[Path]
+    enabled: FrozenSet[str]
+    per_file_ignores: Tuple[Tuple[Pattern, Tuple[str, ...]], ...] = ()
+    exclude: Tuple[Pattern, ...] = ()
+    respect_gitignore: bool = True
+    force_exclude: bool = False
+    runtime: Mapping[str, Any] = field(default_factory=dict)
+
+    def codes_for(self, path: PathLike) -> FrozenSet[str]:
+        """The rule codes enabled for ``path``, per-file-ignores applied."""
+        target = _abspath(path)
+        ignored = [sel for pattern, sels in self.per_file_ignores if pattern.matches(target) for sel in sels]
+        if not ignored:
+            return self.enabled
+        return frozenset(c for c in self.enabled if not any(_matches(sel, c) for sel in ignored))
+
+    def is_excluded(self, path: PathLike, *, gitignore: bool = True) -> bool:
+        """Whether ``path`` (or a directory above it, up to the project root) is excluded by
+        ``exclude``/``extend-exclude``, or, with respect-gitignore, by a ``.gitignore``."""
+        target = _abspath(path)
+        candidates = [target]
+        for parent in target.parents:
+            if parent == self.root or self.root not in parent.parents:
+                break
+            candidates.append(parent)
+        if any(p.matches(c) for c in candidates for p in self.exclude):
+            return True
+        if gitignore and self.respect_gitignore:
+            from .files import gitignored  # local: files imports nothing from here, keep it that way
+
+            return gitignored(target)
+        return False
+
+
+def _table(raw: Mapping[str, Any], where: str) -> Dict[str, Any]:
+    """Check a ``[tool.detachlint]``-shaped mapping and normalise key spelling."""
+    out: Dict[str, Any] = {}
+    for key, value in raw.items():
+        norm = key.replace("_", "-")
+        if norm not in KNOWN_KEYS:
+            known = ", ".join(sorted(KNOWN_KEYS))
+            raise ConfigError(f"{where}: unknown option {key!r} (known options: {known})")
+        if norm in _LIST_KEYS:
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{where}: {norm} must be a list of strings, got {value!r}")
+            value = tuple(value)
+            if norm in _CODE_KEYS:
+                for sel in value:
+                    validate_selector(sel, f"{where}: {norm}")
+        elif norm in _BOOL_KEYS:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: {norm} must be true or false, got {value!r}")
+        elif norm == "per-file-ignores":
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes]")
+            checked = {}
+            for glob, codes in value.items():
+                if not isinstance(codes, (list, tuple)) or not all(isinstance(c, str) for c in codes):
+                    raise ConfigError(f"{where}: per-file-ignores[{glob!r}] must be a list of rule codes")
+                checked[glob] = tuple(validate_selector(c, f"{where}: per-file-ignores[{glob!r}]") for c in codes)
+            value = checked
+        elif norm == "runtime" and not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: runtime must be a table")
+        out[norm] = value
+    return out
+
+
+def read_config(path: Path) -> Optional[Dict[str, Any]]:
+    """The checked ``[tool.detachlint]`` table of a pyproject.toml, or None if it has none."""
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or "detachlint" not in tool:
+        return None
+    table = tool["detachlint"]
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.detachlint] must be a table")
+    return _table(table, f"{path}: [tool.detachlint]")
+
+
+def find_config(start: PathLike) -> Optional[Path]:
+    """The closest pyproject.toml with a ``[tool.detachlint]`` table at or above ``start``."""
+    here = _abspath(start)
+    if not here.is_dir():
+        here = here.parent
+    for directory in (here, *here.parents):
+        candidate = directory / CONFIG_FILE
+        if candidate.is_file() and read_config(candidate) is not None:
+            return candidate
+    return None
+
+
+def parse_per_file_ignore(spec: str) -> Tuple[str, List[str]]:
+    """``PATTERN:CODE[,CODE...]`` from the command line."""
+    glob, sep, codes = spec.rpartition(":")
+    if not sep or not glob or not codes:
+        raise ConfigError(f"--per-file-ignores: expected PATTERN:CODES, got {spec!r}")
+    return glob, [c.strip() for c in codes.split(",") if c.strip()]
+
+
+def build_settings(config_file: Optional[Path], cli_overrides: Optional[Mapping[str, Any]] = None,
+                   cwd: Optional[Path] = None) -> Settings:
+    cwd = _abspath(cwd or os.getcwd())
+    config = read_config(config_file) if config_file is not None else {}
+    config = config or {}
+    cli = _table(cli_overrides or {}, "command line")
+    root = config_file.parent if config_file is not None else cwd
+
+    def layer(table: Mapping[str, Any]) -> _Layer:
+        return _Layer(
+            select=table.get("select"),
+            extend_select=table.get("extend-select", ()),
+            ignore=table.get("ignore", ()) + table.get("extend-ignore", ()),
+        )
+
+    def patterns(globs: Iterable[str], base: Path) -> Tuple[Pattern, ...]:
+        return tuple(Pattern(g, base) for g in globs)
+
+    # exclude replaces the defaults; extend-exclude adds to whatever exclude is in force.
+    exclude = patterns(DEFAULT_EXCLUDE, root)
+    if "exclude" in config:
+        exclude = patterns(config["exclude"], root)
+    exclude += patterns(config.get("extend-exclude", ()), root)
+    if "exclude" in cli:
+        exclude = patterns(cli["exclude"], cwd)
+    exclude += patterns(cli.get("extend-exclude", ()), cwd)
+
+    # As in ruff, --per-file-ignores on the command line replaces the configured table.
+    if "per-file-ignores" in cli:
+        pfi_table, pfi_base = cli["per-file-ignores"], cwd
+    else:
+        pfi_table, pfi_base = config.get("per-file-ignores", {}), root
+    per_file_ignores = tuple((Pattern(g, pfi_base), tuple(codes)) for g, codes in pfi_table.items())
+
+    def flag(key: str, default: bool) -> bool:
+        return cli.get(key, config.get(key, default))
+
+    return Settings(
+        root=root,
+        config_file=config_file,
+        enabled=_apply_layers([layer(config), layer(cli)]),
+        per_file_ignores=per_file_ignores,
+        exclude=exclude,
+        respect_gitignore=flag("respect-gitignore", True),
+        force_exclude=flag("force-exclude", False),
+        runtime=dict(config.get("runtime", {})),
+    )
+
+
+def load_settings(start: PathLike, cli_overrides: Optional[Mapping[str, Any]] = None) -> Settings:
+    """The settings for a file or directory: the closest config above it, then ``cli_overrides``
+    (keys spelled as in ``[tool.detachlint]``; globs relative to the working directory)."""
+    return build_settings(find_config(start), cli_overrides)
+
+
+class SettingsResolver:
+    """Settings per directory for a whole run, each config file read once."""
+
+    def __init__(self, cli_overrides: Optional[Mapping[str, Any]] = None) -> None:
+        self.cli_overrides = dict(cli_overrides or {})
+        self._cwd = _abspath(os.getcwd())
+        self._by_config: Dict[Optional[Path], Settings] = {}
+        self._by_dir: Dict[Path, Optional[Path]] = {}
+        # Fail early, before any file is read, if the command line itself is invalid.
+        _table(self.cli_overrides, "command line")
+
+    def _config_for_dir(self, directory: Path) -> Optional[Path]:
+        if directory not in self._by_dir:
+            candidate = directory / CONFIG_FILE
+            if candidate.is_file() and read_config(candidate) is not None:
+                found: Optional[Path] = candidate
+            elif directory.parent == directory:
+                found = None
+            else:
+                found = self._config_for_dir(directory.parent)
+            self._by_dir[directory] = found
+        return self._by_dir[directory]
+
+    def for_path(self, path: PathLike, *, is_dir: Optional[bool] = None) -> Settings:
+        target = _abspath(path)
+        if is_dir is None:
+            is_dir = target.is_dir()
+        config = self._config_for_dir(target if is_dir else target.parent)
+        if config not in self._by_config:
+            self._by_config[config] = build_settings(config, self.cli_overrides, self._cwd)
+        return self._by_config[config]
+
+
+_SELECTOR_RE = re.compile(r"[,\s]+")
+
+
+def split_codes(value: str) -> List[str]:
+    """``TAL001,TAL1`` (or space separated) from the command line."""
+    return [v for v in _SELECTOR_RE.split(value) if v]

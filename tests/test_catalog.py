@@ -1,0 +1,152 @@
+"""The PyTorch catalogue checked against the installed torch (CI installs torch==2.13.0)."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from detachlint.analysis import catalog
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+
+def _aten_overloads(name):
+    packet = getattr(torch.ops.aten, name, None)
+    if packet is None:
+        return []
+    return [getattr(packet, o) for o in packet.overloads()]
+
+
+def test_inplace_methods_exist_and_write_self():
+    for name in catalog.INPLACE_METHODS | catalog.INPLACE_VIEW_METHODS:
+        assert hasattr(torch.Tensor, name), name
+        overloads = _aten_overloads(name)
+        if not overloads:  # apply_, map_, map2_: Python-level, documented in-place
+            continue
+        writes_self = any(
+            o._schema.arguments and o._schema.arguments[0].alias_info is not None
+            and o._schema.arguments[0].alias_info.is_write
+            for o in overloads
+        )
+        assert writes_self, f"{name} does not write its receiver"
+
+
+def test_every_underscore_method_is_classified():
+    underscored = {n for n in dir(torch.Tensor) if n.endswith("_") and not n.startswith("__")}
+    known = catalog.INPLACE_METHODS | catalog.INPLACE_VIEW_METHODS | catalog.NOT_WRITING_UNDERSCORE_METHODS
+    assert underscored - known == set(), "new in-place methods in torch: add them to the catalogue"
+
+
+def test_inplace_methods_bump_the_version_counter():
+    x = torch.ones(3)
+    for name, args in [("add_", (1,)), ("mul_", (2,)), ("zero_", ()), ("copy_", (torch.ones(3),)),
+                       ("clamp_", (0, 1)), ("fill_", (1.0,)), ("normal_", ()), ("index_fill_", (0, torch.tensor([0]), 1.0))]:
+        before = x._version
+        getattr(x, name)(*args)
+        assert x._version > before, name
+
+
+@pytest.mark.parametrize("name", sorted(catalog.VIEW_METHODS))
+def test_view_methods_return_aliases(name):
+    assert hasattr(torch.Tensor, name), name
+    overloads = _aten_overloads(name)
+    if not overloads:
+        pytest.fail(f"{name}: no aten schema to check")
+    aliased = any(
+        o._schema.returns and (
+            o._schema.returns[0].alias_info is not None
+            or "(a" in str(o._schema.returns[0].type) or "Tensor(a" in str(o._schema)
+        )
+        for o in overloads
+    )
+    assert aliased, f"{name} does not return an alias of its input"
+
+
+def test_view_attributes_share_storage():
+    z = torch.randn(2, 3, dtype=torch.complex64)
+    for name in catalog.VIEW_ATTRIBUTES:
+        out = getattr(z, name)
+        assert out.untyped_storage().data_ptr() == z.untyped_storage().data_ptr(), name
+
+
+def test_may_alias_methods_return_the_same_storage():
+    x = torch.randn(4, 3)
+    cases = {
+        "contiguous": x.contiguous(), "cpu": x.cpu(), "to": x.to(torch.float32), "float": x.float(),
+        "type": x.type(torch.float32), "type_as": x.type_as(x), "reshape": x.reshape(-1),
+        "reshape_as": x.reshape_as(x), "flatten": x.flatten(), "ravel": x.ravel(), "positive": x.positive(),
+        "resolve_conj": x.resolve_conj(), "resolve_neg": x.resolve_neg(), "detach": x.detach(),
+        "double": x.double().double(), "half": x.half().half(), "bfloat16": x.bfloat16().bfloat16(),
+    }
+    for name, out in cases.items():
+        assert name in catalog.MAY_ALIAS_METHODS, name
+        base = x if name not in ("double", "half", "bfloat16") else None
+        if base is not None:
+            assert out.untyped_storage().data_ptr() == base.untyped_storage().data_ptr(), name
+    for name in catalog.MAY_ALIAS_METHODS:
+        assert hasattr(torch.Tensor, name), name
+    # cuda/pin_memory need a GPU and coalesce a sparse tensor: checked by their schemas.
+    for name in ("cuda", "pin_memory", "coalesce"):
+        assert name in catalog.MAY_ALIAS_METHODS and hasattr(torch.Tensor, name)
+
+
+def test_copy_method_really_copies():
+    x = torch.randn(3)
+    assert x.clone().untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+
+
+def test_may_alias_functions_resolve():
+    x = torch.randn(3)
+    for qualified in catalog.MAY_ALIAS_FUNCTIONS:
+        module, _, attr = qualified.rpartition(".")
+        assert hasattr(importlib.import_module(module), attr), qualified
+    assert torch.as_tensor(x) is x
+    assert F.dropout(x, 0.5, training=False) is x
+
+
+def test_functions_and_classes_exist():
+    for name in catalog.TENSOR_FUNCTIONS | catalog.TENSOR_SEQUENCE_FUNCTIONS | catalog.LEGACY_CONSTRUCTORS:
+        assert hasattr(torch, name), name
+    for name in catalog.FUNCTIONAL_TENSOR_FUNCTIONS:
+        assert hasattr(F, name), name
+    for name in catalog.NN_TENSOR_MODULES:
+        assert hasattr(torch.nn, name), name
+    for name in catalog.INIT_FUNCTIONS:
+        assert hasattr(torch.nn.init, name), name
+    for name in (catalog.NON_TENSOR_METHODS | catalog.TENSOR_SEQUENCE_METHODS | catalog.AMBIGUOUS_METHODS
+                 | catalog.TENSOR_ONLY_METHODS):
+        assert hasattr(torch.Tensor, name), name
+    for name in catalog.PARAMETER_ITERATORS | catalog.NAMED_PARAMETER_ITERATORS:
+        assert hasattr(torch.nn.Module, name), name
+
+
+def test_tensor_attributes():
+    x = torch.randn(2, 2, requires_grad=True)
+    (x * 2).sum().backward()
+    for name in catalog.TENSOR_ATTRIBUTES - {"real", "imag"}:
+        assert isinstance(getattr(x, name), torch.Tensor), name
+    for name in catalog.NON_TENSOR_ATTRIBUTES - {"_base", "grad_fn"}:
+        assert not isinstance(getattr(x, name), torch.Tensor), name
+
+
+def test_legacy_constructors_alias():
+    x = torch.randn(3)
+    assert torch.Tensor(x).untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    assert torch.FloatTensor(x).untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+
+
+def test_canonical_names_are_the_same_objects():
+    for alias, canonical in catalog.CANONICAL_NAMES.items():
+        objs = []
+        for qualified in (alias, canonical):
+            module, _, attr = qualified.rpartition(".")
+            objs.append(getattr(importlib.import_module(module), attr))
+        assert objs[0] is objs[1], alias
+
+
+def test_module_tensor_attributes():
+    bn = torch.nn.BatchNorm1d(3)
+    for name in catalog.MODULE_TENSOR_ATTRIBUTES:
+        assert isinstance(getattr(bn, name), torch.Tensor), name
