@@ -229,4 +229,8 @@ def lint_path(path: Path, codes: Optional[Iterable[str]] = None, display: Option
         data = path.read_bytes()
     except OSError as exc:
         return [parse_error_finding(name, f"cannot read file: {exc.strerror or exc}")]
+    if path.suffix == ".ipynb":
+        from .notebook import lint_notebook_bytes
+
+        return lint_notebook_bytes(data, name, codes)
     return lint_bytes(data, name, codes)
