@@ -159,9 +159,12 @@ NON_TENSOR_METHODS = frozenset(
     const_data_ptr stride storage_offset storage untyped_storage get_device is_floating_point
     is_complex is_signed is_set_to is_shared is_pinned is_same_size equal allclose
     is_nonzero backward register_hook register_post_accumulate_grad_hook retain_grad
-    dense_dim sparse_dim storage_type dim_order record_stream
+    dense_dim sparse_dim storage_type dim_order record_stream q_scale q_zero_point
+    q_per_channel_axis qscheme tolist __len__ __repr__ module_load
     """.split()
 )
+# Tensor predicates (``is_contiguous``, ``is_floating_point``, ...) all start with this.
+NON_TENSOR_METHOD_PREFIX = "is_"
 # Tensor methods that return a tuple of tensors, or a tuple only for some arguments.
 TENSOR_SEQUENCE_METHODS = frozenset(
     """

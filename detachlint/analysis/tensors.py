@@ -411,7 +411,7 @@ class TensorFacts:
             return Kind.UNKNOWN
         if method == "numpy":
             return Kind.NDARRAY
-        if method in catalog.NON_TENSOR_METHODS:
+        if method in catalog.NON_TENSOR_METHODS or method.startswith(catalog.NON_TENSOR_METHOD_PREFIX):
             return Kind.OTHER
         if method in catalog.TENSOR_SEQUENCE_METHODS:
             return Kind.TENSOR_SEQ

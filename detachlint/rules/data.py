@@ -143,6 +143,10 @@ class DataMutation(Rule):
             message = (f"{what} changes `{owner}` behind autograd's back {context}: the gradient will be "
                        f"silently wrong. Use `with torch.no_grad():` or `{owner}.detach()`, which keep the "
                        f"version-counter check")
+        elif use.write == "assign":
+            message = (f"{what} swaps its storage behind autograd's back; harmless here (no graph is pending), "
+                       f"but `with torch.no_grad(): {owner}.copy_(...)` (same shape) or "
+                       f"`torch.utils.swap_tensors` keep autograd informed")
         else:
             message = (f"{what} bypasses autograd's version counter; harmless here (no graph is pending) "
                        f"but `with torch.no_grad():` gives identical values and keeps the check")
@@ -166,8 +170,10 @@ class DataMutation(Rule):
             if name == "forward" and cls is not None and cls.is_module:
                 if self._used_before(order, node.value, node):
                     return Severity.ERROR, "inside forward(), after the graph being built used it", None
+            # Only a (post-)forward hook runs after the module's forward used its tensors; a
+            # pre-hook runs before, like weight initialisation.
             if name in self._hook_functions():
-                return Severity.ERROR, "inside a forward hook, while the forward graph is being built", None
+                return Severity.ERROR, "inside a forward hook, after the forward used it", None
         return Severity.WARNING, None, None
 
     @staticmethod
@@ -188,7 +194,7 @@ class DataMutation(Rule):
                 def visit_Call(self, call: cst.Call) -> None:
                     func = call.func
                     if (isinstance(func, cst.Attribute)
-                            and func.attr.value in ("register_forward_hook", "register_forward_pre_hook")
+                            and func.attr.value == "register_forward_hook"
                             and call.args):
                         target = call.args[0].value
                         if isinstance(target, cst.Name):
