@@ -78,6 +78,8 @@ class Finding:
     signature: Optional[dict] = field(default=None, compare=False, hash=False)
     # For notebooks: the 1-based code cell, with ``location`` relative to that cell.
     cell: Optional[int] = None
+    # Set by ``--confirm``: the runtime companion's verdict and per-configuration results.
+    confirmation: Optional[dict] = field(default=None, compare=False, hash=False)
 
     @property
     def url(self) -> Optional[str]:

@@ -155,7 +155,8 @@ class TensorFromTensorList(Rule):
                        f"(multi-element tensors raise); use `torch.stack({elements})`")
             severity = Severity.WARNING
         self.ctx.report(node, self.code, message, severity,
-                        signature={"rule": self.code, "ops": [spelled.rsplit(".", 1)[-1]]})
+                        signature={"rule": self.code, "ops": [spelled.rsplit(".", 1)[-1]],
+                                   "source": {"calls_backward": severity is Severity.ERROR}})
 
 
 class LegacyConstructorAlias(Rule):

@@ -1,0 +1,839 @@
+"""Signature -> minimal reproducer, run in one configuration, observed directly.
+
+This module imports torch at module level: it is only ever imported inside the reproduction
+worker (``detachlint.runtime.worker``), never by the linter process.
+
+A recipe is a function ``(signature, config) -> result dict`` registered per rule with
+``@recipe("TAL001")``. It builds the smallest program that has the signature's pattern, runs the
+pattern's body eagerly or under ``torch.compile`` (``config.backend``) on ``config.device``, and
+reports what it *saw*: a gradient that differs from the tracked reference, a source whose values
+changed behind its back, shared storage, the version-counter error, the copy-construct warning.
+A recipe raises :class:`NoReproducer` for ops it has no table entry for; the worker turns any
+other exception into an ``error`` result, so a broken recipe never passes for an observation.
+
+The knowledge lives in tables (``INPLACE_ARGS``, ``CHAIN_OPS``, ``WRITE_OPERATORS``,
+``SNAPSHOT_OPS``, ``ERROR_KINDS``); the recipe functions only wire them together.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+# --------------------------------------------------------------------------------------------
+# Results
+
+
+class NoReproducer(Exception):
+    """The signature names an op (or a combination) that no recipe table covers."""
+
+
+@dataclass(frozen=True)
+class Config:
+    device: str  # "cpu" | "cuda"
+    backend: str  # "eager" (no compile) | "aot_eager" | "inductor" | any torch.compile backend
+
+    @property
+    def name(self) -> str:
+        return f"{self.device}-{self.backend}"
+
+    @property
+    def compiled(self) -> bool:
+        return self.backend != "eager"
+
+
+def confirmed(hazard: str, observed: str, **details: Any) -> dict:
+    return {"status": "confirmed", "hazard": hazard, "observed": observed, "details": details}
+
+
+def not_confirmed(observed: str, seen: str = "harmless", **details: Any) -> dict:
+    return {"status": "not-confirmed", "hazard": None, "seen": seen, "observed": observed, "details": details}
+
+
+RECIPES: Dict[str, Callable[[dict, Config], dict]] = {}
+
+
+def recipe(*rules: str):
+    def register(fn):
+        for rule in rules:
+            RECIPES[rule] = fn
+        return fn
+
+    return register
+
+
+def reproduce(signature: dict, config: Config) -> dict:
+    rule = signature.get("rule")
+    fn = RECIPES.get(rule)
+    if fn is None:
+        raise NoReproducer(f"no recipe for rule {rule!r}")
+    torch.manual_seed(0)
+    if config.compiled:
+        torch._dynamo.reset()
+    return fn(signature, config)
+
+
+# --------------------------------------------------------------------------------------------
+# Errors: matched on stable message substrings, never on exception types (compiled mode wraps
+# them in BackendCompilerFailed / TorchRuntimeError and moves them to the first forward call).
+
+ERROR_KINDS: Sequence[Tuple[str, str]] = (
+    ("one of the variables needed for gradient computation has been modified by an inplace operation",
+     "version-error"),
+    ("more than one element of the written-to tensor refers to a single memory location", "overlap-error"),
+    ("some elements of the input tensor and the written-to tensor refer to a single memory location",
+     "overlap-error"),
+    ("a view of a leaf Variable that requires grad is being used in an in-place operation", "leaf-view-inplace-error"),
+    ("a leaf Variable that requires grad is being used in an in-place operation", "leaf-inplace-error"),
+    ("is a view and is being modified inplace", "multi-output-view-inplace-error"),
+    ("A view was created in no_grad mode and is being modified inplace", "nograd-view-inplace-error"),
+    ("Trying to use a saved tensor that has been detached in-place", "detached-saved-tensor-error"),
+    ("only one element tensors can be converted to Python scalars", "multi-element-error"),
+    ("only integer tensors of a single element can be converted to an index", "multi-element-error"),
+    ("Can't call numpy() on Tensor that requires grad", "numpy-requires-grad-error"),
+    ("can't convert cuda", "numpy-cuda-error"),
+    ("expected TensorOptions(", "legacy-dtype-error"),
+    ("view size is not compatible with input tensor's size and stride", "view-stride-error"),
+    # Dynamo cannot trace torch.as_tensor([0-d tensors, ...]) with fake tensors (torch 2.13).
+    ("but its data is not allocated yet", "compile-fake-tensor-error"),
+)
+# Errors that are the hazard the rules describe, surfacing loudly (confirmations, not failures).
+HAZARD_ERRORS = {"version-error", "overlap-error", "detached-saved-tensor-error", "multi-element-error"}
+
+
+def error_kind(exc: BaseException) -> Optional[str]:
+    text = f"{exc}"
+    for needle, kind in ERROR_KINDS:
+        if needle in text:
+            return kind
+    return None
+
+
+def short(exc: BaseException, limit: int = 240) -> str:
+    """The first line that carries the original error (compiled wrappers put it on line 2-3)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    kind = error_kind(exc)
+    picked = lines[0] if lines else ""
+    if kind is not None:
+        for needle, k in ERROR_KINDS:
+            if k == kind:
+                picked = next((ln for ln in lines if needle in ln), picked)
+                break
+    text = f"{type(exc).__name__}: {picked}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Raised(Exception):
+    """An error the pattern itself raised, with the phase it surfaced in."""
+
+    def __init__(self, exc: BaseException, phase: str) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+        self.phase = phase
+        self.kind = error_kind(exc)
+
+
+def run_body(fn: Callable, args: Sequence[Any], config: Config):
+    """Run the pattern's body eagerly or compiled; an error becomes :class:`Raised`."""
+    body = torch.compile(fn, backend=config.backend) if config.compiled else fn
+    try:
+        return body(*args)
+    except NoReproducer:
+        raise
+    except Exception as exc:  # noqa: BLE001 - observed, classified by message
+        phase = "first compiled call" if config.compiled else "forward"
+        raise Raised(exc, phase) from None
+
+
+def raised_result(r: Raised, context: str, loud_is_hazard: bool = True) -> dict:
+    observed = f"{context}: raised at {r.phase}: {short(r.exc)}"
+    if r.kind in HAZARD_ERRORS and loud_is_hazard:
+        return confirmed(r.kind, observed, phase=r.phase, error=r.kind)
+    return not_confirmed(observed, seen=r.kind or "error", phase=r.phase, error=r.kind)
+
+
+# --------------------------------------------------------------------------------------------
+# Sources: the tensor the signature talks about, built from what the static side knows.
+
+FLOAT_VALUES = [[-1.5, 0.25, 2.0], [0.5, -0.75, 1.25]]
+INT_VALUES = [[-2, 1, 3], [4, -5, 6]]
+
+
+def dtype_of(name: Optional[str], default: torch.dtype = torch.float32) -> torch.dtype:
+    if not name:
+        return default
+    name = str(name).replace("torch.", "")
+    dt = getattr(torch, name, None)
+    if not isinstance(dt, torch.dtype):
+        raise NoReproducer(f"unknown dtype {name!r}")
+    return dt
+
+
+def make_source(facts: dict, device: str, requires_grad: bool = False, dtype: Optional[torch.dtype] = None):
+    dt = dtype if dtype is not None else dtype_of(facts.get("dtype"))
+    values = FLOAT_VALUES if dt.is_floating_point or dt.is_complex else INT_VALUES
+    if facts.get("contiguous") is False:
+        t = torch.tensor(values, dtype=dt, device=device).t().contiguous().t()  # strides (1, 2)
+    else:
+        t = torch.tensor(values, dtype=dt, device=device)
+    if facts.get("parameter"):
+        return torch.nn.Parameter(t, requires_grad=bool(requires_grad or facts.get("requires_grad", True)))
+    if requires_grad:
+        if not dt.is_floating_point:
+            raise NoReproducer(f"a {dt} tensor cannot require grad")
+        t.requires_grad_(True)
+    return t
+
+
+def storage_span(x) -> Optional[Tuple[int, int]]:
+    if isinstance(x, torch.Tensor):
+        if x.layout is not torch.strided:
+            return None
+        s = x.untyped_storage()
+        return s.data_ptr(), s.data_ptr() + s.nbytes()
+    if isinstance(x, np.ndarray):
+        return x.ctypes.data, x.ctypes.data + max(x.nbytes, 1)
+    return None
+
+
+def shares_storage(a, b) -> bool:
+    """Storage identity (``untyped_storage().data_ptr()``, numpy ``ctypes.data``): over-approximates
+    overlap for disjoint slices, which is what "aliases" means here."""
+    sa, sb = storage_span(a), storage_span(b)
+    if sa is None or sb is None:
+        return False
+    return sa[0] < sb[1] and sb[0] < sa[1]
+
+
+def values(x) -> list:
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu()
+        return [round(v, 4) if isinstance(v, float) else v for v in x.flatten().tolist()][:6]
+    if isinstance(x, np.ndarray):
+        return [round(float(v), 4) for v in x.reshape(-1)[:6]]
+    return x
+
+
+def same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    a, b = a.detach().cpu(), b.detach().cpu()
+    return a.shape == b.shape and bool(torch.equal(a, b))
+
+
+def leaf_clone(x: torch.Tensor) -> torch.Tensor:
+    """The tracked reference: ``x.detach().clone()``, requiring grad like ``x``."""
+    return x.detach().clone().requires_grad_(x.requires_grad)
+
+
+# --------------------------------------------------------------------------------------------
+# In-place ops: arguments that change our source values. Unknown in-place methods are tried with
+# ARG_CANDIDATES; a name that is not an in-place tensor method has no reproducer.
+
+def _full(v):
+    return lambda t: torch.full_like(t, v)
+
+
+INPLACE_ARGS: Dict[str, Callable[[torch.Tensor], tuple]] = {
+    "mul_": lambda t: (10,), "multiply_": lambda t: (10,), "div_": lambda t: (10,), "divide_": lambda t: (10,),
+    "true_divide_": lambda t: (10,), "add_": lambda t: (1,), "sub_": lambda t: (1,), "subtract_": lambda t: (1,),
+    "clamp_": lambda t: (-0.5, 0.5), "clip_": lambda t: (-0.5, 0.5), "clamp_min_": lambda t: (0.5,),
+    "clamp_max_": lambda t: (0.5,), "fill_": lambda t: (7,), "pow_": lambda t: (2,), "copy_": lambda t: (_full(7)(t),),
+    "lerp_": lambda t: (torch.zeros_like(t), 0.5), "addcmul_": lambda t: (torch.ones_like(t), torch.ones_like(t)),
+    "addcdiv_": lambda t: (torch.ones_like(t), torch.full_like(t, 2)), "masked_fill_": lambda t: (t > 0, 0),
+    "normal_": lambda t: (0.0, 0.02), "uniform_": lambda t: (-0.1, 0.1), "renorm_": lambda t: (2, 0, 0.5),
+    "index_fill_": lambda t: (0, torch.tensor([0], device=t.device), 0), "fmod_": lambda t: (0.7,),
+    "remainder_": lambda t: (0.7,), "copysign_": lambda t: (-1,), "float_power_": lambda t: (2,),
+    "scatter_": lambda t: (0, torch.zeros_like(t, dtype=torch.long), 9.0),
+    "exponential_": lambda t: (), "bernoulli_": lambda t: (0.5,), "random_": lambda t: (0, 9),
+    "mul": lambda t: (10,),
+}
+ARG_CANDIDATES: Sequence[Callable[[torch.Tensor], tuple]] = (
+    lambda t: (), lambda t: (0.5,), lambda t: (torch.full_like(t, 0.5),), lambda t: (t > 0, 0.5),
+    lambda t: (torch.full_like(t, 0.5), 0.5),
+)
+
+# nn.init functions: the arguments they need beyond the tensor.
+INIT_ARGS: Dict[str, tuple] = {"constant_": (0.5,), "sparse_": (0.5,)}
+
+
+def is_inplace_method(op: str) -> bool:
+    return op.endswith("_") and not op.startswith("_") and callable(getattr(torch.Tensor, op, None)) \
+        and op not in ("requires_grad_", "share_memory_", "detach_", "retain_grad")
+
+
+def apply_inplace(t: torch.Tensor, op: str):
+    """``t.<op>(...)`` with arguments that change our source values."""
+    if not is_inplace_method(op):
+        raise NoReproducer(f"`{op}` is not an in-place tensor method")
+    method = getattr(t, op)
+    if op in INPLACE_ARGS:
+        return method(*INPLACE_ARGS[op](t))
+    last: Optional[BaseException] = None
+    for make in ARG_CANDIDATES:
+        try:
+            return method(*make(t))
+        except TypeError as exc:  # signature mismatch: try the next argument shape
+            last = exc
+        except RuntimeError as exc:
+            if error_kind(exc) is not None:
+                raise
+            last = exc
+    raise NoReproducer(f"no argument shape works for `{op}`: {last}")
+
+
+# Python operators that write in place, on tensors and on numpy arrays alike.
+WRITE_OPERATORS: Dict[str, Callable[[Any], Any]] = {}
+for _names, _fn in (
+    (("*=", "imul", "__imul__", "augassign"), lambda r: r.__imul__(10)),
+    (("+=", "iadd", "__iadd__"), lambda r: r.__iadd__(1)),
+    (("-=", "isub", "__isub__"), lambda r: r.__isub__(1)),
+    (("/=", "itruediv", "idiv", "__itruediv__"), lambda r: r.__itruediv__(10)),
+    (("**=", "ipow", "__ipow__"), lambda r: r.__ipow__(2)),
+    (("setitem", "__setitem__", "[]="), lambda r: r.__setitem__(0, 5)),
+    (("fill",), lambda r: r.fill(7) if isinstance(r, np.ndarray) else r.fill_(7)),
+):
+    for _n in _names:
+        WRITE_OPERATORS[_n] = _fn
+
+
+def is_write(op: str) -> bool:
+    return op in WRITE_OPERATORS or is_inplace_method(op)
+
+
+def apply_write(r, op: str):
+    if op in WRITE_OPERATORS:
+        return WRITE_OPERATORS[op](r)
+    if isinstance(r, np.ndarray):
+        raise NoReproducer(f"`{op}` on a numpy array")
+    return apply_inplace(r, op)
+
+
+# --------------------------------------------------------------------------------------------
+# Chains: the conversions, views and aliases between a source and what gets written or kept.
+
+def _dims(t):
+    return t.dim()
+
+
+def _expand(t):
+    row = t[:1] if t.dim() and t.shape[0] != 1 else t
+    return row.expand(4, *row.shape[1:])
+
+
+CHAIN_OPS: Dict[str, Callable[[Any], Any]] = {
+    "data": lambda t: t.data, "detach": lambda t: t.detach(), "cpu": lambda t: t.cpu(),
+    "cuda": lambda t: t.cuda(), "float": lambda t: t.float(), "double": lambda t: t.double(),
+    "half": lambda t: t.half(), "bfloat16": lambda t: t.bfloat16(), "long": lambda t: t.long(),
+    "int": lambda t: t.int(), "to": lambda t: t.to(t.dtype), "type_as": lambda t: t.type_as(t),
+    "contiguous": lambda t: t.contiguous(),
+    "numpy": lambda t: t.numpy(), "from_numpy": lambda a: torch.from_numpy(a),
+    "as_tensor": lambda t: torch.as_tensor(t), "asarray": lambda t: torch.asarray(t),
+    "view": lambda t: t.view(-1), "view_as": lambda t: t.view_as(t), "reshape": lambda t: t.reshape(-1),
+    "reshape_as": lambda t: t.reshape_as(t), "flatten": lambda t: t.flatten(), "ravel": lambda t: t.ravel(),
+    "t": lambda t: t.t(), "T": lambda t: t.T, "mT": lambda t: t.mT, "H": lambda t: t.H, "mH": lambda t: t.mH,
+    "transpose": lambda t: t.transpose(0, -1), "swapaxes": lambda t: t.swapaxes(0, -1),
+    "swapdims": lambda t: t.swapdims(0, -1), "permute": lambda t: t.permute(*reversed(range(t.dim()))),
+    "movedim": lambda t: t.movedim(0, -1), "moveaxis": lambda t: t.moveaxis(0, -1),
+    "squeeze": lambda t: t.squeeze(), "unsqueeze": lambda t: t.unsqueeze(0),
+    "narrow": lambda t: t.narrow(0, 0, 1), "select": lambda t: t.select(0, 0),
+    "getitem": lambda t: t[:1], "subscript": lambda t: t[:1], "slice": lambda t: t[:1], "[]": lambda t: t[:1],
+    "index": lambda t: t[0], "diagonal": lambda t: t.diagonal(), "expand": _expand,
+    "expand_as": lambda t: t[:1].expand_as(t) if t.dim() else t,
+    "unbind": lambda t: t.unbind(0)[0], "split": lambda t: t.split(1)[0], "chunk": lambda t: t.chunk(2)[0],
+    "tensor_split": lambda t: t.tensor_split(2)[0], "unflatten": lambda t: t.unflatten(-1, (1, -1)),
+    "real": lambda t: t.real, "positive": lambda t: t.positive(), "resolve_conj": lambda t: t.resolve_conj(),
+    "resolve_neg": lambda t: t.resolve_neg(), "alias": lambda t: t, "assign": lambda t: t, "name": lambda t: t,
+    "identity": lambda t: t, "dropout": lambda t: torch.nn.functional.dropout(t, 0.5, training=False),
+    "clone": lambda t: t.clone(), "copy": lambda t: t.copy() if isinstance(t, np.ndarray) else copy.copy(t),
+    "deepcopy": lambda t: copy.deepcopy(t), "tensor": lambda t: torch.tensor(t),
+}
+
+
+def apply_chain(x, ops: Sequence[str]):
+    r = x
+    for op in ops:
+        fn = CHAIN_OPS.get(op)
+        if fn is None:
+            if isinstance(r, torch.Tensor) and not op.startswith("_") and not op.endswith("_") \
+                    and callable(getattr(torch.Tensor, op, None)):
+                r = getattr(r, op)()  # an argument-free tensor method we have no entry for
+                continue
+            raise NoReproducer(f"no recipe for the op `{op}`")
+        r = fn(r)
+    return r
+
+
+CHAIN_TEXT: Dict[str, str] = {
+    "getitem": "[:1]", "subscript": "[:1]", "slice": "[:1]", "[]": "[:1]", "index": "[0]", "T": ".T",
+    "mT": ".mT", "H": ".H", "mH": ".mH", "real": ".real", "data": ".data", "alias": "", "assign": "",
+    "name": "", "identity": "", "view": ".view(-1)", "reshape": ".reshape(-1)", "transpose": ".transpose(0, -1)",
+    "expand": "[:1].expand(4, -1)", "narrow": ".narrow(0, 0, 1)", "select": ".select(0, 0)",
+    "unsqueeze": ".unsqueeze(0)", "unbind": ".unbind(0)[0]", "split": ".split(1)[0]", "chunk": ".chunk(2)[0]",
+    "to": ".to(x.dtype)", "movedim": ".movedim(0, -1)", "swapaxes": ".swapaxes(0, -1)",
+}
+
+
+def describe(source: str, ops: Sequence[str]) -> str:
+    text = source
+    for op in ops:
+        text += CHAIN_TEXT.get(op, f".{op}()")
+    return text
+
+
+def try_write(attempt: Callable[[], Any]) -> None:
+    """Perform a write once on a scratch tensor: a write the tables cannot perform (unknown op,
+    arguments that do not fit) is a missing recipe, found before anything is observed."""
+    try:
+        attempt()
+    except NoReproducer:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        if error_kind(exc) is None:
+            raise NoReproducer(f"the write cannot be reproduced: {short(exc)}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# Gradients
+
+def grad_of(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+    ref = leaf_clone(x)
+    fn(ref).backward()
+    return ref.grad
+
+
+def square_sum(x):
+    return (x * x).sum()  # MulBackward0 saves x: a later write to x's memory matters
+
+
+def backward_outcome(x: torch.Tensor, y: torch.Tensor, reference: torch.Tensor, context: str, config: Config):
+    """Run the pending backward and compare ``x.grad`` with the tracked reference."""
+    try:
+        y.backward()
+    except Exception as exc:  # noqa: BLE001
+        return raised_result(Raised(exc, "backward"), context)
+    got = x.grad
+    if got is None:
+        return not_confirmed(f"{context}: no gradient reached the source", seen="no-gradient")
+    if same(got, reference):
+        return not_confirmed(f"{context}: gradient {values(got)} equals the tracked reference", seen="gradient-correct",
+                             grad=values(got), reference=values(reference))
+    return confirmed("silent-wrong-gradient",
+                     f"{context}: no error, gradient {values(got)} but the tracked reference is {values(reference)}",
+                     grad=values(got), reference=values(reference))
+
+
+# --------------------------------------------------------------------------------------------
+# TAL001: writes through .data
+
+def data_write(sig: dict):
+    """The write a TAL001 signature describes, as a function of the tensor ``x``."""
+    kind = sig.get("write") or "inplace"
+    ops = list(sig.get("ops") or [])
+    op = ops[0] if ops else None
+    if kind == "inplace":
+        if not op or not is_inplace_method(op):
+            raise NoReproducer(f"no in-place method `{op}`")
+        return f"x.data.{op}(...)", lambda x: apply_inplace(x.data, op)
+    if kind == "setitem":
+        return "x.data[0] = 5", lambda x: x.data.__setitem__(0, 5.0)
+    if kind == "augassign":
+        def aug(x):
+            d = x.data
+            d *= 10
+        return "x.data *= 10", aug
+    if kind == "assign":
+        def assign(x):
+            x.data = torch.full_like(x, 100.0)
+        return "x.data = torch.full_like(x, 100.)", assign
+    if kind == "out":
+        return "torch.add(zeros, 7, out=x.data)", lambda x: torch.add(torch.zeros_like(x), 7, out=x.data)
+    if kind == "init":
+        name = op if op and op != "init" else "normal_"
+        init = getattr(torch.nn.init, name, None)
+        if init is None or not name.endswith("_"):
+            raise NoReproducer(f"no torch.nn.init function `{name}`")
+        return f"torch.nn.init.{name}(x.data)", lambda x: init(x.data, *INIT_ARGS.get(name, ()))
+    raise NoReproducer(f"unknown .data write kind {kind!r}")
+
+
+@recipe("TAL001")
+def tal001(sig: dict, config: Config) -> dict:
+    text, write = data_write(sig)
+    facts = sig.get("source") or {}
+    try_write(lambda: write(make_source(facts, config.device, requires_grad=True)))
+    x = make_source(facts, config.device, requires_grad=True)
+    if sig.get("pending_graph", True):
+        reference = grad_of(square_sum, x)
+
+        def body(x):
+            y = square_sum(x)
+            write(x)
+            return y
+
+        context = f"y = (x*x).sum(); {text}; y.backward()"
+        try:
+            y = run_body(body, (x,), config)
+        except Raised as r:
+            return raised_result(r, context)
+        return backward_outcome(x, y, reference, context, config)
+
+    # No graph pending: the write after backward() (init, optimizer-style update).
+    square_sum(x).backward()
+    reference = x.grad.clone()
+    version = x._version
+
+    def update(x):
+        write(x)
+        return x.sum()  # something to compile around
+
+    context = f"y.backward(); {text}"
+    try:
+        run_body(update, (x,), config)
+    except Raised as r:
+        return raised_result(r, context)
+    return not_confirmed(
+        f"{context}: no graph was pending, the gradient {values(x.grad)} is the tracked one; the write "
+        f"was untracked (x._version {version} -> {x._version}), torch.no_grad() gives the same values",
+        seen="no-pending-graph", grad=values(x.grad), reference=values(reference))
+
+
+# --------------------------------------------------------------------------------------------
+# TAL002 / TAL201 / TAL301: an alias chain and a write through one side of it
+
+def split_write(ops: Sequence[str]) -> Tuple[List[str], Optional[str]]:
+    ops = list(ops)
+    if ops and is_write(ops[-1]):
+        return ops[:-1], ops[-1]
+    return ops, None
+
+
+def alias_write(sig: dict, config: Config, *, default_write: Optional[str], default_pending: bool,
+                default_requires_grad: bool) -> dict:
+    facts = dict(sig.get("source") or {})
+    chain, write = split_write(sig.get("ops") or [])
+    write = write or default_write
+    pending = bool(facts.get("pending_graph", facts.get("saved", default_pending)))
+    requires_grad = bool(pending or facts.get("requires_grad", facts.get("leaf", default_requires_grad))
+                         or facts.get("parameter"))
+    mutated = facts.get("mutated", "alias")  # which side is written: the chain's result or the source
+    x = make_source(facts, config.device, requires_grad=requires_grad)
+    alias_text = describe("x", chain)
+    # Eager, outside the body: does the chain hand out the source's storage?
+    try:
+        probe = apply_chain(x, chain)
+        aliases = shares_storage(x, probe)
+        same_object = probe is x
+    except NoReproducer:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        kind = error_kind(exc)
+        return not_confirmed(f"`{alias_text}` raised: {short(exc)}", seen=kind or "error", error=kind)
+    del probe
+    if write is not None:  # an op the tables cannot perform is a missing recipe, found before running
+        try_write(lambda: apply_write(apply_chain(make_source(facts, config.device), chain)
+                                      if mutated != "source" else make_source(facts, config.device), write))
+    if write is None:
+        if aliases:
+            return confirmed("shared-storage", f"`{alias_text}` shares x's storage" +
+                             (" (the same object)" if same_object else ""), shares_storage=True)
+        return not_confirmed(f"`{alias_text}` is a copy: storage not shared", seen="copy", shares_storage=False)
+
+    write_text = {"*=": "*= 10", "imul": "*= 10", "augassign": "*= 10", "+=": "+= 1", "iadd": "+= 1",
+                  "setitem": "[0] = 5", "__setitem__": "[0] = 5"}.get(write, f".{write}(...)")
+    before = x.detach().clone()
+    reference = grad_of(square_sum, x) if pending else None
+
+    if mutated == "source":
+        def body(x):
+            y = square_sum(x) if pending else None
+            r = apply_chain(x, chain)
+            kept = r.copy() if isinstance(r, np.ndarray) else r.clone()
+            with torch.no_grad():
+                apply_write(x, write)
+            after = r.copy() if isinstance(r, np.ndarray) else r.clone()
+            return y, kept, after
+
+        context = f"r = {alias_text}; x{write_text}; read r"
+        try:
+            y, kept, after = run_body(body, (x,), config)
+        except Raised as r:
+            return raised_result(r, context)
+        kept_t, after_t = torch.as_tensor(kept), torch.as_tensor(after)
+        if kept_t.shape == after_t.shape and torch.equal(kept_t.cpu(), after_t.cpu()):
+            return not_confirmed(f"{context}: r kept its values {values(kept)}: `{alias_text}` is a copy",
+                                 seen="copy", shares_storage=aliases)
+        return confirmed("alias-mutated", f"{context}: r changed {values(kept)} -> {values(after)} through x",
+                         shares_storage=aliases)
+
+    def body(x):
+        y = square_sum(x) if pending else None
+        r = apply_chain(x, chain)
+        apply_write(r, write)
+        return y
+
+    context = (f"y = (x*x).sum(); r = {alias_text}; r{write_text}; y.backward()" if pending
+               else f"r = {alias_text}; r{write_text}")
+    try:
+        y = run_body(body, (x,), config)
+    except Raised as r:
+        return raised_result(r, context)
+    changed = not same(x, before)
+    if pending:
+        outcome = backward_outcome(x, y, reference, context, config)
+        outcome["details"]["source_changed"] = changed
+        if outcome["status"] == "not-confirmed" and changed:
+            return confirmed("source-mutated", f"{context}: gradient correct, but x changed behind its back "
+                             f"{values(before)} -> {values(x)}", shares_storage=aliases)
+        return outcome
+    if changed:
+        return confirmed("source-mutated", f"{context}: x changed behind its back {values(before)} -> {values(x)}",
+                         shares_storage=aliases)
+    return not_confirmed(f"{context}: x unchanged {values(x)}: `{alias_text}` is a copy here", seen="copy",
+                         shares_storage=aliases)
+
+
+@recipe("TAL002")
+def tal002(sig: dict, config: Config) -> dict:
+    # A read of .data: show what a later write through it does while a graph saved the tensor.
+    return alias_write(sig, config, default_write="mul_", default_pending=True, default_requires_grad=True)
+
+
+@recipe("TAL201")
+def tal201(sig: dict, config: Config) -> dict:
+    return alias_write(sig, config, default_write="mul_", default_pending=False, default_requires_grad=False)
+
+
+@recipe("TAL301")
+def tal301(sig: dict, config: Config) -> dict:
+    return alias_write(sig, config, default_write="mul_", default_pending=False, default_requires_grad=False)
+
+
+# --------------------------------------------------------------------------------------------
+# TAL101 / TAL102 / TAL103: constructors
+
+COPY_WARNING = "To copy construct from a tensor"
+
+
+@recipe("TAL101")
+def tal101(sig: dict, config: Config) -> dict:
+    facts = sig.get("source") or {}
+    op = (sig.get("ops") or ["tensor"])[0]
+    kind = facts.get("type", "tensor")
+    x = make_source(facts, config.device, requires_grad=facts.get("requires_grad", True))
+    if kind == "ndarray":
+        x = x.detach().cpu().numpy()
+    elif kind == "list":
+        x = x.detach().cpu().tolist()
+    elif kind != "tensor":
+        raise NoReproducer(f"unknown source type {kind!r}")
+    if op == "tensor":
+        def body(x):
+            return torch.tensor(x)
+        text = "torch.tensor(x)"
+    elif op == "new_tensor":
+        like = torch.zeros(1, device=config.device)
+
+        def body(x):
+            return like.new_tensor(x)
+        text = "u.new_tensor(x)"
+    else:
+        raise NoReproducer(f"no recipe for the constructor `{op}`")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            r = run_body(body, (x,), config)
+        except Raised as e:
+            return raised_result(e, text, loud_is_hazard=False)
+    texts = [str(w.message) for w in caught if COPY_WARNING in str(w.message)]
+    src_rg = isinstance(x, torch.Tensor) and x.requires_grad
+    shares = shares_storage(x, r)
+    details = dict(warning=texts[0].split(",")[0] if texts else None, source_requires_grad=src_rg,
+                   result_requires_grad=r.requires_grad, shares_storage=shares)
+    if texts:
+        dropped = " and dropped requires_grad" if src_rg and not r.requires_grad else ""
+        return confirmed("copy-construct-warning", f"{text} copied{dropped}; UserWarning: {texts[0][:80]}…",
+                         **details)
+    return not_confirmed(f"{text} of a {kind}: no copy-construct warning", seen="no-warning", **details)
+
+
+@recipe("TAL102")
+def tal102(sig: dict, config: Config) -> dict:
+    facts = sig.get("source") or {}
+    op = (sig.get("ops") or ["tensor"])[-1]
+    ctor = {"tensor": torch.tensor, "as_tensor": torch.as_tensor}.get(op)
+    if ctor is None:
+        raise NoReproducer(f"no recipe for the constructor `{op}`")
+    requires_grad = bool(facts.get("requires_grad", facts.get("calls_backward", True)))
+    shape = () if facts.get("elements", "0d") == "0d" else ((1,) if facts["elements"] == "one" else (2,))
+    a = torch.full(shape, 1.0, device=config.device, requires_grad=requires_grad)
+    b = torch.full(shape, 2.0, device=config.device, requires_grad=requires_grad)
+    text = f"torch.{op}([a, b * 3])"
+
+    def body(a, b):
+        return ctor([a, b * 3])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = run_body(body, (a, b), config)
+        except Raised as e:
+            return raised_result(e, text)
+    stacked = torch.stack([a, b * 3])
+    if requires_grad and not r.requires_grad:
+        return confirmed("graph-dropped", f"{text} = {values(r)} with requires_grad=False: no gradient reaches a, b "
+                         f"(torch.stack keeps {type(stacked.grad_fn).__name__})", result_requires_grad=False)
+    if same(r, stacked):
+        return not_confirmed(f"{text} = {values(r)}: no graph to drop (the elements do not require grad), "
+                             f"identical to torch.stack", seen="no-graph", result_requires_grad=r.requires_grad)
+    return not_confirmed(f"{text} = {values(r)}, keeps the graph", seen="graph-kept")
+
+
+@recipe("TAL103")
+def tal103(sig: dict, config: Config) -> dict:
+    facts = sig.get("source") or {}
+    member = (sig.get("ops") or ["Tensor"])[0]
+    ctor = getattr(torch, member, None)
+    if ctor is None or member not in LEGACY_DTYPES:
+        raise NoReproducer(f"no legacy constructor torch.{member}")
+    # Unknown dtype: the one the constructor accepts (the only way the line runs at all).
+    dtype = dtype_of(facts.get("dtype")) if facts.get("dtype") else (LEGACY_DTYPES[member] or torch.float32)
+    x = make_source(facts, config.device, requires_grad=bool(facts.get("requires_grad", False)) and dtype.is_floating_point,
+                    dtype=dtype)
+    if config.device == "cuda" and member != "Tensor":
+        raise NoReproducer("the CPU legacy constructors reject CUDA tensors; torch.cuda.* has its own")
+    before = x.detach().clone()
+    text = f"c = torch.{member}(x); c.mul_(2)"
+
+    def body(x):
+        c = ctor(x)
+        with torch.no_grad():
+            c.mul_(2)
+        return c
+
+    try:
+        c = run_body(body, (x,), config)
+    except Raised as e:
+        return raised_result(e, text, loud_is_hazard=False)
+    changed = not same(x, before)
+    shares = shares_storage(x, c)
+    if changed or shares:
+        return confirmed("alias", f"{text}: x changed {values(before)} -> {values(x)}; c shares x's storage: {shares}",
+                         shares_storage=shares, source_changed=changed)
+    return not_confirmed(f"{text}: x unchanged: a copy", seen="copy", shares_storage=False)
+
+
+LEGACY_DTYPES: Dict[str, Optional[torch.dtype]] = {
+    "Tensor": None, "FloatTensor": torch.float32, "DoubleTensor": torch.float64, "HalfTensor": torch.float16,
+    "BFloat16Tensor": torch.bfloat16, "ByteTensor": torch.uint8, "CharTensor": torch.int8,
+    "ShortTensor": torch.int16, "IntTensor": torch.int32, "LongTensor": torch.int64, "BoolTensor": torch.bool,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# TAL401: snapshots of live state kept across an update
+
+def _state_dict(obj):
+    return obj.state_dict()
+
+
+SNAPSHOT_OPS: Dict[str, Callable[[Any], Any]] = {
+    "state_dict": _state_dict, "copy": lambda s: s.copy() if isinstance(s, dict) else copy.copy(s),
+    "dict": lambda s: dict(s), "deepcopy": copy.deepcopy, "clone": lambda s: _map(s, lambda t: t.clone()),
+    "detach": lambda s: _map(s, lambda t: t.detach()), "data": lambda s: _map(s, lambda t: t.data),
+    "cpu": lambda s: _map(s, lambda t: t.cpu()), "float": lambda s: _map(s, lambda t: t.float()),
+    "to": lambda s: _map(s, lambda t: t.to(t.device)), "numpy": lambda s: _map(s, lambda t: t.detach().cpu().numpy()),
+    "parameters": lambda m: list(m.parameters()), "named_parameters": lambda m: dict(m.named_parameters()),
+    "list": lambda s: list(s.values()) if isinstance(s, dict) else list(s),
+    "values": lambda s: list(s.values()), "items": lambda s: dict(s), "weight": lambda m: m.weight,
+    "bias": lambda m: m.bias, "tolist": lambda s: _map(s, lambda t: t.tolist()),
+}
+UPDATE_OPS = {"step", "backward", "zero_grad", "load_state_dict", "train", "update"}
+
+
+def _map(s, fn):
+    if isinstance(s, dict):
+        return {k: fn(v) for k, v in s.items()}
+    if isinstance(s, (list, tuple)):
+        return [fn(v) for v in s]
+    return fn(s)
+
+
+def _leaves(s) -> List[Any]:
+    if isinstance(s, dict):
+        return [v for x in s.values() for v in _leaves(x)]
+    if isinstance(s, (list, tuple)):
+        return [v for x in s for v in _leaves(x)]
+    return [s]
+
+
+def _frozen(s) -> List[Any]:
+    out = []
+    for v in _leaves(s):
+        if isinstance(v, torch.Tensor):
+            out.append(v.detach().cpu().clone())
+        elif isinstance(v, np.ndarray):
+            out.append(torch.from_numpy(v.copy()))
+        else:
+            out.append(copy.deepcopy(v))
+    return out
+
+
+@recipe("TAL401")
+def tal401(sig: dict, config: Config) -> dict:
+    ops = list(sig.get("ops") or ["state_dict", "step"])
+    snap_ops = [op for op in ops if op not in UPDATE_OPS]
+    updates = [op for op in ops if op in UPDATE_OPS] or ["step"]
+    facts = sig.get("source") or {}
+    optimizer_state = bool(facts.get("optimizer")) or (snap_ops[:1] == ["optimizer_state_dict"])
+    if optimizer_state:
+        snap_ops = ["state_dict"] + snap_ops[1:]
+    for op in snap_ops:
+        if op not in SNAPSHOT_OPS:
+            raise NoReproducer(f"no recipe for the snapshot op `{op}`")
+    for op in updates:
+        if op not in ("step", "backward", "zero_grad", "update"):
+            raise NoReproducer(f"no recipe for the update `{op}`")
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 2).to(config.device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    forward = torch.compile(model, backend=config.backend) if config.compiled else model
+    x = torch.randn(4, 3, device=config.device)
+
+    def train_step():
+        opt.zero_grad()
+        loss = forward(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+
+    if optimizer_state:
+        train_step()  # the momentum buffers exist after a first step
+        owner = opt
+    else:
+        owner = model
+    snap = owner
+    for op in snap_ops:
+        snap = SNAPSHOT_OPS[op](snap)
+    if optimizer_state:
+        snap = snap["state"]
+    text = describe("model" if not optimizer_state else "optimizer", snap_ops)
+    kept = _frozen(snap)
+    try:
+        train_step()
+    except Exception as exc:  # noqa: BLE001
+        return raised_result(Raised(exc, "training step"), f"snap = {text}; optimizer.step()", loud_is_hazard=False)
+    now = _frozen(snap)
+    changed = [i for i, (a, b) in enumerate(zip(kept, now))
+               if isinstance(a, torch.Tensor) and not (a.shape == b.shape and torch.equal(a, b))]
+    context = f"snap = {text}; loss.backward(); optimizer.step()"
+    if changed:
+        first = _leaves(snap)[changed[0]]
+        return confirmed("stale-snapshot", f"{context}: the snapshot changed with the live state "
+                         f"({len(changed)} of {len(kept)} tensors), e.g. {values(kept[changed[0]])} -> {values(first)}",
+                         changed=len(changed), total=len(kept))
+    return not_confirmed(f"{context}: the snapshot kept its values ({len(kept)} tensors): a copy", seen="copy",
+                         total=len(kept))

@@ -1,0 +1,423 @@
+"""Deduplicate signatures, consult the cache, run what is left in an isolated worker, aggregate.
+
+Nothing here imports torch: reproductions run in ``python -m detachlint.runtime.worker``
+subprocesses, one at a time, each with a time limit. A worker that crashes or hangs is killed
+(with its process group: inductor starts compile workers) and replaced for the next
+reproduction; its reproduction is reported as ``crashed`` or ``timeout``, never as a verdict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+INSTALL_HINT = 'pip install "detachlint[runtime]"'
+DEFAULT_BACKENDS: Tuple[str, ...] = ("eager", "aot_eager")
+ALL_BACKENDS: Tuple[str, ...] = ("eager", "aot_eager", "inductor")
+DEVICES: Tuple[str, ...] = ("cpu", "cuda")
+# Seconds one reproduction may take; inductor's first compile is 15-40 s cold on two cores.
+TIME_LIMITS: Dict[str, float] = {"eager": 60.0, "aot_eager": 120.0, "inductor": 300.0}
+STARTUP_LIMIT = 120.0  # importing torch in the worker
+CACHEABLE = {"confirmed", "not-confirmed", "no-reproducer"}
+OBSERVED = {"confirmed", "not-confirmed"}
+_HERE = Path(__file__).resolve().parent
+
+
+class TorchMissing(RuntimeError):
+    """torch is not importable: the runtime companion cannot run."""
+
+    def __init__(self, detail: str = "") -> None:
+        message = f"the runtime companion needs torch: {INSTALL_HINT}"
+        super().__init__(message + (f" ({detail})" if detail else ""))
+        self.detail = detail
+
+
+def torch_version() -> str:
+    """The installed torch version, without importing torch; raises :class:`TorchMissing`."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError) as exc:
+        raise TorchMissing(str(exc)) from None
+    if spec is None:
+        raise TorchMissing("No module named 'torch'")
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        origin = Path(spec.origin or "")
+        version_file = origin.parent / "version.py"
+        if version_file.exists():
+            for line in version_file.read_text(encoding="utf-8").splitlines():
+                if line.startswith("__version__"):
+                    return line.split("=", 1)[1].strip().strip("'\"")
+        return "unknown"
+
+
+def cuda_probe() -> Tuple[bool, str]:
+    """Whether CUDA *may* be available, decided without importing torch; the worker has the last
+    word (``torch.cuda.is_available()``). The reason is what a skipped configuration reports."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return False, "torch is not importable"
+    if spec is None or not spec.origin:
+        return False, "torch is not installed"
+    lib = Path(spec.origin).parent / "lib"
+    has_cuda_lib = any(lib.glob("libtorch_cuda*")) or any(lib.glob("torch_cuda*.dll"))
+    if not has_cuda_lib:
+        return False, f"this torch build has no CUDA support (torch {torch_version()})"
+    if sys.platform.startswith("linux") and not Path("/dev/nvidiactl").exists():
+        return False, "no NVIDIA GPU device on this machine (/dev/nvidiactl is missing)"
+    return True, ""
+
+
+def canonical(signature: dict) -> str:
+    """The canonical JSON of a signature: equal patterns give equal keys, whatever the key order."""
+    return json.dumps(signature, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def recipe_fingerprint(extra_modules: Sequence[str] = ()) -> str:
+    """Changes whenever the recipes do, so a cache never outlives the code that filled it."""
+    h = hashlib.sha256()
+    for name in ("recipes.py", "worker.py"):
+        h.update((_HERE / name).read_bytes())
+    h.update(",".join(extra_modules).encode())
+    return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Config:
+    device: str
+    backend: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.device}-{self.backend}"
+
+
+class Cache:
+    """One JSON file per (signature, configuration), under ``<root>/runtime/torch-<version>/``."""
+
+    def __init__(self, root: Path, torch: str, fingerprint: str) -> None:
+        self.dir = Path(root) / "runtime" / f"torch-{torch}"
+        self.fingerprint = fingerprint
+
+    def path(self, key: str, config: Config) -> Path:
+        digest = hashlib.sha256(f"{key}|{config.name}|{self.fingerprint}".encode()).hexdigest()[:32]
+        return self.dir / f"{digest}.json"
+
+    def get(self, key: str, config: Config) -> Optional[dict]:
+        try:
+            data = json.loads(self.path(key, config).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data.get("result") if data.get("signature") == key else None
+
+    def put(self, key: str, config: Config, result: dict) -> None:
+        target = self.path(key, config)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"signature": key, "config": config.name, "result": result}, fh, indent=1, default=str)
+            os.replace(tmp, target)  # atomic: a concurrent reader sees the old file or the new one
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+
+
+class _Died(Exception):
+    def __init__(self, returncode: Optional[int], stderr: str) -> None:
+        super().__init__(f"exit code {returncode}")
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _Worker:
+    """One ``detachlint.runtime.worker`` process and a thread that reads its answers."""
+
+    def __init__(self, python: str, env: Dict[str, str]) -> None:
+        self.stderr = tempfile.TemporaryFile(mode="w+b")
+        self.proc = subprocess.Popen(
+            [python, "-m", "detachlint.runtime.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self.stderr, env=env, text=True, encoding="utf-8", bufsize=1,
+            start_new_session=(os.name == "posix"),
+        )
+        self.lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.hello: dict = {}
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _next(self, limit: float) -> dict:
+        deadline = time.monotonic() + limit
+        while True:
+            try:
+                line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                raise _Timeout() from None
+            if line is None:
+                try:
+                    self.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
+                raise _Died(self.proc.returncode, self.stderr_tail())
+            if line.strip():
+                return json.loads(line)
+
+    def start(self, limit: float) -> dict:
+        self.hello = self._next(limit)
+        return self.hello
+
+    def run(self, request: dict, limit: float) -> dict:
+        try:
+            self.proc.stdin.write(json.dumps(request, default=str) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise _Died(self.proc.poll(), self.stderr_tail()) from None
+        while True:
+            answer = self._next(limit)
+            if answer.get("id") == request["id"]:
+                return answer["result"]
+
+    def stderr_tail(self, lines: int = 6) -> str:
+        try:
+            self.stderr.seek(0)
+            text = self.stderr.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc.poll() is None and not kill:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                kill = True
+        if self.proc.poll() is None or kill:
+            try:
+                if os.name == "posix":
+                    os.killpg(self.proc.pid, signal.SIGKILL)  # the worker and its compile workers
+                else:
+                    self.proc.kill()
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        self.stderr.close()
+
+
+ProgressFn = Callable[[int, int, str], None]
+
+
+class Confirmer:
+    """Confirms signatures by reproduction. One instance per run; :attr:`reproductions` counts the
+    reproductions actually executed (cache hits and skipped configurations are not)."""
+
+    def __init__(
+        self,
+        backends: Sequence[str] = DEFAULT_BACKENDS,
+        devices: Sequence[str] = DEVICES,
+        cache_dir: Optional[os.PathLike] = ".detachlint_cache",
+        time_limits: Optional[Dict[str, float]] = None,
+        recipe_modules: Sequence[str] = (),
+        progress: Optional[ProgressFn] = None,
+        python: str = sys.executable,
+    ) -> None:
+        self.version = torch_version()
+        self.backends = tuple(backends)
+        self.devices = tuple(devices)
+        self.time_limits = dict(TIME_LIMITS, **(time_limits or {}))
+        self.recipe_modules = tuple(recipe_modules)
+        self.progress = progress
+        self.python = python
+        self.cache = (Cache(Path(cache_dir), self.version, recipe_fingerprint(self.recipe_modules))
+                      if cache_dir is not None else None)
+        self.cache_root = Path(cache_dir) if cache_dir is not None else None
+        self.reproductions = 0
+        self.cache_hits = 0
+        self._worker: Optional[_Worker] = None
+
+    @property
+    def configs(self) -> List[Config]:
+        return [Config(d, b) for d in self.devices for b in self.backends]
+
+    # -- running -------------------------------------------------------------------------------
+
+    def _env(self) -> Dict[str, str]:
+        env = dict(os.environ)
+        root = str(_HERE.parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH", "")]))
+        if self.recipe_modules:
+            env["DETACHLINT_RECIPE_MODULES"] = ",".join(self.recipe_modules)
+        if self.cache_root is not None and "TORCHINDUCTOR_CACHE_DIR" not in env:
+            env["TORCHINDUCTOR_CACHE_DIR"] = str((self.cache_root / "inductor").resolve())
+        env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+        return env
+
+    def _ensure_worker(self) -> _Worker:
+        if self._worker is None:
+            worker = _Worker(self.python, self._env())
+            try:
+                worker.start(STARTUP_LIMIT)
+            except _Died as died:
+                worker.stop(kill=True)
+                if "torch" in died.stderr and ("ImportError" in died.stderr or "ModuleNotFoundError" in died.stderr):
+                    raise TorchMissing(died.stderr.strip().splitlines()[-1]) from None
+                raise
+            except _Timeout:
+                worker.stop(kill=True)
+                raise
+            self._worker = worker
+        return self._worker
+
+    def _reproduce(self, key: str, signature: dict, config: Config) -> dict:
+        limit = self.time_limits.get(config.backend, max(self.time_limits.values()))
+        self.reproductions += 1
+        try:
+            worker = self._ensure_worker()
+        except _Died as died:
+            return {"status": "crashed", "observed": f"the worker died while importing torch "
+                    f"(exit code {died.returncode}): {died.stderr[-300:]}"}
+        except _Timeout:
+            return {"status": "timeout", "observed": f"the worker did not start within {STARTUP_LIMIT:.0f} s"}
+        start = time.perf_counter()
+        try:
+            return worker.run({"id": self.reproductions, "signature": signature,
+                               "config": {"device": config.device, "backend": config.backend}}, limit)
+        except _Timeout:
+            worker.stop(kill=True)
+            self._worker = None
+            return {"status": "timeout", "observed": f"no result within the {limit:g} s limit; the reproduction "
+                    f"was stopped", "seconds": round(time.perf_counter() - start, 3)}
+        except _Died as died:
+            worker.stop(kill=True)
+            self._worker = None
+            code = died.returncode
+            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            tail = died.stderr.strip().splitlines()[-1:] if died.stderr.strip() else []
+            return {"status": "crashed", "observed": f"the reproduction crashed its process ({how})"
+                    + (f": {tail[0][:200]}" if tail else ""), "seconds": round(time.perf_counter() - start, 3)}
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+
+    # -- the public entry ----------------------------------------------------------------------
+
+    def confirm(self, signatures: Iterable[Optional[dict]]) -> List[dict]:
+        """One confirmation object per signature (``None`` gives ``no-reproducer``)."""
+        signatures = list(signatures)
+        keys = [canonical(s) if s else None for s in signatures]
+        unique: Dict[str, dict] = {}
+        for key, sig in zip(keys, signatures):
+            if key is not None and key not in unique:
+                unique[key] = sig
+        cuda_possible, cuda_reason = cuda_probe() if "cuda" in self.devices else (False, "")
+        results: Dict[Tuple[str, str], dict] = {}
+        todo: List[Tuple[str, dict, Config]] = []
+        for key, sig in unique.items():
+            for config in self.configs:
+                if config.device == "cuda" and not cuda_possible:
+                    results[(key, config.name)] = {"status": "skipped", "observed": cuda_reason}
+                    continue
+                hit = self.cache.get(key, config) if self.cache is not None else None
+                if hit is not None:
+                    self.cache_hits += 1
+                    results[(key, config.name)] = dict(hit, cached=True)
+                else:
+                    todo.append((key, sig, config))
+        try:
+            for i, (key, sig, config) in enumerate(todo):
+                if self.progress is not None:
+                    self.progress(i, len(todo), f"{sig.get('rule', '?')} {'/'.join(map(str, sig.get('ops') or []))} "
+                                                f"on {config.name}")
+                result = self._reproduce(key, sig, config)
+                if self.cache is not None and result.get("status") in CACHEABLE:
+                    self.cache.put(key, config, result)
+                results[(key, config.name)] = dict(result, cached=False)
+            if self.progress is not None and todo:
+                self.progress(len(todo), len(todo), "done")
+        finally:
+            self.close()
+        out = []
+        for key in keys:
+            if key is None:
+                out.append({"verdict": "no-reproducer", "summary": "the finding carries no pattern signature",
+                            "configurations": [], "divergent": [], "torch": self.version})
+                continue
+            configs = [dict(config=c.name, device=c.device, backend=c.backend, **results[(key, c.name)])
+                       for c in self.configs]
+            out.append(aggregate(configs, self.version, key))
+        return out
+
+
+def aggregate(configs: List[dict], torch: str, key: str) -> dict:
+    """The finding-level verdict from the per-configuration results."""
+    observed = [c for c in configs if c["status"] in OBSERVED]
+    hits = [c for c in observed if c["status"] == "confirmed"]
+    if hits:
+        verdict = "confirmed"
+    elif observed:
+        verdict = "not-confirmed"
+    elif any(c["status"] == "no-reproducer" for c in configs):
+        verdict = "no-reproducer"
+    else:
+        verdict = "inconclusive"  # every configuration timed out, crashed, errored or was skipped
+    divergent = []
+    for c in observed:
+        if c["backend"] == "eager":
+            continue
+        eager = next((e for e in observed if e["device"] == c["device"] and e["backend"] == "eager"), None)
+        if eager is None:
+            continue
+        if (eager["status"], eager.get("hazard") or eager.get("seen")) != (c["status"], c.get("hazard") or c.get("seen")):
+            divergent.append({"config": c["config"], "eager": _outcome(eager), "compiled": _outcome(c)})
+    return {"verdict": verdict, "summary": _summary(verdict, configs, divergent), "configurations": configs,
+            "divergent": divergent, "torch": torch,
+            "signature_key": hashlib.sha256(key.encode()).hexdigest()[:16]}
+
+
+def _outcome(c: dict) -> str:
+    return f"{c['status']} ({c.get('hazard') or c.get('seen') or '-'})"
+
+
+def _summary(verdict: str, configs: List[dict], divergent: List[dict]) -> str:
+    parts = []
+    by_outcome: Dict[str, List[str]] = {}
+    for c in configs:
+        if c["status"] == "confirmed":
+            label = c.get("hazard") or "confirmed"
+        elif c["status"] == "not-confirmed":
+            label = f"saw {c.get('seen') or 'nothing'}"
+        else:
+            label = c["status"]
+        by_outcome.setdefault(label, []).append(c["config"])
+    for label, names in by_outcome.items():
+        parts.append(f"{label} on {', '.join(names)}")
+    text = f"{verdict}: " + "; ".join(parts)
+    if divergent:
+        text += "; compiled differs from eager on " + ", ".join(d["config"] for d in divergent)
+    return text
