@@ -19,9 +19,12 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .findings import PARSE_ERROR_CODE
+
+if TYPE_CHECKING:
+    from .files import GitIgnore
 from .rules import ALL_RULES
 
 if sys.version_info >= (3, 11):
@@ -169,21 +172,26 @@ class Settings:
             return self.enabled
         return frozenset(c for c in self.enabled if not any(_matches(sel, c) for sel in ignored))
 
-    def is_excluded(self, path: PathLike, *, gitignore: bool = True) -> bool:
-        """Whether ``path`` (or a directory above it, up to the project root) is excluded by
+    def matches_exclude(self, path: PathLike) -> bool:
+        """Whether ``path`` itself matches ``exclude``/``extend-exclude`` (its parents not looked at)."""
+        target = _abspath(path)
+        return any(p.matches(target) for p in self.exclude)
+
+    def is_excluded(self, path: PathLike, *, gitignore: Optional["GitIgnore"] = None) -> bool:
+        """Whether ``path`` (or a directory above it, below the project root) is excluded by
         ``exclude``/``extend-exclude``, or, with respect-gitignore, by a ``.gitignore``."""
         target = _abspath(path)
         candidates = [target]
-        for parent in target.parents:
-            if parent == self.root or self.root not in parent.parents:
+        for parent in target.parents:  # like ruff: up to the project root, or all the way if outside it
+            if parent == self.root:
                 break
             candidates.append(parent)
-        if any(p.matches(c) for c in candidates for p in self.exclude):
+        if any(self.matches_exclude(c) for c in candidates):
             return True
-        if gitignore and self.respect_gitignore:
-            from .files import gitignored  # local: files imports nothing from here, keep it that way
+        if self.respect_gitignore:
+            from .files import GitIgnore  # local: files must not import config at load time
 
-            return gitignored(target)
+            return (gitignore or GitIgnore()).ignored(target)
         return False
 
 
