@@ -1,9 +1,17 @@
-"""Turning bytes into source text: PEP 263 coding cookies, BOMs, binary files."""
+"""Finding the files to lint, and turning their bytes into source text (PEP 263 coding cookies,
+BOMs, binary files)."""
 
 from __future__ import annotations
 
 import io
+import os
 import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Tuple
+
+if TYPE_CHECKING:
+    from .config import SettingsResolver
 
 
 class SourceError(Exception):
@@ -39,3 +47,146 @@ def _raise_binary(data: bytes) -> str:
     offset = data.index(b"\x00")
     row = data.count(b"\n", 0, offset) + 1
     raise SourceError("binary file (contains NUL bytes), not Python source", row, offset - (data.rfind(b"\n", 0, offset) + 1))
+
+
+# --- discovery ---------------------------------------------------------------------------------
+# Which files ``detachlint check PATH ...`` lints. Like ruff: walk directories in sorted order,
+# take .py/.pyi/.ipynb, prune what the settings exclude (ruff's default list) and what .gitignore
+# files ignore; files named explicitly are linted whatever their suffix and even when excluded,
+# unless force-exclude is on (pre-commit passes every staged file explicitly).
+
+LINTED_SUFFIXES = (".py", ".pyi", ".ipynb")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file to lint, or a path that could not be walked (``error`` says why)."""
+
+    path: Path
+    display: str
+    error: Optional[str] = None
+
+
+def display_path(path: Path, cwd: Optional[Path] = None) -> str:
+    """Relative to the working directory when below it (as ruff and flake8 print), else absolute."""
+    cwd = cwd or Path(os.getcwd())
+    absolute = os.path.abspath(path)
+    base = str(cwd).rstrip(os.sep) + os.sep
+    return os.path.relpath(absolute, cwd) if absolute.startswith(base) else absolute
+
+
+class GitIgnore:
+    """``.gitignore`` files from the repository root (the closest directory holding ``.git``) down,
+    plus ``.git/info/exclude``; the innermost file with a matching pattern decides, as in git.
+    Outside a repository every ``.gitignore`` above the path counts."""
+
+    def __init__(self) -> None:
+        self._specs: Dict[Path, Tuple[Optional[int], object]] = {}
+        self._chains: Dict[Path, List[Tuple[Path, object]]] = {}
+
+    def _spec(self, directory: Path, name: str = ".gitignore"):
+        import pathspec
+
+        path = directory / name
+        try:
+            stamp: Optional[int] = path.stat().st_mtime_ns
+        except OSError:
+            stamp = None
+        cached = self._specs.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        spec = None
+        if stamp is not None:
+            try:
+                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            except (OSError, ValueError):
+                spec = None  # an unreadable or malformed .gitignore ignores nothing, as in git
+        self._specs[path] = (stamp, spec)
+        return spec
+
+    def _chain(self, directory: Path) -> List[Tuple[Path, object]]:
+        """(base, spec) pairs that apply to entries of ``directory``, outermost first."""
+        chain = self._chains.get(directory)
+        if chain is None:
+            is_root = os.path.exists(directory / ".git")
+            parent = directory.parent
+            chain = [] if is_root or parent == directory else list(self._chain(parent))
+            if is_root:
+                exclude = self._spec(directory, os.path.join(".git", "info", "exclude"))
+                if exclude is not None:
+                    chain.append((directory, exclude))
+            spec = self._spec(directory)
+            if spec is not None:
+                chain.append((directory, spec))
+            self._chains[directory] = chain
+        return chain
+
+    def entry_ignored(self, path: Path, is_dir: bool) -> bool:
+        """Whether ``path`` itself is ignored (its parent directories are not looked at)."""
+        verdict = None
+        for base, spec in self._chain(path.parent):
+            rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+            result = spec.check_file(rel).include
+            if result is not None:
+                verdict = result
+        return bool(verdict)
+
+    def ignored(self, path: Path) -> bool:
+        """Whether ``path`` or any directory above it is ignored."""
+        path = Path(os.path.abspath(path))
+        for parent in reversed(path.parents):
+            if parent.parent != parent and self.entry_ignored(parent, True):
+                return True
+        return self.entry_ignored(path, path.is_dir())
+
+
+def discover(paths: Iterable[str], resolver: "SettingsResolver") -> List[Target]:
+    """The files to lint under ``paths``, each once, sorted by displayed path."""
+    cwd = Path(os.getcwd())
+    gitignore = GitIgnore()
+    found: Dict[str, Target] = {}
+
+    def add(path: Path, error: Optional[str] = None) -> None:
+        key = os.path.abspath(path)
+        if key not in found:
+            found[key] = Target(path, display_path(path, cwd), error)
+
+    for arg in paths:
+        path = Path(arg)
+        settings = resolver.for_path(path)
+        if settings.force_exclude and settings.is_excluded(path, gitignore=gitignore):
+            continue
+        if path.is_dir():
+            for target_path, error in _walk(path, resolver, gitignore):
+                add(target_path, error)
+        else:
+            add(path)  # named explicitly: linted whatever its suffix; unreadable → TAL999
+    return sorted(found.values(), key=lambda t: t.display)
+
+
+def _walk(directory: Path, resolver: "SettingsResolver", gitignore: GitIgnore) -> Iterator[Tuple[Path, Optional[str]]]:
+    try:
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        yield directory, f"cannot read directory: {exc.strerror or exc}"
+        return
+    settings = resolver.for_path(directory, is_dir=True)
+    for entry in entries:
+        path = Path(entry.path)
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        absolute = Path(os.path.abspath(path))
+        if settings.matches_exclude(absolute):
+            continue
+        if settings.respect_gitignore and gitignore.entry_ignored(absolute, is_dir):
+            continue
+        if is_dir:
+            yield from _walk(path, resolver, gitignore)
+        elif path.suffix in LINTED_SUFFIXES and not (entry.is_symlink() and os.path.isdir(path)):
+            # Symlinked directories are not followed (no loops, no escaping the tree); a broken
+            # or looping file symlink is kept so that it is reported rather than silently skipped.
+            yield path, None
