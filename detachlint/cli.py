@@ -1,0 +1,247 @@
+"""The ``detachlint`` command: argument parsing, then the engine, then a reporter.
+
+Thin on purpose: which rules run comes from ``config``, which files from ``files``, findings and
+suppressions from ``engine``, presentation from ``report``. Nothing here parses Python.
+
+Exit codes (ruff's contract): 0 no findings, 1 findings (a file that could not be read or parsed
+counts), 2 usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from . import __version__
+from .config import ConfigError, SettingsResolver, parse_per_file_ignore, split_codes
+from .report import FORMATS
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def _codes(value: str) -> List[str]:
+    return split_codes(value)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="detachlint", description="Find unsafe copy, detach and aliasing patterns in PyTorch code.")
+    parser.add_argument("--version", action="version", version=f"detachlint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="lint files and directories (default: .)",
+                           description="Lint Python files, stubs and notebooks.")
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories; '-' reads stdin")
+    sel = check.add_argument_group("rule selection (command line wins over [tool.detachlint])")
+    sel.add_argument("--select", type=_codes, metavar="CODES", help="rule codes or prefixes to enable (ALL for all)")
+    sel.add_argument("--ignore", type=_codes, metavar="CODES", help="rule codes or prefixes to disable")
+    sel.add_argument("--extend-select", type=_codes, metavar="CODES", help="enable these on top of select")
+    sel.add_argument("--extend-ignore", type=_codes, metavar="CODES", help="disable these on top of ignore")
+    sel.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES",
+                     help="ignore CODES in files matching PATTERN (repeatable; replaces the configured table)")
+    files = check.add_argument_group("file selection")
+    files.add_argument("--exclude", type=_codes, metavar="GLOBS", help="replace the default exclusions")
+    files.add_argument("--extend-exclude", type=_codes, metavar="GLOBS", help="exclude these as well")
+    files.add_argument("--force-exclude", action="store_true", default=None,
+                       help="apply exclusions to files named on the command line too (for pre-commit)")
+    files.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
+                       help="skip files ignored by .gitignore (default: on)")
+    files.add_argument("--stdin-filename", metavar="PATH",
+                       help="the path of the file read from stdin (config, per-file-ignores, display)")
+    out = check.add_argument_group("output")
+    out.add_argument("--output-format", choices=FORMATS,
+                     default=os.environ.get("DETACHLINT_OUTPUT_FORMAT") or "concise",
+                     help="how findings are printed (default: concise; env DETACHLINT_OUTPUT_FORMAT)")
+    out.add_argument("--statistics", action="store_true", help="print a count per rule instead of findings")
+    out.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                     help="colour output (auto: on a terminal, honouring NO_COLOR and FORCE_COLOR)")
+
+    rule = sub.add_parser("rule", help="explain a rule", description="Print a rule's documentation.")
+    rule.add_argument("code", nargs="?", metavar="CODE", help="a rule code such as TAL001")
+    rule.add_argument("--all", action="store_true", help="list every rule")
+
+    lsp = sub.add_parser("lsp", help="run the language server on stdin/stdout (needs detachlint[lsp])")
+    lsp.add_argument("--stdio", action="store_true", help="accepted for editors; stdio is the only transport")
+    return parser
+
+
+def use_color(choice: str, stream: Any) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def _overrides(args: argparse.Namespace) -> Dict[str, Any]:
+    overrides: Dict[str, Any] = {}
+    for key in ("select", "ignore", "extend_select", "extend_ignore", "exclude", "extend_exclude",
+                "force_exclude", "respect_gitignore"):
+        value = getattr(args, key)
+        if value is not None:
+            overrides[key.replace("_", "-")] = value
+    if args.per_file_ignores:
+        table: Dict[str, List[str]] = {}
+        for spec in args.per_file_ignores:
+            glob, codes = parse_per_file_ignore(spec)
+            table.setdefault(glob, []).extend(codes)
+        overrides["per-file-ignores"] = table
+    return overrides
+
+
+class _Sources:
+    """Source lines for the ``full`` format, read again only when it is asked for."""
+
+    def __init__(self) -> None:
+        self.texts: Dict[str, Optional[str]] = {}
+
+    def __call__(self, filename: str, cell: Optional[int]) -> Optional[List[str]]:
+        from .files import SourceError, decode_source
+
+        if filename not in self.texts:
+            try:
+                data = Path(filename).read_bytes()
+                self.texts[filename] = data.decode("utf-8-sig") if cell else decode_source(data)
+            except (OSError, SourceError, UnicodeDecodeError):
+                self.texts[filename] = None
+        text = self.texts[filename]
+        if text is None:
+            return None
+        if cell is not None:
+            from .notebook import NotebookError, read_cells
+
+            try:
+                cells = {c.number: c.source for c in read_cells(text)[0]}
+            except NotebookError:
+                return None
+            text = cells.get(cell)
+            if text is None:
+                return None
+        return text.splitlines()
+
+
+def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _Sources) -> List[Any]:
+    from .engine import lint_bytes
+    from .files import display_path
+
+    name = args.stdin_filename
+    settings = resolver.for_path(name or os.getcwd(), is_dir=name is None)
+    data = sys.stdin.buffer.read()
+    if name and settings.force_exclude and settings.is_excluded(name):
+        return []
+    display = display_path(Path(name)) if name else "-"
+    sources.texts[display] = data.decode("utf-8-sig", errors="replace")  # for --output-format full
+    codes = settings.codes_for(name or "-")
+    if name and name.endswith(".ipynb"):
+        from .notebook import lint_notebook_bytes
+
+        return lint_notebook_bytes(data, display, codes)
+    return lint_bytes(data, display, codes)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from .engine import lint_path, parse_error_finding
+    from .files import discover
+    from .findings import Finding
+    from .report import ReportOptions, render
+    from .report import statistics as stats
+
+    paths = args.paths or ["."]
+    if "-" in paths and len(paths) > 1:
+        raise UsageError("'-' (stdin) cannot be combined with other paths")
+    missing = [p for p in paths if p != "-" and not os.path.lexists(p)]
+    if missing:
+        raise UsageError(f"path does not exist: {missing[0]}")
+    resolver = SettingsResolver(_overrides(args))  # validates the command line before any work
+
+    findings: List[Finding] = []
+    internal_errors = 0
+    sources = _Sources()
+    if paths == ["-"]:
+        findings = _lint_stdin(args, resolver, sources)
+    else:
+        for target in discover(paths, resolver):
+            if target.error is not None:
+                findings.append(parse_error_finding(target.display, target.error))
+                continue
+            codes = resolver.for_path(target.path, is_dir=False).codes_for(target.path)
+            try:
+                findings.extend(lint_path(target.path, codes, target.display))
+            except Exception as exc:  # a bug in a rule must not hide the other files' findings
+                internal_errors += 1
+                print(f"detachlint: error: internal error while checking {target.display}: "
+                      f"{type(exc).__name__}: {exc} (please report this)", file=sys.stderr)
+
+    options = ReportOptions(color=use_color(args.color, sys.stdout), quiet=args.quiet, sources=sources)
+    if args.statistics:
+        text = stats.render(findings, options, args.output_format)
+    else:
+        text = render(args.output_format, findings, options)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    if internal_errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+def run_rule(args: argparse.Namespace) -> int:
+    from .docs import rule_list, rule_text
+    from .rules import rule_by_code
+
+    if args.all:
+        sys.stdout.write(rule_list())
+        return EXIT_CLEAN
+    if not args.code:
+        raise UsageError("give a rule code (e.g. `detachlint rule TAL001`) or --all")
+    rule = rule_by_code(args.code.upper())
+    if rule is None:
+        raise UsageError(f"unknown rule code {args.code!r}; `detachlint rule --all` lists them")
+    sys.stdout.write(rule_text(rule))
+    return EXIT_CLEAN
+
+
+def run_lsp(args: argparse.Namespace) -> int:
+    try:
+        from .lsp import main as lsp_main
+    except ImportError as exc:
+        print(f"detachlint: error: the language server needs its extra: pip install 'detachlint[lsp]' ({exc})",
+              file=sys.stderr)
+        return EXIT_ERROR
+    lsp_main()
+    return EXIT_CLEAN
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    handlers = {"check": run_check, "rule": run_rule, "lsp": run_lsp}
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        return handlers[args.command](args)
+    except (ConfigError, UsageError) as exc:
+        print(f"detachlint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        # `detachlint check | head`: the reader left; say nothing more and don't trace back.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FINDINGS
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""``path:row:col: CODE [severity] message``, one line per finding (what editors' problem matchers
+and grep expect), then a one-line summary unless ``--quiet``."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..findings import Finding
+from . import ReportOptions, Style, position, summary
+
+
+def line(f: Finding, style: Style) -> str:
+    return (f"{style.bold(position(f))}: {style.severity(f.severity, f.code)} "
+            f"[{f.severity.value}] {f.message}")
+
+
+def render(findings: Sequence[Finding], options: ReportOptions) -> str:
+    style = Style(options.color)
+    lines = [line(f, style) for f in findings]
+    if not options.quiet:
+        lines.append(summary(findings))
+    return "".join(x + "\n" for x in lines)

@@ -1,0 +1,48 @@
+"""A JSON array in the shape of ruff's ``--output-format json`` (so tools that read ruff's output
+read ours), plus ``severity``, ``related`` and ``signature``. Rows and columns are 1-based."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Optional, Sequence
+
+from ..findings import Finding, Fix, Location
+from . import ReportOptions, absolute_filename, column1, rule_name
+
+
+def location(loc: Location) -> Dict[str, int]:
+    return {"row": loc.row, "column": column1(loc)}
+
+
+def fix_object(fix: Optional[Fix]) -> Optional[Dict[str, Any]]:
+    if fix is None:
+        return None
+    return {
+        "applicability": fix.applicability.value,
+        "message": fix.message,
+        "edits": [{"content": e.content, "location": location(e.location), "end_location": location(e.end_location)}
+                  for e in fix.edits],
+    }
+
+
+def finding_object(f: Finding) -> Dict[str, Any]:
+    return {
+        "cell": f.cell,
+        "code": f.code,
+        "name": rule_name(f.code),
+        "message": f.message,
+        "severity": f.severity.value,
+        "filename": absolute_filename(f.filename),
+        "location": location(f.location),
+        "end_location": location(f.end_location),
+        "noqa_row": f.location.row,  # suppressions are read on the line where a finding starts
+        "fix": fix_object(f.fix),
+        "url": f.url,
+        "related": [{"row": r.location.row, "column": column1(r.location), "end_row": r.end_location.row,
+                     "end_column": column1(r.end_location), "message": r.message} for r in f.related],
+        "signature": f.signature,
+    }
+
+
+def render(findings: Sequence[Finding], options: ReportOptions) -> str:
+    return json.dumps([finding_object(f) for f in findings], indent=2, ensure_ascii=False, default=str) + "\n"

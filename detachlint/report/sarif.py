@@ -1,0 +1,129 @@
+"""SARIF 2.1.0 for GitHub code scanning (``github/codeql-action/upload-sarif``) and other SARIF
+viewers. Rule metadata comes from the registry, so every rule is described even when it has no
+result. Paths are relative to the working directory (``%SRCROOT%``) when below it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+from .. import __version__
+from ..findings import PARSE_ERROR_CODE, Finding, Fix, Location, Severity
+from ..rules import ALL_RULES
+from . import ReportOptions, column1
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/detachlint/detachlint"
+SRCROOT = "%SRCROOT%"
+
+
+def _level(severity: Severity) -> str:
+    return "error" if severity == Severity.ERROR else "warning"
+
+
+def _rules() -> List[Dict[str, Any]]:
+    out = []
+    for rule in ALL_RULES:
+        sections = rule.sections()
+        description = sections.get("What it does", rule.summary)
+        out.append({
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary or rule.name},
+            "fullDescription": {"text": description},
+            "help": {"text": rule.documentation(), "markdown": rule.documentation()},
+            "helpUri": rule.url(),
+            "defaultConfiguration": {"level": _level(rule.severity), "enabled": bool(rule.default_enabled)},
+            "properties": {"tags": ["pytorch", "aliasing"]},
+        })
+    out.append({
+        "id": PARSE_ERROR_CODE,
+        "name": "parse-error",
+        "shortDescription": {"text": "the file could not be read, decoded or parsed"},
+        "fullDescription": {"text": "detachlint could not read, decode or parse this file, so it was not checked."},
+        "defaultConfiguration": {"level": "error", "enabled": True},
+    })
+    return out
+
+
+def _artifact(filename: str) -> Dict[str, Any]:
+    if filename in ("-", "<stdin>"):
+        return {"uri": "stdin"}
+    absolute = Path(os.path.abspath(filename))
+    cwd = Path(os.getcwd())
+    try:
+        relative = absolute.relative_to(cwd)
+    except ValueError:
+        return {"uri": absolute.as_uri()}
+    return {"uri": relative.as_posix(), "uriBaseId": SRCROOT}
+
+
+def _region(start: Location, end: Location) -> Dict[str, int]:
+    region = {"startLine": start.row, "startColumn": column1(start),
+              "endLine": end.row, "endColumn": column1(end)}
+    if (end.row, end.column) <= (start.row, start.column):
+        del region["endLine"], region["endColumn"]  # an empty range is a point
+    return region
+
+
+def _location(f: Finding, start: Location, end: Location, message: str = "") -> Dict[str, Any]:
+    loc: Dict[str, Any] = {"physicalLocation": {"artifactLocation": _artifact(f.filename),
+                                                "region": _region(start, end)}}
+    if message:
+        loc["message"] = {"text": message}
+    return loc
+
+
+def _fix(f: Finding, fix: Fix) -> Dict[str, Any]:
+    return {
+        "description": {"text": fix.message},
+        "artifactChanges": [{
+            "artifactLocation": _artifact(f.filename),
+            "replacements": [{"deletedRegion": _region(e.location, e.end_location),
+                              "insertedContent": {"text": e.content}} for e in fix.edits],
+        }],
+    }
+
+
+def _result(f: Finding, rule_index: Dict[str, int]) -> Dict[str, Any]:
+    text = f.message if f.cell is None else f"cell {f.cell}: {f.message}"
+    result: Dict[str, Any] = {
+        "ruleId": f.code,
+        "level": _level(f.severity),
+        "message": {"text": text},
+        "locations": [_location(f, f.location, f.end_location)],
+    }
+    if f.code in rule_index:
+        result["ruleIndex"] = rule_index[f.code]
+    if f.related:
+        result["relatedLocations"] = [
+            dict(_location(f, r.location, r.end_location, r.message), id=i) for i, r in enumerate(f.related)
+        ]
+    if f.fix is not None and f.cell is None:  # a cell's rows are not the file's rows
+        result["fixes"] = [_fix(f, f.fix)]
+    if f.cell is not None:
+        result["properties"] = {"cell": f.cell}
+    return result
+
+
+def sarif_log(findings: Sequence[Finding]) -> Dict[str, Any]:
+    rules = _rules()
+    rule_index = {r["id"]: i for i, r in enumerate(rules)}
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "detachlint", "version": __version__, "semanticVersion": __version__,
+                                "informationUri": INFORMATION_URI, "rules": rules}},
+            "originalUriBaseIds": {SRCROOT: {"uri": Path(os.getcwd()).as_uri() + "/"}},
+            # Finding columns count Unicode code points (LibCST), not SARIF's default UTF-16 units.
+            "columnKind": "unicodeCodePoints",
+            "results": [_result(f, rule_index) for f in findings],
+        }],
+    }
+
+
+def render(findings: Sequence[Finding], options: ReportOptions) -> str:
+    return json.dumps(sarif_log(findings), indent=2, ensure_ascii=False) + "\n"
