@@ -54,6 +54,7 @@ Confirmation
                          "observed": "human-readable account of what ran and what it showed",
                          "details": {...}, "seconds": 0.01, "cached": false}, ...],
      "divergent": [{"config": "cpu-aot_eager", "eager": "...", "compiled": "..."}],
+     "short": "confirmed (cpu-eager, cpu-aot_eager; cuda skipped)",  # for text output
      "torch": "2.13.0+cpu", "signature_key": "..."}
 
 ``confirmed``: the hazard was observed in at least one configuration. ``not-confirmed``: every
@@ -76,7 +77,7 @@ import dataclasses
 from typing import Iterable, List, Sequence
 
 from .runner import (ALL_BACKENDS, DEFAULT_BACKENDS, INSTALL_HINT, Confirmer, TorchMissing, canonical,
-                     cuda_probe, torch_version)
+                     cuda_probe, torch_version, verdict_line)
 
 __all__ = [
     "ALL_BACKENDS", "DEFAULT_BACKENDS", "INSTALL_HINT", "Confirmer", "TorchMissing", "canonical",
@@ -99,24 +100,3 @@ def confirm_findings(findings: Iterable, **options) -> List:
     confirmer = Confirmer(**options)
     confirmations = confirmer.confirm(f.signature for f in findings)
     return [dataclasses.replace(f, confirmation=c) for f, c in zip(findings, confirmations)]
-
-
-def verdict_line(confirmation: dict) -> str:
-    """The short form for text output: ``confirmed (cpu-eager, cpu-aot_eager; cuda skipped)``."""
-    configs = confirmation.get("configurations", [])
-    hits = [c["config"] for c in configs if c["status"] == "confirmed"]
-    skipped = sorted({c["device"] for c in configs if c["status"] == "skipped"})
-    verdict = confirmation.get("verdict", "?")
-    parts: List[str] = []
-    if hits:
-        parts.append(", ".join(hits))
-    elif verdict == "not-confirmed":
-        seen = sorted({c.get("seen") or "?" for c in configs if c["status"] == "not-confirmed"})
-        parts.append("saw " + ", ".join(seen))
-    bad = [f"{c['config']} {c['status']}" for c in configs if c["status"] in ("timeout", "crashed", "error")]
-    parts.extend(bad)
-    if skipped:
-        parts.append(f"{'/'.join(skipped)} skipped")
-    if confirmation.get("divergent"):
-        parts.append("compiled differs: " + ", ".join(d["config"] for d in confirmation["divergent"]))
-    return f"{verdict} ({'; '.join(parts)})" if parts else verdict

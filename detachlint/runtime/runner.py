@@ -366,7 +366,8 @@ class Confirmer:
         for key in keys:
             if key is None:
                 out.append({"verdict": "no-reproducer", "summary": "the finding carries no pattern signature",
-                            "configurations": [], "divergent": [], "torch": self.version})
+                            "configurations": [], "divergent": [], "torch": self.version,
+                            "short": "no-reproducer (no signature)"})
                 continue
             configs = [dict(config=c.name, device=c.device, backend=c.backend, **results[(key, c.name)])
                        for c in self.configs]
@@ -395,9 +396,10 @@ def aggregate(configs: List[dict], torch: str, key: str) -> dict:
             continue
         if (eager["status"], eager.get("hazard") or eager.get("seen")) != (c["status"], c.get("hazard") or c.get("seen")):
             divergent.append({"config": c["config"], "eager": _outcome(eager), "compiled": _outcome(c)})
-    return {"verdict": verdict, "summary": _summary(verdict, configs, divergent), "configurations": configs,
-            "divergent": divergent, "torch": torch,
-            "signature_key": hashlib.sha256(key.encode()).hexdigest()[:16]}
+    out = {"verdict": verdict, "summary": _summary(verdict, configs, divergent), "configurations": configs,
+           "divergent": divergent, "torch": torch, "signature_key": hashlib.sha256(key.encode()).hexdigest()[:16]}
+    out["short"] = verdict_line(out)
+    return out
 
 
 def _outcome(c: dict) -> str:
@@ -421,3 +423,23 @@ def _summary(verdict: str, configs: List[dict], divergent: List[dict]) -> str:
     if divergent:
         text += "; compiled differs from eager on " + ", ".join(d["config"] for d in divergent)
     return text
+
+
+def verdict_line(confirmation: dict) -> str:
+    """The short form for text output: ``confirmed (cpu-eager, cpu-aot_eager; cuda skipped)``."""
+    configs = confirmation.get("configurations", [])
+    hits = [c["config"] for c in configs if c["status"] == "confirmed"]
+    skipped = sorted({c["device"] for c in configs if c["status"] == "skipped"})
+    verdict = confirmation.get("verdict", "?")
+    parts: List[str] = []
+    if hits:
+        parts.append(", ".join(hits))
+    elif verdict == "not-confirmed":
+        seen = sorted({c.get("seen") or "?" for c in configs if c["status"] == "not-confirmed"})
+        parts.append("saw " + ", ".join(seen))
+    parts.extend(f"{c['config']} {c['status']}" for c in configs if c["status"] in ("timeout", "crashed", "error"))
+    if skipped:
+        parts.append(f"{'/'.join(skipped)} skipped")
+    if confirmation.get("divergent"):
+        parts.append("compiled differs: " + ", ".join(d["config"] for d in confirmation["divergent"]))
+    return f"{verdict} ({'; '.join(parts)})" if parts else verdict

@@ -1,0 +1,291 @@
+"""The runtime companion, run for real: torch in worker subprocesses, eager and torch.compile.
+
+Most cases share one ``Confirmer.confirm`` call (one worker process, eager + aot_eager) so the
+suite stays fast on two cores; a few run under inductor; CUDA cases run only where CUDA is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")  # CI installs torch==2.13.0 before the runtime extra
+
+from detachlint.runtime import Confirmer, canonical, confirm_findings, verdict_line  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+CUDA = torch.cuda.is_available()
+
+# (id, signature, expected verdict, expected hazard on cpu-eager, expected hazard on cpu-aot_eager)
+# A hazard of None means not confirmed in that configuration.
+CASES = [
+    # TAL001 .data writes: silent wrong gradient while a graph is pending; harmless after backward.
+    ("tal001-mul-pending", {"rule": "TAL001", "ops": ["mul_"], "write": "inplace", "pending_graph": True},
+     "confirmed", "silent-wrong-gradient", "silent-wrong-gradient"),
+    ("tal001-assign-pending", {"rule": "TAL001", "ops": ["assign"], "write": "assign", "pending_graph": True},
+     "confirmed", "silent-wrong-gradient", "silent-wrong-gradient"),
+    ("tal001-init-no-graph", {"rule": "TAL001", "ops": ["normal_"], "write": "init", "pending_graph": False},
+     "not-confirmed", None, None),
+    # TAL002 .data reads: a write through the alias is invisible; a copy is not an alias.
+    ("tal002-data", {"rule": "TAL002", "ops": ["data"]}, "confirmed", "silent-wrong-gradient", "silent-wrong-gradient"),
+    ("tal002-data-clone", {"rule": "TAL002", "ops": ["data", "clone"]}, "not-confirmed", None, None),
+    # TAL101 torch.tensor(t): the copy-construct warning; a Python list does not warn.
+    ("tal101-tensor", {"rule": "TAL101", "ops": ["tensor"]}, "confirmed", "copy-construct-warning",
+     "copy-construct-warning"),
+    ("tal101-list", {"rule": "TAL101", "ops": ["tensor"], "source": {"type": "list"}}, "not-confirmed", None, None),
+    # TAL102 torch.tensor([t0, t1]): the graph is dropped; nothing to drop without grad.
+    ("tal102-backward", {"rule": "TAL102", "ops": ["tensor"], "source": {"calls_backward": True}}, "confirmed",
+     "graph-dropped", "graph-dropped"),
+    ("tal102-no-grad", {"rule": "TAL102", "ops": ["tensor"], "source": {"calls_backward": False}}, "not-confirmed",
+     None, None),
+    # TAL103 torch.Tensor(t): an alias; a dtype mismatch raises instead.
+    ("tal103-Tensor", {"rule": "TAL103", "ops": ["Tensor"]}, "confirmed", "alias", "alias"),
+    ("tal103-LongTensor-of-float", {"rule": "TAL103", "ops": ["LongTensor"], "source": {"dtype": "float32"}},
+     "not-confirmed", None, None),
+    # TAL201 detach-inplace: .cpu().float().numpy() aliases a CPU float tensor, copies a float64 one.
+    ("tal201-numpy-chain", {"rule": "TAL201", "ops": ["detach", "cpu", "float", "numpy", "*="]}, "confirmed",
+     "source-mutated", "source-mutated"),
+    ("tal201-numpy-chain-float64", {"rule": "TAL201", "ops": ["detach", "cpu", "float", "numpy", "*="],
+                                    "source": {"dtype": "float64"}}, "not-confirmed", None, None),
+    ("tal201-detach-saved", {"rule": "TAL201", "ops": ["detach", "mul_"], "source": {"pending_graph": True}},
+     "confirmed", "version-error", "version-error"),
+    # numpy writes: silent in eager, loud under compile (Dynamo traces numpy as torch ops).
+    ("tal201-numpy-saved", {"rule": "TAL201", "ops": ["detach", "numpy", "*="], "source": {"pending_graph": True}},
+     "confirmed", "silent-wrong-gradient", "version-error"),
+    # TAL301 views: a view shares; reshape of a non-contiguous tensor copies.
+    ("tal301-view", {"rule": "TAL301", "ops": ["view", "mul_"]}, "confirmed", "source-mutated", "source-mutated"),
+    ("tal301-reshape-noncontiguous", {"rule": "TAL301", "ops": ["reshape", "mul_"], "source": {"contiguous": False}},
+     "not-confirmed", None, None),
+    ("tal301-source-written", {"rule": "TAL301", "ops": ["t"], "source": {"mutated": "source"}}, "confirmed",
+     "alias-mutated", "alias-mutated"),
+    # expand + in-place: loud in eager, silently wrong under aot_eager/inductor.
+    ("tal301-expand", {"rule": "TAL301", "ops": ["expand", "add_"]}, "confirmed", "overlap-error", "source-mutated"),
+    # TAL401 snapshots: state_dict() aliases the weights; deepcopy does not.
+    ("tal401-state-dict", {"rule": "TAL401", "ops": ["state_dict", "step"]}, "confirmed", "stale-snapshot",
+     "stale-snapshot"),
+    ("tal401-deepcopy", {"rule": "TAL401", "ops": ["state_dict", "deepcopy", "step"]}, "not-confirmed", None, None),
+    # Ops and rules without a recipe.
+    ("unknown-op", {"rule": "TAL001", "ops": ["frobnicate_"], "write": "inplace", "pending_graph": True},
+     "no-reproducer", None, None),
+    ("unknown-rule", {"rule": "TAL900", "ops": ["mul_"]}, "no-reproducer", None, None),
+]
+
+
+SIG = {c[0]: c[1] for c in CASES}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("cache")
+    confirmer = Confirmer(cache_dir=cache)
+    out = confirmer.confirm([sig for _, sig, *_ in CASES])
+    return {case[0]: r for case, r in zip(CASES, out)}, confirmer, cache
+
+
+def by_config(confirmation):
+    return {c["config"]: c for c in confirmation["configurations"]}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_verdict_eager_and_compiled(results, case):
+    name, sig, verdict, eager_hazard, compiled_hazard = case
+    confirmation = results[0][name]
+    assert confirmation["verdict"] == verdict, confirmation["summary"]
+    configs = by_config(confirmation)
+    if verdict == "no-reproducer":
+        assert configs["cpu-eager"]["status"] == "no-reproducer"
+        return
+    for config, hazard in (("cpu-eager", eager_hazard), ("cpu-aot_eager", compiled_hazard)):
+        result = configs[config]
+        if hazard is None:
+            assert result["status"] == "not-confirmed", result
+            assert result["seen"] and result["observed"]
+        else:
+            assert result["status"] == "confirmed", result
+            assert result["hazard"] == hazard, result
+    diverges = {d["config"] for d in confirmation["divergent"]}
+    assert ("cpu-aot_eager" in diverges) == (eager_hazard != compiled_hazard)
+
+
+def test_not_confirmed_says_what_was_seen(results):
+    reshape = by_config(results[0]["tal301-reshape-noncontiguous"])["cpu-eager"]
+    assert reshape["seen"] == "copy" and "reshape" in reshape["observed"]
+    legacy = by_config(results[0]["tal103-LongTensor-of-float"])["cpu-eager"]
+    assert legacy["seen"] == "legacy-dtype-error" and "TypeError" in legacy["observed"]
+
+
+def test_cuda_is_skipped_with_a_reason_not_confirmed(results):
+    for confirmation in results[0].values():
+        for c in confirmation["configurations"]:
+            if c["device"] == "cuda" and not CUDA:
+                assert c["status"] == "skipped" and c["observed"]
+
+
+def test_second_run_hits_the_cache_and_reproduces_nothing(results):
+    first, confirmer, cache = results
+    assert confirmer.reproductions > 0
+    again = Confirmer(cache_dir=cache)
+    second = again.confirm([sig for _, sig, *_ in CASES])
+    assert again.reproductions == 0 and again.cache_hits > 0
+    for case, r in zip(CASES, second):
+        assert r["verdict"] == first[case[0]]["verdict"]
+        assert all(c["cached"] for c in r["configurations"] if c["status"] in ("confirmed", "not-confirmed"))
+    files = list((Path(cache) / "runtime").rglob("*.json"))
+    assert files and all(json.loads(f.read_text())["signature"] for f in files)
+
+
+def test_equal_signatures_are_reproduced_once(tmp_path):
+    a = {"rule": "TAL103", "ops": ["Tensor"], "source": {"dtype": "float32", "requires_grad": True}}
+    b = {"source": {"requires_grad": True, "dtype": "float32"}, "ops": ["Tensor"], "rule": "TAL103"}
+    assert canonical(a) == canonical(b)
+    confirmer = Confirmer(cache_dir=tmp_path, backends=("eager",))
+    out = confirmer.confirm([a, b, a, None])
+    assert confirmer.reproductions == 1 + (1 if CUDA else 0)
+    assert [r["verdict"] for r in out] == ["confirmed", "confirmed", "confirmed", "no-reproducer"]
+
+
+CRASHY = textwrap.dedent('''
+    import os, time
+    from detachlint.runtime.recipes import recipe, confirmed
+
+    @recipe("TEST901")
+    def crash(sig, config):
+        os.abort()  # takes the whole worker process down (SIGABRT)
+
+    @recipe("TEST902")
+    def hang(sig, config):
+        time.sleep(600)
+
+    @recipe("TEST903")
+    def fine(sig, config):
+        import torch
+        return confirmed("ok", f"ran on torch {torch.__version__}")
+''')
+
+
+def test_crash_and_hang_are_isolated(tmp_path, monkeypatch):
+    (tmp_path / "crashy_recipes.py").write_text(CRASHY)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    confirmer = Confirmer(cache_dir=tmp_path / "cache", backends=("eager",), devices=("cpu",),
+                          recipe_modules=("crashy_recipes",), time_limits={"eager": 5})
+    out = confirmer.confirm([{"rule": "TEST901", "ops": []}, {"rule": "TEST903", "ops": []},
+                             {"rule": "TEST902", "ops": []}, {"rule": "TEST903", "ops": ["again"]}])
+    statuses = [r["configurations"][0]["status"] for r in out]
+    assert statuses == ["crashed", "confirmed", "timeout", "confirmed"]
+    assert "signal 6" in out[0]["configurations"][0]["observed"]
+    assert "5 s limit" in out[2]["configurations"][0]["observed"]
+    assert out[0]["verdict"] == out[2]["verdict"] == "inconclusive"
+    # Crashes and timeouts are not cached: the next run tries again.
+    again = Confirmer(cache_dir=tmp_path / "cache", backends=("eager",), devices=("cpu",),
+                      recipe_modules=("crashy_recipes",), time_limits={"eager": 5})
+    again.confirm([{"rule": "TEST903", "ops": []}])
+    assert again.reproductions == 0
+
+
+def test_fixture_findings_confirmed(tmp_path):
+    from detachlint.engine import lint_path
+
+    findings = lint_path(FIXTURES / "tal001_data_mutation.py", ["TAL001"])
+    out = confirm_findings(findings, cache_dir=tmp_path, backends=("eager",))
+    for f in out:
+        expected = "confirmed" if f.signature["pending_graph"] else "not-confirmed"
+        assert f.confirmation["verdict"] == expected, (f.location.row, f.confirmation["summary"])
+        assert verdict_line(f.confirmation).startswith(expected)
+
+
+# -- inductor: a few real cases (first compile 15-40 s cold on two cores) -----------------------
+
+def test_inductor_agrees_with_aot_eager(tmp_path):
+    sigs = [SIG["tal001-mul-pending"], SIG["tal301-expand"]]  # .data silent gradient; expand + in-place
+    confirmer = Confirmer(cache_dir=tmp_path, backends=("eager", "inductor"), devices=("cpu",))
+    out = confirmer.confirm(sigs)
+    data, expand = (by_config(r) for r in out)
+    assert data["cpu-inductor"]["status"] == "confirmed"
+    assert data["cpu-inductor"]["hazard"] == "silent-wrong-gradient"
+    assert expand["cpu-eager"]["hazard"] == "overlap-error"
+    assert expand["cpu-inductor"]["hazard"] == "source-mutated"  # silently wrong under inductor
+    assert [d["config"] for d in out[1]["divergent"]] == ["cpu-inductor"]
+
+
+# -- CUDA: runs only on a machine with a GPU ----------------------------------------------------
+
+@pytest.mark.skipif(not CUDA, reason="CUDA is not available (torch.cuda.is_available() is False)")
+def test_cuda_eager_and_compiled(tmp_path):
+    sigs = [SIG["tal001-mul-pending"], {"rule": "TAL201", "ops": ["detach", "cpu", "float", "numpy", "*="]},
+            {"rule": "TAL301", "ops": ["view", "mul_"]}, {"rule": "TAL401", "ops": ["state_dict", "step"]}]
+    confirmer = Confirmer(cache_dir=tmp_path, backends=("eager", "aot_eager"), devices=("cuda",))
+    data, numpy_chain, view, snapshot = (by_config(r) for r in confirmer.confirm(sigs))
+    for config in ("cuda-eager", "cuda-aot_eager"):
+        assert data[config]["hazard"] == "silent-wrong-gradient"
+        assert view[config]["status"] == "confirmed"
+        assert snapshot[config]["status"] == "confirmed"
+        # .cpu() of a CUDA tensor copies: the numpy write cannot reach the source.
+        assert numpy_chain[config]["status"] == "not-confirmed"
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+def run_cli(args, cwd, env=None):
+    env = dict(os.environ, **(env or {}))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "detachlint", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_cli_confirm_json_and_text(tmp_path):
+    fixture = str(FIXTURES / "tal103_legacy_constructor_alias.py")
+    proc = run_cli(["check", "--confirm", "--output-format", "json", fixture], cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    findings = json.loads(proc.stdout)
+    assert findings and all(f["confirmation"]["verdict"] == "confirmed" for f in findings)
+    assert all(c["config"] for f in findings for c in f["confirmation"]["configurations"])
+    assert (tmp_path / ".detachlint_cache" / "runtime").is_dir()
+    text = run_cli(["check", "--confirm", fixture], cwd=tmp_path)  # cached now
+    assert "confirmed" in text.stdout, text.stdout
+    sarif = json.loads(run_cli(["check", "--confirm", "--output-format", "sarif", fixture], cwd=tmp_path).stdout)
+    results = sarif["runs"][0]["results"]
+    assert results and all(r["properties"]["confirmation"]["verdict"] == "confirmed" for r in results)
+
+
+def test_cli_confirm_without_torch(tmp_path):
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "torch.py").write_text("raise ImportError(\"No module named 'torch' (simulated)\")\n")
+    fixture = str(FIXTURES / "tal103_legacy_constructor_alias.py")
+    proc = run_cli(["check", "--confirm", fixture], cwd=tmp_path, env={"PYTHONPATH": str(shim)})
+    assert proc.returncode == 2
+    assert 'pip install "detachlint[runtime]"' in proc.stderr
+    plain = run_cli(["check", fixture], cwd=tmp_path, env={"PYTHONPATH": str(shim)})
+    assert plain.returncode == 1  # the linter itself never needs torch
+
+
+def test_core_never_imports_torch():
+    code = ("import sys, detachlint, detachlint.cli, detachlint.engine, detachlint.runtime; "
+            "print('torch' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_progress_bar_only_on_a_terminal():
+    import io
+
+    from detachlint.runtime.command import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    plain, tty = io.StringIO(), Terminal()
+    Progress(plain)(1, 4, "TAL001 mul_ on cpu-eager")
+    bar = Progress(tty)
+    bar.enabled = True  # CI may set CI=1; the bar itself is what is tested here
+    bar(1, 4, "TAL001 mul_ on cpu-eager")
+    assert plain.getvalue() == ""
+    assert "confirming [#####" in tty.getvalue() and "1/4" in tty.getvalue()
