@@ -65,6 +65,10 @@ def _parser() -> argparse.ArgumentParser:
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                      help="colour output (auto: on a terminal, honouring NO_COLOR and FORCE_COLOR)")
 
+    from .runtime.command import add_arguments as add_confirm_arguments  # no torch import
+
+    add_confirm_arguments(check)
+
     rule = sub.add_parser("rule", help="explain a rule", description="Print a rule's documentation.")
     rule.add_argument("code", nargs="?", metavar="CODE", help="a rule code such as TAL001")
     rule.add_argument("--all", action="store_true", help="list every rule")
@@ -183,6 +187,12 @@ def run_check(args: argparse.Namespace) -> int:
                 print(f"detachlint: error: internal error while checking {target.display}: "
                       f"{type(exc).__name__}: {exc} (please report this)", file=sys.stderr)
 
+    if args.confirm:
+        from .runtime.command import confirm
+
+        findings = confirm(args, findings)
+        if findings is None:  # torch is missing; the install command was printed
+            return EXIT_ERROR
     options = ReportOptions(color=use_color(args.color, sys.stdout), quiet=args.quiet, sources=sources)
     if args.statistics:
         text = stats.render(findings, options, args.output_format)

@@ -10,8 +10,11 @@ from . import ReportOptions, Style, position, summary
 
 
 def line(f: Finding, style: Style) -> str:
-    return (f"{style.bold(position(f))}: {style.severity(f.severity, f.code)} "
+    text = (f"{style.bold(position(f))}: {style.severity(f.severity, f.code)} "
             f"[{f.severity.value}] {f.message}")
+    if f.confirmation is not None:  # detachlint check --confirm
+        text += f" [{f.confirmation.get('short') or f.confirmation.get('verdict')}]"
+    return text
 
 
 def render(findings: Sequence[Finding], options: ReportOptions) -> str:

@@ -26,7 +26,7 @@ def fix_object(fix: Optional[Fix]) -> Optional[Dict[str, Any]]:
 
 
 def finding_object(f: Finding) -> Dict[str, Any]:
-    return {
+    obj = {
         "cell": f.cell,
         "code": f.code,
         "name": rule_name(f.code),
@@ -42,6 +42,9 @@ def finding_object(f: Finding) -> Dict[str, Any]:
                      "end_column": column1(r.end_location), "message": r.message} for r in f.related],
         "signature": f.signature,
     }
+    if f.confirmation is not None:  # detachlint check --confirm
+        obj["confirmation"] = f.confirmation
+    return obj
 
 
 def render(findings: Sequence[Finding], options: ReportOptions) -> str:

@@ -105,6 +105,8 @@ def _result(f: Finding, rule_index: Dict[str, int]) -> Dict[str, Any]:
         result["fixes"] = [_fix(f, f.fix)]
     if f.cell is not None:
         result["properties"] = {"cell": f.cell}
+    if f.confirmation is not None:  # detachlint check --confirm
+        result.setdefault("properties", {})["confirmation"] = f.confirmation
     return result
 
 
