@@ -161,7 +161,10 @@ def run_check(args: argparse.Namespace) -> int:
     from .report import ReportOptions, render
     from .report import statistics as stats
 
-    paths = args.paths or ["."]
+    if args.output_format not in FORMATS:  # the default may come from DETACHLINT_OUTPUT_FORMAT
+        raise UsageError(f"unknown output format {args.output_format!r} (choose from {', '.join(FORMATS)})")
+    # Like ruff: --stdin-filename without paths means "read stdin" (what editors send).
+    paths = args.paths or (["-"] if args.stdin_filename else ["."])
     if "-" in paths and len(paths) > 1:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     missing = [p for p in paths if p != "-" and not os.path.lexists(p)]
@@ -228,8 +231,7 @@ def run_lsp(args: argparse.Namespace) -> int:
         print(f"detachlint: error: the language server needs its extra: pip install 'detachlint[lsp]' ({exc})",
               file=sys.stderr)
         return EXIT_ERROR
-    lsp_main()
-    return EXIT_CLEAN
+    return lsp_main(["--stdio"] if args.stdio else [])
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -239,6 +241,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    # Never die on an unencodable message or file name (C locale, undecodable paths).
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return handlers[args.command](args)
     except (ConfigError, UsageError) as exc:

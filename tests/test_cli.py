@@ -403,3 +403,17 @@ def test_generated_docs_are_up_to_date():
     proc = subprocess.run([sys.executable, "-m", "detachlint.docs", "--check", "--root", str(REPO)],
                           capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert proc.returncode == 0, proc.stderr
+
+
+def test_stdin_filename_alone_reads_stdin_and_bad_env_format_is_an_error(project):
+    proc = detachlint("check", "--stdin-filename", "pkg/x.py", cwd=project, stdin=SAMPLE)
+    assert proc.returncode == 1 and proc.stdout.startswith("pkg/x.py:6:9: TAL103")
+    bad = detachlint("check", cwd=project, env={"DETACHLINT_OUTPUT_FORMAT": "xml"})
+    assert bad.returncode == 2 and "unknown output format 'xml'" in bad.stderr
+
+
+def test_non_ascii_output_in_the_c_locale(project):
+    write(project, "pkg/ünïcode.py", SAMPLE.replace("w.data.add_(1)", "w.data.add_(1)  # é"))
+    proc = detachlint("check", "--output-format", "full", "pkg/ünïcode.py", cwd=project,
+                      env={"LC_ALL": "C", "PYTHONIOENCODING": "ascii", "PYTHONUTF8": "0"})
+    assert proc.returncode == 1 and "TAL001" in proc.stdout
