@@ -23,8 +23,12 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-import numpy as np
 import torch
+
+try:  # torch runs without numpy; then numpy ops have no reproducer
+    import numpy as np
+except ImportError:  # pragma: no cover - numpy is installed wherever the tests run
+    np = None
 
 # --------------------------------------------------------------------------------------------
 # Results
@@ -197,9 +201,13 @@ def storage_span(x) -> Optional[Tuple[int, int]]:
             return None
         s = x.untyped_storage()
         return s.data_ptr(), s.data_ptr() + s.nbytes()
-    if isinstance(x, np.ndarray):
+    if _is_array(x):
         return x.ctypes.data, x.ctypes.data + max(x.nbytes, 1)
     return None
+
+
+def _is_array(x) -> bool:
+    return np is not None and isinstance(x, np.ndarray)
 
 
 def shares_storage(a, b) -> bool:
@@ -215,7 +223,7 @@ def values(x) -> list:
     if isinstance(x, torch.Tensor):
         x = x.detach().cpu()
         return [round(v, 4) if isinstance(v, float) else v for v in x.flatten().tolist()][:6]
-    if isinstance(x, np.ndarray):
+    if _is_array(x):
         return [round(float(v), 4) for v in x.reshape(-1)[:6]]
     return x
 
@@ -261,6 +269,15 @@ ARG_CANDIDATES: Sequence[Callable[[torch.Tensor], tuple]] = (
 INIT_ARGS: Dict[str, tuple] = {"constant_": (0.5,), "sparse_": (0.5,)}
 
 
+def call_text(op: str) -> str:
+    """``.mul_(10)``: the call as the recipe makes it, for the account of what ran."""
+    make = INPLACE_ARGS.get(op)
+    if make is None:
+        return f".{op}(...)"
+    args = make(torch.zeros(1))
+    return f".{op}({', '.join(repr(a) if isinstance(a, (int, float)) else '…' for a in args)})"
+
+
 def is_inplace_method(op: str) -> bool:
     return op.endswith("_") and not op.startswith("_") and callable(getattr(torch.Tensor, op, None)) \
         and op not in ("requires_grad_", "share_memory_", "detach_", "retain_grad")
@@ -295,20 +312,38 @@ for _names, _fn in (
     (("/=", "itruediv", "idiv", "__itruediv__"), lambda r: r.__itruediv__(10)),
     (("**=", "ipow", "__ipow__"), lambda r: r.__ipow__(2)),
     (("setitem", "__setitem__", "[]="), lambda r: r.__setitem__(0, 5)),
-    (("fill",), lambda r: r.fill(7) if isinstance(r, np.ndarray) else r.fill_(7)),
+    (("fill",), lambda r: r.fill(7) if _is_array(r) else r.fill_(7)),
+    (("fill0",), lambda r: r.fill(0) if _is_array(r) else r.zero_()),
 ):
     for _n in _names:
         WRITE_OPERATORS[_n] = _fn
+
+
+WRITE_TEXT: Dict[str, str] = {}
+for _names, _text in ((("*=", "imul", "__imul__", "augassign"), " *= 10"), (("+=", "iadd", "__iadd__"), " += 1"),
+                      (("-=", "isub", "__isub__"), " -= 1"), (("/=", "itruediv", "idiv", "__itruediv__"), " /= 10"),
+                      (("**=", "ipow", "__ipow__"), " **= 2"), (("setitem", "__setitem__", "[]="), "[0] = 5"),
+                      (("fill",), ".fill(7)"), (("fill0",), ".fill(0)")):
+    for _n in _names:
+        WRITE_TEXT[_n] = _text
 
 
 def is_write(op: str) -> bool:
     return op in WRITE_OPERATORS or is_inplace_method(op)
 
 
+# ``a *= 2`` is reported as ``mul_`` whatever ``a`` is (catalog.AUGMENTED_INPLACE): on a numpy
+# array the in-place method is the operator.
+NDARRAY_INPLACE = {"mul_": "*=", "multiply_": "*=", "add_": "+=", "sub_": "-=", "subtract_": "-=", "div_": "/=",
+                   "divide_": "/=", "true_divide_": "/=", "pow_": "**=", "fill_": "fill", "zero_": "fill0"}
+
+
 def apply_write(r, op: str):
+    if _is_array(r) and op in NDARRAY_INPLACE:
+        op = NDARRAY_INPLACE[op]
     if op in WRITE_OPERATORS:
         return WRITE_OPERATORS[op](r)
-    if isinstance(r, np.ndarray):
+    if _is_array(r):
         raise NoReproducer(f"`{op}` on a numpy array")
     return apply_inplace(r, op)
 
@@ -316,8 +351,10 @@ def apply_write(r, op: str):
 # --------------------------------------------------------------------------------------------
 # Chains: the conversions, views and aliases between a source and what gets written or kept.
 
-def _dims(t):
-    return t.dim()
+def _need_numpy() -> bool:
+    if np is None:
+        raise NoReproducer("numpy is not installed")
+    return True
 
 
 def _expand(t):
@@ -331,7 +368,7 @@ CHAIN_OPS: Dict[str, Callable[[Any], Any]] = {
     "half": lambda t: t.half(), "bfloat16": lambda t: t.bfloat16(), "long": lambda t: t.long(),
     "int": lambda t: t.int(), "to": lambda t: t.to(t.dtype), "type_as": lambda t: t.type_as(t),
     "contiguous": lambda t: t.contiguous(),
-    "numpy": lambda t: t.numpy(), "from_numpy": lambda a: torch.from_numpy(a),
+    "numpy": lambda t: _need_numpy() and t.numpy(), "from_numpy": lambda a: torch.from_numpy(a),
     "as_tensor": lambda t: torch.as_tensor(t), "asarray": lambda t: torch.asarray(t),
     "view": lambda t: t.view(-1), "view_as": lambda t: t.view_as(t), "reshape": lambda t: t.reshape(-1),
     "reshape_as": lambda t: t.reshape_as(t), "flatten": lambda t: t.flatten(), "ravel": lambda t: t.ravel(),
@@ -341,7 +378,7 @@ CHAIN_OPS: Dict[str, Callable[[Any], Any]] = {
     "movedim": lambda t: t.movedim(0, -1), "moveaxis": lambda t: t.moveaxis(0, -1),
     "squeeze": lambda t: t.squeeze(), "unsqueeze": lambda t: t.unsqueeze(0),
     "narrow": lambda t: t.narrow(0, 0, 1), "select": lambda t: t.select(0, 0),
-    "getitem": lambda t: t[:1], "subscript": lambda t: t[:1], "slice": lambda t: t[:1], "[]": lambda t: t[:1],
+    "getitem": lambda t: t[:1], "__getitem__": lambda t: t[:1], "subscript": lambda t: t[:1], "slice": lambda t: t[:1], "[]": lambda t: t[:1],
     "index": lambda t: t[0], "diagonal": lambda t: t.diagonal(), "expand": _expand,
     "expand_as": lambda t: t[:1].expand_as(t) if t.dim() else t,
     "unbind": lambda t: t.unbind(0)[0], "split": lambda t: t.split(1)[0], "chunk": lambda t: t.chunk(2)[0],
@@ -349,7 +386,7 @@ CHAIN_OPS: Dict[str, Callable[[Any], Any]] = {
     "real": lambda t: t.real, "positive": lambda t: t.positive(), "resolve_conj": lambda t: t.resolve_conj(),
     "resolve_neg": lambda t: t.resolve_neg(), "alias": lambda t: t, "assign": lambda t: t, "name": lambda t: t,
     "identity": lambda t: t, "dropout": lambda t: torch.nn.functional.dropout(t, 0.5, training=False),
-    "clone": lambda t: t.clone(), "copy": lambda t: t.copy() if isinstance(t, np.ndarray) else copy.copy(t),
+    "clone": lambda t: t.clone(), "copy": lambda t: t.copy() if _is_array(t) else copy.copy(t),
     "deepcopy": lambda t: copy.deepcopy(t), "tensor": lambda t: torch.tensor(t),
 }
 
@@ -369,7 +406,7 @@ def apply_chain(x, ops: Sequence[str]):
 
 
 CHAIN_TEXT: Dict[str, str] = {
-    "getitem": "[:1]", "subscript": "[:1]", "slice": "[:1]", "[]": "[:1]", "index": "[0]", "T": ".T",
+    "getitem": "[:1]", "__getitem__": "[:1]", "subscript": "[:1]", "slice": "[:1]", "[]": "[:1]", "index": "[0]", "T": ".T",
     "mT": ".mT", "H": ".H", "mH": ".mH", "real": ".real", "data": ".data", "alias": "", "assign": "",
     "name": "", "identity": "", "view": ".view(-1)", "reshape": ".reshape(-1)", "transpose": ".transpose(0, -1)",
     "expand": "[:1].expand(4, -1)", "narrow": ".narrow(0, 0, 1)", "select": ".select(0, 0)",
@@ -438,7 +475,7 @@ def data_write(sig: dict):
     if kind == "inplace":
         if not op or not is_inplace_method(op):
             raise NoReproducer(f"no in-place method `{op}`")
-        return f"x.data.{op}(...)", lambda x: apply_inplace(x.data, op)
+        return f"x.data{call_text(op)}", lambda x: apply_inplace(x.data, op)
     if kind == "setitem":
         return "x.data[0] = 5", lambda x: x.data.__setitem__(0, 5.0)
     if kind == "augassign":
@@ -533,6 +570,7 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
     except Exception as exc:  # noqa: BLE001
         kind = error_kind(exc)
         return not_confirmed(f"`{alias_text}` raised: {short(exc)}", seen=kind or "error", error=kind)
+    array = _is_array(probe)
     del probe
     if write is not None:  # an op the tables cannot perform is a missing recipe, found before running
         try_write(lambda: apply_write(apply_chain(make_source(facts, config.device), chain)
@@ -543,8 +581,8 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
                              (" (the same object)" if same_object else ""), shares_storage=True)
         return not_confirmed(f"`{alias_text}` is a copy: storage not shared", seen="copy", shares_storage=False)
 
-    write_text = {"*=": "*= 10", "imul": "*= 10", "augassign": "*= 10", "+=": "+= 1", "iadd": "+= 1",
-                  "setitem": "[0] = 5", "__setitem__": "[0] = 5"}.get(write, f".{write}(...)")
+    spelled = NDARRAY_INPLACE.get(write, write) if array and mutated != "source" else write
+    write_text = WRITE_TEXT.get(spelled) or call_text(spelled)
     before = x.detach().clone()
     reference = grad_of(square_sum, x) if pending else None
 
@@ -552,10 +590,10 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
         def body(x):
             y = square_sum(x) if pending else None
             r = apply_chain(x, chain)
-            kept = r.copy() if isinstance(r, np.ndarray) else r.clone()
+            kept = r.copy() if _is_array(r) else r.clone()
             with torch.no_grad():
                 apply_write(x, write)
-            after = r.copy() if isinstance(r, np.ndarray) else r.clone()
+            after = r.copy() if _is_array(r) else r.clone()
             return y, kept, after
 
         context = f"r = {alias_text}; x{write_text}; read r"
@@ -625,7 +663,7 @@ def tal101(sig: dict, config: Config) -> dict:
     op = (sig.get("ops") or ["tensor"])[0]
     kind = facts.get("type", "tensor")
     x = make_source(facts, config.device, requires_grad=facts.get("requires_grad", True))
-    if kind == "ndarray":
+    if kind == "ndarray" and _need_numpy():
         x = x.detach().cpu().numpy()
     elif kind == "list":
         x = x.detach().cpu().tolist()
@@ -704,8 +742,6 @@ def tal103(sig: dict, config: Config) -> dict:
     dtype = dtype_of(facts.get("dtype")) if facts.get("dtype") else (LEGACY_DTYPES[member] or torch.float32)
     x = make_source(facts, config.device, requires_grad=bool(facts.get("requires_grad", False)) and dtype.is_floating_point,
                     dtype=dtype)
-    if config.device == "cuda" and member != "Tensor":
-        raise NoReproducer("the CPU legacy constructors reject CUDA tensors; torch.cuda.* has its own")
     before = x.detach().clone()
     text = f"c = torch.{member}(x); c.mul_(2)"
 
@@ -746,7 +782,7 @@ SNAPSHOT_OPS: Dict[str, Callable[[Any], Any]] = {
     "dict": lambda s: dict(s), "deepcopy": copy.deepcopy, "clone": lambda s: _map(s, lambda t: t.clone()),
     "detach": lambda s: _map(s, lambda t: t.detach()), "data": lambda s: _map(s, lambda t: t.data),
     "cpu": lambda s: _map(s, lambda t: t.cpu()), "float": lambda s: _map(s, lambda t: t.float()),
-    "to": lambda s: _map(s, lambda t: t.to(t.device)), "numpy": lambda s: _map(s, lambda t: t.detach().cpu().numpy()),
+    "to": lambda s: _map(s, lambda t: t.to(t.device)), "numpy": lambda s: _need_numpy() and _map(s, lambda t: t.detach().cpu().numpy()),
     "parameters": lambda m: list(m.parameters()), "named_parameters": lambda m: dict(m.named_parameters()),
     "list": lambda s: list(s.values()) if isinstance(s, dict) else list(s),
     "values": lambda s: list(s.values()), "items": lambda s: dict(s), "weight": lambda m: m.weight,
@@ -776,7 +812,7 @@ def _frozen(s) -> List[Any]:
     for v in _leaves(s):
         if isinstance(v, torch.Tensor):
             out.append(v.detach().cpu().clone())
-        elif isinstance(v, np.ndarray):
+        elif _is_array(v):
             out.append(torch.from_numpy(v.copy()))
         else:
             out.append(copy.deepcopy(v))
