@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
-from .findings import Finding, Location, Related
+from .findings import Edit, Finding, Location, Related
 
 # ``%magic``, ``!shell`` or ``?help`` at the start of a (possibly indented) line.
 _ESCAPE_RE = re.compile(r"^(?P<indent>[ \t]*)[%!?]")
@@ -59,6 +59,11 @@ class CellMap:
         i = max(bisect.bisect_right(self.starts, row) - 1, 0)
         inner = row - self.starts[i] + 1
         return self.numbers[i], min(max(inner, 1), max(self.counts[i], 1))
+
+    def move(self, loc: Location) -> Tuple[int, Location]:
+        """A location in the joined module as (cell number, location within that cell)."""
+        cell, row = self.locate(loc.row)
+        return cell, Location(row, loc.column)
 
 
 def read_cells(text: str) -> Tuple[List[CodeCell], bool]:
@@ -138,34 +143,65 @@ def join_cells(cells: Sequence[CodeCell]) -> Tuple[str, CellMap]:
     return "".join(parts), cmap
 
 
-def _move(loc: Location, cmap: CellMap) -> Tuple[int, Location]:
-    cell, row = cmap.locate(loc.row)
-    return cell, Location(row, loc.column)
+@dataclass(frozen=True)
+class Placement:
+    """A finding moved into its cell: locations (and the fix's edits, when they all fall in that
+    cell; otherwise no fix) relative to ``cell``; ``related_cells`` says where each related
+    location lies."""
+
+    cell: int
+    finding: Finding
+    related_cells: Tuple[int, ...]
+
+
+def place(finding: Finding, cmap: CellMap) -> Placement:
+    cell, start = cmap.move(finding.location)
+    end_cell, end = cmap.move(finding.end_location)
+    if end_cell != cell:
+        end = start
+    related, cells = [], []
+    for rel in finding.related:
+        rel_cell, rel_start = cmap.move(rel.location)
+        _, rel_end = cmap.move(rel.end_location)
+        related.append(Related(rel_start, rel_end, rel.message))
+        cells.append(rel_cell)
+    fix = None
+    if finding.fix is not None:
+        moved = [(cmap.move(e.location), cmap.move(e.end_location), e.content) for e in finding.fix.edits]
+        if all(a[0] == cell and b[0] == cell for a, b, _ in moved):
+            fix = dataclasses.replace(finding.fix, edits=tuple(Edit(a[1], b[1], text) for a, b, text in moved))
+    moved_finding = dataclasses.replace(finding, location=start, end_location=end, related=tuple(related),
+                                        fix=fix, cell=cell)
+    return Placement(cell, moved_finding, tuple(cells))
 
 
 def map_finding(finding: Finding, cmap: CellMap) -> Finding:
-    cell, start = _move(finding.location, cmap)
-    end_cell, end = _move(finding.end_location, cmap)
-    if end_cell != cell:
-        end = start
-    related = []
-    for rel in finding.related:
-        rel_cell, rel_start = _move(rel.location, cmap)
-        _, rel_end = _move(rel.end_location, cmap)
-        message = rel.message if rel_cell == cell else f"cell {rel_cell}: {rel.message}"
-        related.append(Related(rel_start, rel_end, message))
-    return dataclasses.replace(finding, location=start, end_location=end, related=tuple(related),
-                               fix=None, cell=cell)
+    """The finding as reporters show it: cell-relative, related locations in other cells named in
+    their message, and no fix (fixes are not written back into notebooks yet)."""
+    placed = place(finding, cmap)
+    related = tuple(
+        rel if rel_cell == placed.cell else dataclasses.replace(rel, message=f"cell {rel_cell}: {rel.message}")
+        for rel, rel_cell in zip(placed.finding.related, placed.related_cells)
+    )
+    return dataclasses.replace(placed.finding, related=related, fix=None)
 
 
-def lint_notebook_cells(cells: Sequence[CodeCell], filename: str,
-                        codes: Optional[Iterable[str]] = None) -> List[Finding]:
+def lint_joined(cells: Sequence[CodeCell], filename: str,
+                codes: Optional[Iterable[str]] = None) -> Tuple[List[Finding], CellMap]:
+    """Findings in joined-module coordinates, and the map back to cells (for callers such as the
+    language server that place each location, related ones included, in its own cell)."""
     from .engine import lint_source
 
     source, cmap = join_cells(cells)
     if not source.strip():
-        return []
-    return sorted((map_finding(f, cmap) for f in lint_source(source, filename, codes)), key=Finding.sort_key)
+        return [], cmap
+    return lint_source(source, filename, codes), cmap
+
+
+def lint_notebook_cells(cells: Sequence[CodeCell], filename: str,
+                        codes: Optional[Iterable[str]] = None) -> List[Finding]:
+    findings, cmap = lint_joined(cells, filename, codes)
+    return sorted((map_finding(f, cmap) for f in findings), key=Finding.sort_key)
 
 
 def lint_notebook_bytes(data: bytes, filename: str, codes: Optional[Iterable[str]] = None) -> List[Finding]:
@@ -181,4 +217,3 @@ def lint_notebook_bytes(data: bytes, filename: str, codes: Optional[Iterable[str
     if not is_python:
         return []
     return lint_notebook_cells(cells, filename, codes)
-
