@@ -393,10 +393,18 @@ def test_rule_docs(tmp_path):
     assert unknown.returncode == 2 and "unknown rule code" in unknown.stderr
 
 
-def test_importing_the_cli_does_not_import_torch(tmp_path):
-    code = "import sys, detachlint.cli, detachlint.config, detachlint.report; assert 'torch' not in sys.modules"
+def test_importing_and_running_the_cli_does_not_import_torch(tmp_path):
+    write(tmp_path, "m.py", SAMPLE)
+    code = ("import sys, detachlint.cli, detachlint.config, detachlint.report\n"
+            "assert 'torch' not in sys.modules\n"
+            "for fmt in ('concise', 'full', 'json', 'sarif', 'github'):\n"
+            "    assert detachlint.cli.main(['check', '-q', '--output-format', fmt, 'm.py']) == 1\n"
+            "assert detachlint.cli.main(['rule', 'TAL001']) == 0\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'\n")
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, env=env, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_generated_docs_are_up_to_date():
