@@ -1,9 +1,11 @@
 """flake8 plugin: a thin adapter over the engine (entry point ``TAL = detachlint.flake8:Checker``).
 
 flake8 owns selection (``--select``/``--ignore``/``--extend-select``), ``# noqa``,
-``--per-file-ignores``, stdin and output formats. So the engine runs with every rule enabled and
-flake8 filters what it yields. Rules that are off by default (TAL002) are added to flake8's
-default ignore list, so ``--extend-select TAL002`` turns them on as users expect.
+``--per-file-ignores``, stdin and output formats, and filters what the plugin yields. Rules that
+are off by default (TAL002) are added to flake8's default ignore list, so ``--extend-select
+TAL002`` turns them on as users expect. The engine runs only the rules flake8's own decision
+engine selects (asked once, in ``parse_options``), so no time goes to rules whose findings flake8
+would drop, and a file gets the same analysis as under ``detachlint check`` with the same rules.
 
 Columns: the engine reports 0-based code-point columns; flake8 expects 0-based and adds 1 itself,
 so they pass through unchanged.
@@ -38,6 +40,18 @@ def off_by_default() -> List[str]:
     return sorted(r.code for r in ALL_RULES if not r.default_enabled)
 
 
+def flake8_selection(options: Any) -> Optional[FrozenSet[str]]:
+    """The TAL codes flake8's select/ignore options let through, decided by flake8 itself; None
+    when its decision engine cannot be asked (then every rule runs and flake8 filters)."""
+    try:
+        from flake8.style_guide import Decision, DecisionEngine
+
+        decider = DecisionEngine(options)
+        return frozenset(c for c in _all_codes() if decider.decision_for(c) is Decision.Selected)
+    except Exception:  # an internal flake8 API: never let a change there break the run
+        return None
+
+
 class Checker:
     """flake8 AST plugin. ``tree`` is unused but makes flake8 treat this as an AST plugin;
     ``lines`` gives the source text (files and stdin alike) without rereading the file."""
@@ -49,17 +63,27 @@ class Checker:
         self.filename = filename
         self.source = "".join(lines)
 
+    # The codes flake8 will show, set by ``parse_options``; None: every code (flake8 filters).
+    selected: Optional[FrozenSet[str]] = None
+
     @classmethod
     def add_options(cls, option_manager: Any) -> None:
         # TAL002 and friends: registered with flake8's default ignore, so plain ``flake8`` keeps
         # them off while ``--extend-select TAL002`` (or ``--select TAL``) turns them on.
         option_manager.extend_default_ignore(off_by_default())
 
+    @classmethod
+    def parse_options(cls, options: Any) -> None:
+        cls.selected = flake8_selection(options)
+
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
         from .engine import lint_source
 
+        codes = _all_codes() if self.selected is None else self.selected
+        if not codes:
+            return
         # flake8 only runs AST plugins on files ``ast`` parsed (otherwise it reports E999 itself),
         # so a TAL999 here means LibCST could not analyse a file Python accepts: worth showing.
-        for finding in lint_source(self.source, self.filename, _all_codes()):
+        for finding in lint_source(self.source, self.filename, codes):
             yield (finding.location.row, finding.location.column,
                    f"{finding.code} {finding.message}", type(self))

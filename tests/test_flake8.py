@@ -8,6 +8,7 @@ flake8 finds the plugin through its ``flake8.extension`` entry point when detach
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import subprocess
 import sys
@@ -111,6 +112,24 @@ def test_fixtures_identical_to_engine(config):
     assert want, "the fixtures should produce findings"
     assert got == want
     assert proc.returncode == 1
+
+
+def test_default_run_identical_to_detachlint_check(config, tmp_path):
+    """flake8 with its defaults and ``detachlint check`` with its defaults agree on every fixture
+    and the demo: codes, rows, columns and messages (copied to a directory without config)."""
+    sources = fixture_files() + [ROOT / "demo" / "train.py"]
+    names = []
+    for i, path in enumerate(sources):
+        names.append(f"{i:02d}_{path.name}")
+        (tmp_path / names[-1]).write_bytes(path.read_bytes())
+    got = sorted(r[1:] + (r[0],) for r in rows(flake8(config, *names, cwd=tmp_path).stdout))
+    proc = subprocess.run([sys.executable, "-m", "detachlint", "check", "--output-format", "json", *names],
+                          cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    want = sorted((f["location"]["row"], f["location"]["column"], f["code"], f["message"], Path(f["filename"]).name)
+                  for f in json.loads(proc.stdout))
+    assert want and got == want
 
 
 def test_jobs_2_gives_the_same_result(config):
