@@ -206,3 +206,87 @@ CANONICAL_NAMES = {
     "torch.autograd.variable.Variable": "torch.autograd.Variable",
     "torch.functional.split": "torch.split",
 }
+
+# --------------------------------------------------------------------------------------------
+# Alias dataflow (analysis/aliases.py): how storage is shared, copied and updated.
+
+# torch.* functions that return a view of their first argument (torch.transpose(x, 0, 1)).
+VIEW_FUNCTIONS = frozenset(
+    """
+    adjoint as_strided chunk diagonal dsplit hsplit movedim moveaxis narrow permute select
+    split split_with_sizes squeeze swapaxes swapdims t tensor_split transpose unbind unflatten
+    unsqueeze vsplit view_as_real view_as_complex broadcast_to
+    """.split()
+)
+
+# numpy functions whose result is the very array passed in when no conversion is needed.
+NUMPY_MAY_ALIAS_FUNCTIONS = frozenset("numpy.asarray numpy.asanyarray numpy.ascontiguousarray".split())
+
+# numpy functions that write into their first argument.
+NUMPY_INPLACE_FUNCTIONS = frozenset(
+    "numpy.copyto numpy.put numpy.place numpy.putmask numpy.fill_diagonal".split()
+)
+
+# ndarray methods that always return new memory, although the tensor method of the same name
+# may return its receiver (``ndarray.flatten()`` copies; ``Tensor.flatten()`` may not).
+NDARRAY_COPY_METHODS = frozenset("flatten astype copy tolist".split())
+
+# Methods that return their receiver unchanged in value (no write, no copy).
+SELF_RETURNING_METHODS = frozenset("requires_grad_ share_memory_ detach_ retain_grad".split())
+
+# Augmented assignment on a tensor is the in-place method (``x *= 2`` is ``x.mul_(2)``).
+AUGMENTED_INPLACE = {
+    "AddAssign": "add_", "SubtractAssign": "sub_", "MultiplyAssign": "mul_", "DivideAssign": "div_",
+    "FloorDivideAssign": "floor_divide_", "ModuloAssign": "remainder_", "PowerAssign": "pow_",
+    "BitAndAssign": "bitwise_and_", "BitOrAssign": "bitwise_or_", "BitXorAssign": "bitwise_xor_",
+    "LeftShiftAssign": "bitwise_left_shift_", "RightShiftAssign": "bitwise_right_shift_",
+}
+
+# Live state and what updates it. ``model.state_dict()`` (and ``optimizer.state_dict()``) hold
+# references to the live tensors; ``optimizer.step()`` writes the parameters it was given (and its
+# own state); ``load_state_dict`` writes its receiver's tensors.
+STATE_SNAPSHOT_METHODS = frozenset({"state_dict"})
+OPTIMIZER_UPDATE_METHODS = frozenset({"step"})
+STATE_LOAD_METHODS = frozenset({"load_state_dict"})
+# Calls that make a shallow container: the elements are the same tensors.
+SHALLOW_COPY_FUNCTIONS = frozenset("dict list tuple collections.OrderedDict typing.OrderedDict copy.copy".split())
+# Calls that return fresh storage, whatever they are given.
+DEEP_COPY_FUNCTIONS = frozenset("copy.deepcopy numpy.array numpy.copy torch.clone".split())
+
+# Receivers of ``.step()`` / ``.state_dict()`` are recognised by kind, or else by name. Names
+# matching OPTIMIZER_NAME_PATTERN are optimizers; names containing a NOT_PARAMETER_STATE_HINTS
+# word are schedulers, scalers, samplers, ... whose state_dict() is a fresh dict of numbers.
+OPTIMIZER_NAME_PATTERN = r"(?:^|_)(?:optim\w*|opt)(?:$|_)|optimi[sz]er"
+NOT_PARAMETER_STATE_HINTS = ("sched", "scaler", "sampler", "loader", "rng", "generator", "lr", "metric",
+                             "meter", "logger", "stats", "dataset", "iterator")
+# A call that receives an optimizer is taken to train with it (``train_one_epoch(model, opt)``),
+# unless its name says it only saves, loads or logs.
+NOT_TRAINING_CALL_HINTS = ("save", "load", "log", "print", "checkpoint", "sched", "state", "build", "make",
+                           "create", "get", "init", "lr", "learning_rate", "adjust", "set", "zero", "wrap",
+                           "scale", "unscale", "update_bn", "param", "group", "register", "add")
+
+# Tensor methods that read shape or layout, not values (reading them from a stale alias is fine),
+# and the dict method that reads only keys.
+METADATA_METHODS = frozenset(
+    """
+    size dim ndimension numel nelement element_size is_contiguous stride storage_offset
+    get_device is_floating_point is_complex is_signed data_ptr keys
+    """.split()
+)
+# Ops only tensors (or arrays) have: a value made through one is a tensor even where its kind is
+# unknown. ``to``/``type``/``float``/``cpu`` are left out (modules have them too), as are
+# ``split``/``transpose``/``reshape``/``T`` (strings, images, arrays of other libraries).
+TENSOR_EVIDENCE_OPS = frozenset(
+    """
+    detach data numpy contiguous view view_as permute unsqueeze narrow unfold expand expand_as
+    as_strided diagonal movedim moveaxis select as_tensor asarray from_numpy
+    """.split()
+)
+# Conversions an author writes when a copy is meant (``batch.cpu().float().numpy()``); they return
+# the very same memory when nothing needs converting. ``reshape``/``flatten`` are used as views.
+COPY_INTENT_CONVERSIONS = frozenset(
+    """
+    cpu cuda to float double half bfloat16 type type_as numpy as_tensor asarray from_numpy
+    asanyarray ascontiguousarray contiguous
+    """.split()
+)

@@ -1,0 +1,1225 @@
+"""Which names share storage, which statements write it, and which reads see the write.
+
+One ``AliasAnalysis`` per function (or module body), built lazily the first time a rule asks about
+a node in it, by a single abstract-interpretation walk of the body in statement order:
+
+- every name (and dotted name such as ``self.best``) maps to the *origins* of what it may hold:
+  how the value came to share storage with something else (``.detach()``, ``.data``, a view,
+  slicing, a may-alias conversion such as ``.cpu()``/``.float()``/``.numpy()``, plain assignment,
+  ``state_dict()``, a list comprehension of such aliases), or that it owns its storage (a parameter,
+  a fresh result: arithmetic, ``.clone()``, ``copy.deepcopy``, ``torch.tensor``, unknown calls);
+- an in-place write through one name (in-place methods, ``op=`` on a tensor, item assignment,
+  ``out=``, ``nn.init.*_``) or an update of live state (``optimizer.step()``, ``load_state_dict``)
+  marks every *other* alias of that storage stale; reading a stale alias afterwards is recorded as
+  a ``StaleRead`` of that ``Mutation``;
+- branches join (a may-analysis), loops run their body again with the state at the end of the
+  body (a statement later in a loop body also precedes earlier ones on the next iteration),
+  ``break``/``continue``/``return``/``raise`` end a path, and function parameters and ``self``
+  attributes are read once more at every return: the caller still holds them.
+
+Rules ask questions (``mutation(node)``, ``stale_reads(mutation)``, ``stale_reads_of(origin)``,
+``origins_at(name_node)``); they never walk statements themselves. Tensor kinds come from a private
+copy of the engine's ``TensorFacts``, driven through the same walk (the engine's copy is only valid
+for the node being visited).
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from . import catalog
+from .tensors import Frame, Kind, TensorFacts
+from .torchnames import TorchNames, dotted_name
+
+
+class Relation(enum.Enum):
+    ENTRY = "entry"  # what a parameter, global or attribute holds when the scope starts
+    FRESH = "fresh"  # storage created in this scope and owned by the name it is bound to
+    PARAMS = "params"  # the live parameters of a module (``model.parameters()`` and its elements)
+    PLAIN = "plain"  # ``b = a``: the same object
+    VIEW = "view"  # slicing, indexing, ``view``/``transpose``/``T``...: a window on the storage
+    CONVERSION = "conversion"  # ``.cpu()``, ``.float()``, ``.to()``, ``.numpy()``, ``as_tensor``: same memory when nothing changes
+    DETACH = "detach"  # ``.detach()``: same memory, cut from the graph
+    DATA = "data"  # ``.data``: same memory, invisible to the version counter
+    SNAPSHOT = "snapshot"  # ``state_dict()``: references to every live tensor of the module
+
+
+# Relations of a value that *is* the thing itself rather than a second name for it.
+HANDLES = frozenset({Relation.ENTRY, Relation.FRESH, Relation.PARAMS})
+_OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
+_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+class Storage:
+    """An identity for memory. Attribute storages hang under their object's (``model.fc.weight``
+    under ``model``), so an update of the whole module reaches a snapshot of one parameter."""
+
+    __slots__ = ("key", "parent")
+
+    def __init__(self, key: str, parent: Optional["Storage"] = None) -> None:
+        self.key = key
+        self.parent = parent
+
+    def is_ancestor_of(self, other: "Storage") -> bool:
+        node = other.parent
+        while node is not None:
+            if node is self:
+                return True
+            node = node.parent
+        return False
+
+    def __repr__(self) -> str:
+        return f"Storage({self.key})"
+
+
+class Origin:
+    """How a value came to be: one expression (or parameter) and the origin it was derived from."""
+
+    __slots__ = ("relation", "op", "node", "statement", "storage", "parent", "source")
+
+    def __init__(self, relation: Relation, op: Optional[str], node: Optional[cst.CSTNode],
+                 statement: Optional[cst.CSTNode], storage: Storage, parent: Optional["Origin"],
+                 source: str) -> None:
+        self.relation = relation
+        self.op = op  # the concrete op: "detach", "cpu", "numpy", "__getitem__", "state_dict", ...
+        self.node = node  # the expression that made it (None for an entry)
+        self.statement = statement  # the statement holding ``node``
+        self.storage = storage
+        self.parent = parent
+        self.source = source  # the name it was derived from, or its own name for handles
+
+    def chain(self) -> List["Origin"]:
+        """From the owning handle down to this origin."""
+        out = []
+        node: Optional[Origin] = self
+        while node is not None:
+            out.append(node)
+            node = node.parent
+        out.reverse()
+        return out
+
+    @property
+    def root(self) -> "Origin":
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    def ops(self) -> List[str]:
+        return [o.op for o in self.chain() if o.op is not None]
+
+    def relations(self) -> List[Relation]:
+        return [o.relation for o in self.chain()]
+
+    def derives_from(self, other: "Origin") -> bool:
+        """True when ``other`` is a strict ancestor: this value was made from it."""
+        node = self.parent
+        while node is not None:
+            if node is other:
+                return True
+            node = node.parent
+        return False
+
+    def find(self, *relations: Relation) -> Optional["Origin"]:
+        """The nearest origin along the chain (this one first) with one of ``relations``."""
+        node: Optional[Origin] = self
+        while node is not None:
+            if node.relation in relations:
+                return node
+            node = node.parent
+        return None
+
+    def __repr__(self) -> str:
+        return f"Origin({self.relation.value}, {self.op}, {self.source})"
+
+
+@dataclass(eq=False)
+class Mutation:
+    """A statement that changes storage: an in-place write or an update of live state."""
+
+    node: cst.CSTNode  # the call, the augmented assignment or the item assignment
+    statement: cst.CSTNode
+    op: str  # "mul_", "__setitem__", "step", "load_state_dict", "xavier_uniform_", ...
+    kind: str  # "inplace" (a write through an expression) or "update" (optimizer step, load_state_dict)
+    target: Optional[cst.BaseExpression]  # the written expression (None for an update)
+    key: Optional[str]  # the name written through, after stripping views and conversions
+    origins: Set[Origin] = field(default_factory=set)  # what the written expression may be
+
+
+@dataclass(frozen=True, eq=False)
+class StaleRead:
+    """``key`` holding ``origin`` is read at ``node`` after ``mutation`` changed its storage through
+    another name. ``escape``: not a read in the code but the end of the function, with the value
+    still held by the caller (a parameter) or by the object (``self.x``)."""
+
+    node: cst.CSTNode
+    key: str
+    origin: Origin
+    mutation: Mutation
+    escape: bool = False
+
+
+Values = Dict[Origin, FrozenSet[Mutation]]  # origin -> the mutations that made it stale
+State = Dict[str, Values]
+_EMPTY: FrozenSet[Mutation] = frozenset()
+
+
+def _join(states: Iterable[Optional[State]]) -> Optional[State]:
+    live = [s for s in states if s is not None]
+    if not live:
+        return None
+    out: State = dict(live[0])
+    for state in live[1:]:
+        for key, values in state.items():
+            mine = out.get(key)
+            if mine is None:
+                out[key] = values
+            elif mine is not values:
+                merged = dict(mine)
+                for origin, stale in values.items():
+                    merged[origin] = merged.get(origin, _EMPTY) | stale
+                out[key] = merged
+    return out
+
+
+class _Loop:
+    def __init__(self) -> None:
+        self.breaks: List[State] = []
+        self.continues: List[State] = []
+
+
+def _is_basic_index(sl: Tuple[cst.SubscriptElement, ...], kind_of: Callable[[cst.BaseExpression], Kind]) -> bool:
+    """Basic indexing (ints, slices, None, ...) gives a view; tensors and lists give a copy."""
+    for element in sl:
+        inner = element.slice
+        if isinstance(inner, cst.Slice):
+            continue
+        value = inner.value
+        if isinstance(value, (cst.Integer, cst.Ellipsis)):
+            continue
+        if isinstance(value, cst.Name) and value.value == "None":
+            continue
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer):
+            continue
+        if kind_of(value) is Kind.OTHER and not isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
+            continue
+        return False
+    return True
+
+
+class AliasAnalysis:
+    """The alias and mutation dataflow of one scope; see the module docstring."""
+
+    def __init__(self, scope: cst.CSTNode, names: TorchNames, facts: Optional[TensorFacts] = None,
+                 outer: Optional[Frame] = None) -> None:
+        self.scope = scope
+        self.names = names
+        self._facts = facts
+        self._live = facts is not None  # whether the private TensorFacts follows this pass
+        self._kinds: Dict[int, Kind] = {}
+        self._origins: Dict[Tuple, Origin] = {}
+        self._storages: Dict[str, Storage] = {}
+        self._fresh_storages: Dict[int, Storage] = {}
+        self._mutations: Dict[int, Mutation] = {}
+        self._stale: Dict[int, Dict[Tuple[int, int], StaleRead]] = {}  # mutation id -> reads
+        self._stale_by_origin: Dict[int, List[StaleRead]] = {}
+        self._reads: Dict[int, Set[Origin]] = {}  # Name/Attribute node -> origins it may hold
+        self._loops: List[_Loop] = []
+        self._statement: Optional[cst.CSTNode] = None
+        self._comp_depth = 0
+        self.model_roots: Dict[str, Storage] = {}  # module states seen (state_dict, parameters)
+        self.optimizer_links: Dict[str, Set[str]] = {}  # optimizer key -> module keys it updates
+        self.params: List[str] = []
+        self.self_name: Optional[str] = None
+        self.state: Optional[State] = {}
+        if isinstance(scope, cst.FunctionDef):
+            self._enter_function(scope, outer)
+            self._block(scope.body)
+            self._escape(scope.name)
+        else:
+            if self._facts is not None:
+                self._facts.frame = Frame({})
+            self._block(scope)
+        self._facts = None
+        self._live = False
+
+    # ================================================================== questions
+
+    def mutation(self, node: cst.CSTNode) -> Optional[Mutation]:
+        """The in-place write or state update made at ``node``, if any."""
+        return self._mutations.get(id(node))
+
+    def mutations(self) -> List[Mutation]:
+        return list(self._mutations.values())
+
+    def stale_reads(self, mutation: Mutation) -> List[StaleRead]:
+        """Reads, after ``mutation``, of another name whose storage it changed (code order)."""
+        return list(self._stale.get(id(mutation), {}).values())
+
+    def stale_reads_of(self, origin: Origin) -> List[StaleRead]:
+        """Reads of a value made by ``origin`` (or derived from it) after its storage changed."""
+        return list(self._stale_by_origin.get(id(origin), ()))
+
+    def origins_made_at(self, node: cst.CSTNode) -> List[Origin]:
+        """The aliases the expression ``node`` created (``p.detach()``, ``model.state_dict()``)."""
+        return [o for key, o in self._origins.items() if key[0] == id(node)]
+
+    def origins_at(self, node: cst.CSTNode) -> Set[Origin]:
+        """What the name read at ``node`` may hold: its origins (empty when untracked)."""
+        return self._reads.get(id(node), set())
+
+    def aliases_of(self, node: cst.CSTNode) -> Set[str]:
+        """Sources the name read at ``node`` may share storage with (``{"x"}`` for ``x.detach()``)."""
+        return {o.root.source for o in self.origins_at(node) if o.relation not in HANDLES}
+
+    # ================================================================== set-up
+
+    def _enter_function(self, node: cst.FunctionDef, outer: Optional[Frame]) -> None:
+        facts = self._facts
+        if facts is not None:
+            parent = outer if outer is not None else Frame({})
+            facts.frame = Frame(dict(parent.vars), parent.parent, parent.function, parent.cls,
+                                parent.self_name, parent.class_body)
+            facts.visit_FunctionDef(node)
+            self.self_name = facts.frame.self_name
+        params = node.params
+        if self.self_name is None and params.params and params.params[0].name.value == "self":
+            self.self_name = "self"
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            name = param.name.value
+            self.params.append(name)
+            entry = self._entry(name)
+            self.state[name] = {entry: _EMPTY}
+            self.state["^" + name] = {entry: _EMPTY}  # what the caller holds, even after rebinding
+
+    # ================================================================== kinds
+
+    def _kind(self, node: cst.BaseExpression) -> Kind:
+        if self._live and self._facts is not None:
+            kind = self._facts.kind(node)
+            self._kinds[id(node)] = kind
+            return kind
+        return self._kinds.get(id(node), Kind.UNKNOWN)
+
+    def _facts_call(self, method: str, node: cst.CSTNode) -> None:
+        if self._live and self._facts is not None:
+            getattr(self._facts, method)(node)
+
+    # ================================================================== origins and storage
+
+    def _storage(self, key: str) -> Storage:
+        storage = self._storages.get(key)
+        if storage is None:
+            head, dot, _ = key.rpartition(".")
+            storage = Storage(key, self._storage(head) if dot else None)
+            self._storages[key] = storage
+        return storage
+
+    def _entry(self, key: str) -> Origin:
+        cache = ("entry", key)
+        origin = self._origins.get(cache)
+        if origin is None:
+            origin = Origin(Relation.ENTRY, None, None, None, self._storage(key), None, key)
+            self._origins[cache] = origin
+        return origin
+
+    def _fresh(self, node: cst.CSTNode, key: str) -> Origin:
+        cache = (id(node), "fresh", key)
+        origin = self._origins.get(cache)
+        if origin is None:
+            storage = Storage(f"{key}@{id(node)}")
+            origin = Origin(Relation.FRESH, None, node, self._statement, storage, None, key)
+            self._origins[cache] = origin
+        return origin
+
+    def _derive(self, parents: Iterable[Origin], relation: Relation, op: Optional[str],
+                node: cst.CSTNode, storage: Optional[Storage] = None, source: Optional[str] = None) -> Set[Origin]:
+        out = set()
+        for parent in parents:
+            cache = (id(node), id(parent), relation)
+            origin = self._origins.get(cache)
+            if origin is None:
+                origin = Origin(relation, op, node, self._statement, storage or parent.storage, parent,
+                                source or parent.source)
+                self._origins[cache] = origin
+            out.add(origin)
+        return out
+
+    def _module_state(self, receiver: cst.BaseExpression, node: cst.CSTNode, relation: Relation,
+                      op: str) -> Set[Origin]:
+        """``model.state_dict()`` / ``model.parameters()``: the module's live tensors."""
+        key = dotted_name(receiver)
+        if key is None:
+            return set()
+        storage = self._storage(key)
+        if not self._is_optimizer(receiver):
+            self.model_roots.setdefault(key, storage)
+        cache = (id(node), "state", relation)
+        origin = self._origins.get(cache)
+        if origin is None:
+            origin = Origin(relation, op, node, self._statement, storage, self._entry(key), key)
+            self._origins[cache] = origin
+        return {origin}
+
+    # ================================================================== receivers by kind or name
+
+    def _is_optimizer(self, node: cst.BaseExpression) -> bool:
+        kind = self._kind(node)
+        if kind is Kind.OPTIMIZER:
+            return True
+        if kind in (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE, Kind.TENSOR_MODULE, Kind.STATE_DICT, Kind.OTHER):
+            return False
+        name = dotted_name(node)
+        return name is not None and bool(_OPTIMIZER_NAME.search(name.rsplit(".", 1)[-1]))
+
+    def _holds_parameters(self, node: cst.BaseExpression) -> bool:
+        """A module-like receiver of ``state_dict()``: not an optimizer, scheduler, scaler, ..."""
+        kind = self._kind(node)
+        if kind.is_module:
+            return True
+        if kind is not Kind.UNKNOWN:
+            return False
+        name = dotted_name(node)
+        if name is None or self._is_optimizer(node):
+            return False
+        last = name.rsplit(".", 1)[-1].lower()
+        return not any(h in last for h in catalog.NOT_PARAMETER_STATE_HINTS)
+
+    # ================================================================== state access
+
+    def _read_key(self, key: str, node: cst.CSTNode) -> Set[Origin]:
+        state = self.state
+        if state is None:
+            return set()
+        values = state.get(key)
+        if values is None:
+            return {self._entry(key)}
+        for origin, stale in values.items():
+            for mutation in stale:
+                self._record_stale(node, key, origin, mutation, escape=False)
+        origins = set(values)
+        if any(o.relation not in HANDLES for o in origins):
+            self._reads.setdefault(id(node), set()).update(origins)
+        return origins
+
+    def _record_stale(self, node: cst.CSTNode, key: str, origin: Origin, mutation: Mutation, escape: bool) -> None:
+        reads = self._stale.setdefault(id(mutation), {})
+        dedupe = (id(node), id(origin))
+        if dedupe in reads:
+            return
+        read = StaleRead(node, key, origin, mutation, escape)
+        reads[dedupe] = read
+        for o in origin.chain():
+            self._stale_by_origin.setdefault(id(o), []).append(read)
+
+    def _bind(self, key: str, origins: Set[Origin]) -> None:
+        if self.state is None:
+            return
+        self.state[key] = {o: _EMPTY for o in origins}
+        for origin in origins:  # the source must be in the state to go stale when written through us
+            root = origin.root
+            if root.relation is Relation.ENTRY and root.source not in self.state:
+                self.state[root.source] = {root: _EMPTY}
+
+    def _assign(self, target: cst.BaseExpression, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
+        """Bind ``target`` to a value with ``origins`` (made by ``value``)."""
+        if isinstance(target, (cst.Name, cst.Attribute)) and dotted_name(target) is not None:
+            key = dotted_name(target)
+            if isinstance(value, (cst.Name, cst.Attribute)) and origins \
+                    and all(o.node is not value for o in origins):
+                origins = self._derive(origins, Relation.PLAIN, None, value)
+            if not origins:
+                origins = {self._fresh(value if value is not None else target, key)}
+            self._bind(key, origins)
+            self._forget_below(key)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            kept = {o for o in origins if o.relation not in HANDLES}
+            for element in target.elements:
+                self._assign(element.value, kept, None)
+        elif isinstance(target, cst.StarredElement):
+            self._assign(target.value, origins, None)
+        elif isinstance(target, cst.Subscript):
+            self._store_item(target, origins, value)
+        elif isinstance(target, cst.Attribute):
+            self._eval(target.value)
+
+    def _forget_below(self, key: str) -> None:
+        """Rebinding ``self.x`` ends what ``self.x.y`` held."""
+        if self.state is None:
+            return
+        prefix = key + "."
+        for k in [k for k in self.state if k.startswith(prefix)]:
+            del self.state[k]
+
+    def _store_item(self, target: cst.Subscript, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
+        base_kind = self._kind(target.value)
+        base = self._eval(target.value)
+        self._eval_slice(target.slice)
+        if base_kind in (Kind.TENSOR, Kind.NDARRAY) or (base_kind is Kind.UNKNOWN and _surely_tensor(base)):
+            self._mutate(target.value, self._statement, "__setitem__", base)
+            return
+        key = dotted_name(target.value)
+        # ``best["model"] = model.state_dict()``: the container now holds the alias too.
+        if key is not None and self.state is not None and key in self.state and origins:
+            merged = dict(self.state[key])
+            for origin in origins:
+                merged.setdefault(origin, _EMPTY)
+            self.state[key] = merged
+
+    # ================================================================== mutations
+
+    def _mutate(self, target: cst.BaseExpression, node: cst.CSTNode, op: str,
+                origins: Optional[Set[Origin]] = None) -> None:
+        if origins is None:
+            origins = self._eval(target)
+        key = dotted_name(_strip_aliases(target))
+        mutation = self._mutation(node, op, "inplace", target, key)
+        mutation.origins |= origins
+        self._apply(mutation, origins, key)
+
+    def _mutation(self, node: cst.CSTNode, op: str, kind: str, target: Optional[cst.BaseExpression],
+                  key: Optional[str]) -> Mutation:
+        mutation = self._mutations.get(id(node))
+        if mutation is None:
+            mutation = Mutation(node, self._statement or node, op, kind, target, key)
+            self._mutations[id(node)] = mutation
+        return mutation
+
+    def _apply(self, mutation: Mutation, written: Set[Origin], key: Optional[str]) -> None:
+        """Mark stale every other alias of the written storage."""
+        state = self.state
+        if state is None or not written:
+            return
+        for k, values in list(state.items()):
+            if k == key:
+                continue
+            changed = None
+            for origin, stale in values.items():
+                if mutation in stale or not self._reaches(origin, written):
+                    continue
+                if changed is None:
+                    changed = dict(values)
+                changed[origin] = stale | {mutation}
+            if changed is not None:
+                state[k] = changed
+
+    @staticmethod
+    def _reaches(origin: Origin, written: Set[Origin]) -> bool:
+        for w in written:
+            if origin is w:
+                continue
+            if origin.storage is w.storage:
+                if origin.relation in HANDLES and w.relation in HANDLES:
+                    continue  # the same thing written through itself
+                return True
+            if origin.storage.is_ancestor_of(w.storage):
+                if origin.find(Relation.SNAPSHOT) is not None:
+                    return True  # a state_dict() covers every tensor of the module
+            elif w.storage.is_ancestor_of(origin.storage):
+                if origin.relation not in HANDLES:
+                    return True  # a snapshot of one parameter, updated with the whole module
+        return False
+
+    def _update_state(self, node: cst.Call, keys: Iterable[str], op: str) -> None:
+        mutation = self._mutation(node, op, "update", None, None)
+        written = {self._entry(k) for k in keys}
+        mutation.origins |= written
+        self._apply(mutation, written, None)
+
+    def _optimizer_step(self, node: cst.Call, optimizer: Optional[cst.BaseExpression]) -> None:
+        keys: Set[str] = set()
+        opt_key = dotted_name(optimizer) if optimizer is not None else None
+        if opt_key is not None:
+            keys.add(opt_key)
+            linked = self.optimizer_links.get(opt_key)
+            keys |= linked if linked else set(self.model_roots)
+        else:
+            keys |= set(self.model_roots)
+        if keys:
+            self._update_state(node, keys, "step")
+
+    # ================================================================== escape at return
+
+    def _escape(self, node: cst.CSTNode) -> None:
+        """Parameters and ``self`` attributes outlive the function: a last read at every exit."""
+        state = self.state
+        if state is None or not isinstance(self.scope, cst.FunctionDef):
+            return
+        prefix = (self.self_name + ".") if self.self_name else None
+        for key, values in state.items():
+            if not (key.startswith("^") or (prefix is not None and key.startswith(prefix))):
+                continue
+            for origin, stale in values.items():
+                for mutation in stale:
+                    self._record_stale(node, key.lstrip("^"), origin, mutation, escape=True)
+
+    # ================================================================== statements
+
+    def _block(self, body) -> None:
+        if isinstance(body, cst.SimpleStatementSuite):
+            for small in body.body:
+                if self.state is None:
+                    return
+                self._statement = small
+                self._small(small)
+            return
+        for statement in body.body:
+            if self.state is None:
+                return
+            self._stmt(statement)
+
+    def _stmt(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                if self.state is None:
+                    return
+                self._statement = small
+                self._small(small)
+            return
+        self._statement = node
+        if isinstance(node, cst.If):
+            self._if(node)
+        elif isinstance(node, cst.For):
+            self._for(node)
+        elif isinstance(node, cst.While):
+            self._while(node)
+        elif isinstance(node, (cst.Try, cst.TryStar)):
+            self._try(node)
+        elif isinstance(node, cst.With):
+            for item in node.items:
+                origins = self._eval(item.item)
+                if item.asname is not None:
+                    self._assign(item.asname.name, set() if not origins else origins, item.item)
+                self._facts_call("leave_WithItem", item)
+            self._block(node.body)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            if self.state is not None:
+                self.state.pop(node.name.value, None)
+            if self._live and self._facts is not None:
+                self._facts.frame.vars[node.name.value] = Kind.OTHER
+        elif isinstance(node, cst.Match):
+            self._eval(node.subject)
+            start = self.state
+            ends = [start]
+            for case in node.cases:
+                self.state = dict(start) if start is not None else None
+                self._block(case.body)
+                ends.append(self.state)
+            self.state = _join(ends)
+
+    def _small(self, node: cst.BaseSmallStatement) -> None:
+        if isinstance(node, cst.Expr):
+            self._eval(node.value)
+        elif isinstance(node, cst.Assign):
+            self._assignment(node)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                origins = self._eval(node.value)
+                self._assign(node.target, origins, node.value)
+            self._facts_call("leave_AnnAssign", node)
+        elif isinstance(node, cst.AugAssign):
+            self._augassign(node)
+        elif isinstance(node, cst.Return):
+            if node.value is not None:
+                self._eval(node.value)
+            self._escape(node)
+            self.state = None
+        elif isinstance(node, cst.Raise):
+            if node.exc is not None:
+                self._eval(node.exc)
+            self.state = None
+        elif isinstance(node, cst.Break):
+            if self._loops and self.state is not None:
+                self._loops[-1].breaks.append(self.state)
+            self.state = None
+        elif isinstance(node, cst.Continue):
+            if self._loops and self.state is not None:
+                self._loops[-1].continues.append(self.state)
+            self.state = None
+        elif isinstance(node, cst.Del):
+            self._delete(node.target)
+            self._facts_call("leave_Del", node)
+        elif isinstance(node, cst.Assert):
+            self._eval(node.test)
+
+    def _assignment(self, node: cst.Assign) -> None:
+        value = node.value
+        targets = [t.target for t in node.targets]
+        if (isinstance(value, (cst.Tuple, cst.List)) and len(targets) == 1
+                and isinstance(targets[0], (cst.Tuple, cst.List))
+                and len(targets[0].elements) == len(value.elements)
+                and not any(isinstance(e, cst.StarredElement) for e in [*value.elements, *targets[0].elements])):
+            parts = [self._eval(e.value) for e in value.elements]
+            for element, origins, part in zip(targets[0].elements, parts, value.elements):
+                self._assign(element.value, origins, part.value)
+        else:
+            origins = self._eval(value)
+            for target in targets:
+                self._assign(target, origins, value)
+        self._facts_call("leave_Assign", node)
+
+    def _augassign(self, node: cst.AugAssign) -> None:
+        self._eval(node.value)
+        target = node.target
+        kind = self._kind(target)
+        origins = self._eval(target)
+        if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and _surely_tensor(origins)):
+            op = catalog.AUGMENTED_INPLACE.get(type(node.operator).__name__, "iop")
+            self._mutate(target, node, op, origins)
+        elif isinstance(target, (cst.Name, cst.Attribute)) and dotted_name(target) is not None:
+            self._assign(target, set(), node)
+        self._facts_call("leave_AugAssign", node)
+
+    def _delete(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._delete(element.value)
+            return
+        key = dotted_name(target)
+        if key is not None and self.state is not None:
+            self.state.pop(key, None)
+
+    # ------------------------------------------------------------------ branches and loops
+
+    def _branch(self, body, start: Optional[State]) -> Optional[State]:
+        self.state = dict(start) if start is not None else None
+        self._block(body)
+        return self.state
+
+    def _if(self, node: cst.If) -> None:
+        self._eval(node.test)
+        start = self.state
+        self._facts_call("visit_If_body", node)
+        after_body = self._branch(node.body, start)
+        self._facts_call("leave_If_body", node)
+        self.state = dict(start) if start is not None else None
+        if isinstance(node.orelse, cst.If):
+            self._statement = node.orelse
+            self._if(node.orelse)
+        elif isinstance(node.orelse, cst.Else):
+            self._block(node.orelse.body)
+        self._facts_call("leave_If", node)
+        self.state = _join([after_body, self.state])
+
+    def _loop(self, node, enter: Callable[[], None]) -> None:
+        """Run a loop body until its entry state is stable (at most twice: the second pass sees
+        what the end of one iteration leaves for the start of the next), then its ``else``.
+        ``enter`` binds the loop target or evaluates the test at the start of every pass."""
+        hook = type(node).__name__
+        head = self.state
+        loop = _Loop()
+        self._loops.append(loop)
+        was_live = self._live
+        try:
+            for iteration in range(2):
+                self.state = dict(head) if head is not None else None
+                self._statement = node
+                enter()
+                self._facts_call(f"visit_{hook}_body", node)
+                self._block(node.body)
+                self._facts_call(f"leave_{hook}_body", node)
+                self._live = False  # kinds were recorded on the first pass
+                new_head = _join([head, self.state, *loop.continues])
+                stable = new_head == head
+                head = new_head
+                loop.continues = []
+                if stable:
+                    break
+        finally:
+            self._loops.pop()
+            self._live = was_live
+        self.state = head
+        if node.orelse is not None:
+            self._block(node.orelse.body)
+        self.state = _join([self.state, *loop.breaks])
+
+    def _for(self, node: cst.For) -> None:
+        elements = self._iterate(node.iter)
+        self._loop(node, lambda: self._bind_target(node.target, elements, node.iter))
+
+    def _while(self, node: cst.While) -> None:
+        self._loop(node, lambda: self._eval(node.test))
+
+    def _try(self, node) -> None:
+        start = self.state
+        self._block(node.body)
+        after_body = self.state
+        ends = []
+        if node.orelse is not None:
+            self._block(node.orelse.body)
+        ends.append(self.state)
+        for handler in node.handlers:
+            self.state = _join([start, after_body])
+            self._facts_call("visit_ExceptHandler", handler)
+            if handler.name is not None and self.state is not None:
+                self._assign(handler.name.name, set(), handler)
+            self._block(handler.body)
+            ends.append(self.state)
+        self.state = _join(ends)
+        if node.finalbody is not None:
+            if self.state is None:
+                self.state = _join([start, after_body])
+                self._block(node.finalbody.body)
+                self.state = None
+            else:
+                self._block(node.finalbody.body)
+
+    # ------------------------------------------------------------------ iteration
+
+    def _iterate(self, iterable: cst.BaseExpression) -> Tuple[Set[Origin], ...]:
+        """What iterating ``iterable`` yields: one set of origins, or one per element of a pair."""
+        if isinstance(iterable, cst.Call):
+            func = iterable.func
+            args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if isinstance(func, cst.Name) and func.value not in self.names.bindings:
+                if func.value == "zip":
+                    parts = [self._iterate(a) for a in args]
+                    return tuple(p[0] if len(p) == 1 else set() for p in parts)
+                if func.value == "enumerate" and args:
+                    inner = self._iterate(args[0])
+                    return (set(), inner[0] if len(inner) == 1 else set())
+            if isinstance(func, cst.Attribute):
+                method = func.attr.value
+                if method in catalog.NAMED_PARAMETER_ITERATORS or method == "items":
+                    return (set(), self._eval(iterable))
+        return (self._eval(iterable),)
+
+    def _bind_target(self, target: cst.BaseExpression, elements: Tuple[Set[Origin], ...],
+                     node: cst.CSTNode) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and len(elements) > 1:
+            if len(target.elements) == len(elements):
+                for element, origins in zip(target.elements, elements):
+                    self._bind_element(element.value, origins, node)
+                return
+            elements = (set(),)
+        self._bind_element(target, elements[0] if len(elements) == 1 else set(), node)
+
+    def _bind_element(self, target: cst.BaseExpression, origins: Set[Origin], node: cst.CSTNode) -> None:
+        """A loop or comprehension variable: an element of a container of aliases is one of them;
+        an element of anything else owns its storage as far as we can tell."""
+        kept = {o for o in origins if o.relation is not Relation.ENTRY and o.relation is not Relation.FRESH}
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind_element(element.value, set(), node)
+            return
+        key = dotted_name(target)
+        if key is None:
+            return
+        self._bind(key, kept or {self._fresh(target, key)})
+
+    # ================================================================== expressions
+
+    def _eval_slice(self, sl) -> None:
+        for element in sl:
+            inner = element.slice
+            if isinstance(inner, cst.Index):
+                self._eval(inner.value)
+            elif isinstance(inner, cst.Slice):
+                for part in (inner.lower, inner.upper, inner.step):
+                    if part is not None:
+                        self._eval(part)
+
+    def _eval(self, node: cst.CSTNode) -> Set[Origin]:
+        """The origins of the value of ``node``; records reads and writes on the way."""
+        if isinstance(node, cst.Name):
+            if node.value in ("None", "True", "False") or self.state is None:
+                return set()
+            if node.value in self.state:
+                return self._read_key(node.value, node)
+            if node.value in self.names.bindings:
+                return set()
+            return {self._entry(node.value)}
+        if isinstance(node, cst.Attribute):
+            return self._attribute(node)
+        if isinstance(node, cst.Call):
+            return self._call(node)
+        if isinstance(node, cst.Subscript):
+            return self._subscript(node)
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)):
+            return set()
+        if isinstance(node, cst.BinaryOperation):
+            self._eval(node.left)
+            self._eval(node.right)
+            return set()
+        if isinstance(node, cst.UnaryOperation):
+            self._eval(node.expression)
+            return set()
+        if isinstance(node, cst.BooleanOperation):
+            return self._eval(node.left) | self._eval(node.right)
+        if isinstance(node, cst.Comparison):
+            self._eval(node.left)
+            for c in node.comparisons:
+                self._eval(c.comparator)
+            return set()
+        if isinstance(node, cst.IfExp):
+            self._eval(node.test)
+            return self._eval(node.body) | self._eval(node.orelse)
+        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            out: Set[Origin] = set()
+            for element in node.elements:
+                out |= {o for o in self._eval(element.value) if o.relation not in HANDLES}
+            return out
+        if isinstance(node, cst.Dict):
+            out = set()
+            for element in node.elements:
+                if isinstance(element, cst.DictElement):
+                    self._eval(element.key)
+                out |= {o for o in self._eval(element.value) if o.relation not in HANDLES}
+            return out
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self._comprehension(node)
+        if isinstance(node, cst.NamedExpr):
+            origins = self._eval(node.value)
+            self._assign(node.target, origins, node.value)
+            self._facts_call("leave_NamedExpr", node)
+            return origins
+        if isinstance(node, (cst.Await, cst.Yield)):
+            inner = getattr(node, "expression", None) or getattr(node, "value", None)
+            if isinstance(inner, cst.From):
+                inner = inner.item
+            return self._eval(inner) if isinstance(inner, cst.BaseExpression) else set()
+        if isinstance(node, cst.FormattedString):
+            for part in node.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    self._eval(part.expression)
+            return set()
+        if isinstance(node, cst.ConcatenatedString):
+            self._eval(node.left)
+            self._eval(node.right)
+            return set()
+        if isinstance(node, cst.StarredElement):
+            return self._eval(node.value)
+        if isinstance(node, _NESTED):
+            return set()
+        for child in node.children:
+            if isinstance(child, cst.BaseExpression):
+                self._eval(child)
+        return set()
+
+    def _attribute(self, node: cst.Attribute) -> Set[Origin]:
+        attr = node.attr.value
+        key = dotted_name(node)
+        if key is not None and self.state is not None and key in self.state:
+            return self._read_key(key, node)
+        if attr in catalog.NON_TENSOR_ATTRIBUTES:
+            return set()
+        if attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES:
+            base = self._eval(node.value)
+            kind = self._kind(node.value)
+            if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and (
+                    _surely_tensor(base) or any(o.relation is Relation.PARAMS for o in base)
+                    or (key or "").rsplit(".", 2)[-2:-1] == ["grad"]
+                    or (key or "").rsplit(".", 2)[-2:-1] in ([a] for a in catalog.MODULE_TENSOR_ATTRIBUTES))):
+                return self._derive(base, Relation.DATA, attr, node)
+            return {self._entry(key)} if key is not None else set()
+        if attr in catalog.VIEW_ATTRIBUTES and self._kind(node.value) in (Kind.TENSOR, Kind.NDARRAY):
+            return self._derive(self._eval(node.value), Relation.VIEW, attr, node)
+        self._eval(node.value)
+        if key is not None and key.split(".", 1)[0] not in self.names.bindings:
+            return {self._entry(key)}
+        return set()
+
+    def _subscript(self, node: cst.Subscript) -> Set[Origin]:
+        base = self._eval(node.value)
+        self._eval_slice(node.slice)
+        kind = self._kind(node.value)
+        if kind in (Kind.TENSOR, Kind.NDARRAY):
+            if _is_basic_index(node.slice, self._kind):
+                return self._derive(base, Relation.VIEW, "__getitem__", node)
+            return set()
+        # An element of a container of aliases (a state_dict snapshot, a list of detached params).
+        return {o for o in base if o.relation not in (Relation.ENTRY, Relation.FRESH)}
+
+    def _comprehension(self, node) -> Set[Origin]:
+        saved: Dict[str, Optional[Values]] = {}
+        comp: Optional[cst.CompFor] = node.for_in
+        bound: List[str] = []
+        while comp is not None:
+            elements = self._iterate(comp.iter)
+            for name in _target_keys(comp.target):
+                if name not in saved and self.state is not None:
+                    saved[name] = self.state.get(name)
+                    bound.append(name)
+            self._bind_target(comp.target, elements, comp.iter)
+            comp = comp.inner_for_in
+        self._facts_call("_visit_comprehension", node)
+        self._comp_depth += 1
+        try:
+            comp = node.for_in
+            while comp is not None:
+                for cond in comp.ifs:
+                    self._eval(cond.test)
+                comp = comp.inner_for_in
+            if isinstance(node, cst.DictComp):
+                self._eval(node.key)
+                result = self._eval(node.value)
+            else:
+                result = self._eval(node.elt)
+        finally:
+            self._comp_depth -= 1
+            self._facts_call("_leave_comprehension", node)
+        if self.state is not None:
+            for name in bound:
+                if saved[name] is None:
+                    self.state.pop(name, None)
+                else:
+                    self.state[name] = saved[name]
+        return {o for o in result if o.relation not in HANDLES or o.relation is Relation.PARAMS}
+
+    # ------------------------------------------------------------------ calls
+
+    def _call(self, node: cst.Call) -> Set[Origin]:
+        func = node.func
+        q = self.names.qualified(func)
+        if q is None and isinstance(func, cst.Attribute):
+            return self._method_call(node, func)
+        args = [a for a in node.args]
+        positional = [a.value for a in args if a.keyword is None and not a.star]
+        if isinstance(func, cst.Name) and q is None and func.value in ("len", "isinstance", "id", "type") \
+                and self.state is not None and func.value not in self.state:
+            return set()  # metadata, not values
+        values = [self._eval(a.value) for a in args]
+        first = values[0] if values and args[0].keyword is None else set()
+        self._out_argument(node)
+        if isinstance(func, cst.Name) and q is None:
+            name = func.value
+            if self.state is not None and name in self.state:
+                self._read_key(name, func)
+                return set()
+            if name in ("dict", "list", "tuple") and len(positional) == 1:
+                return {o for o in first if o.relation not in (Relation.ENTRY, Relation.FRESH)}
+            self._training_call(node, name, args)
+            return set()
+        if q is None:
+            self._eval(func)
+            return set()
+        if q in catalog.DEEP_COPY_FUNCTIONS:
+            return set()
+        if q in catalog.SHALLOW_COPY_FUNCTIONS and len(positional) == 1:
+            return {o for o in first if o.relation not in (Relation.ENTRY, Relation.FRESH)}
+        if q in catalog.NUMPY_INPLACE_FUNCTIONS and positional:
+            self._mutate(positional[0], node, q.rsplit(".", 1)[-1], first)
+            return set()
+        head, _, member = q.rpartition(".")
+        if head == "torch.optim" and member[:1].isupper():
+            self._link_optimizer(node)
+            return set()
+        if head == "torch.nn.init" and member in catalog.INIT_FUNCTIONS and positional:
+            self._mutate(positional[0], node, member, first)
+            return set()
+        if head == "torch" and member in catalog.INPLACE_METHODS and positional:
+            self._mutate(positional[0], node, member, first)
+            return first
+        if head == "torch.nn.functional" and positional and any(
+                a.keyword is not None and a.keyword.value == "inplace"
+                and isinstance(a.value, cst.Name) and a.value.value == "True" for a in args):
+            self._mutate(positional[0], node, f"{member}(inplace=True)", first)
+            return first
+        if not positional:
+            return set()
+        if q in catalog.MAY_ALIAS_FUNCTIONS or q in catalog.NUMPY_MAY_ALIAS_FUNCTIONS:
+            if q == "torch.nn.functional.dropout":
+                return set()  # the same object only in eval mode or with p=0
+            return self._derive(first, Relation.CONVERSION, member, node)
+        if head == "torch" and member in catalog.VIEW_FUNCTIONS:
+            return self._derive(first, Relation.VIEW, member, node)
+        if head == "torch" and member == "detach":
+            return self._derive(first, Relation.DETACH, member, node)
+        if head in ("torch", "torch.cuda") and member in catalog.LEGACY_CONSTRUCTORS and len(args) == 1 \
+                and self._kind(positional[0]) is Kind.TENSOR:
+            return self._derive(first, Relation.CONVERSION, member, node)
+        return set()
+
+    def _out_argument(self, node: cst.Call) -> None:
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "out":
+                name = dotted_name(node.func) or "call"
+                self._mutate(arg.value, node, f"{name.rsplit('.', 1)[-1]}(out=)")
+
+    def _link_optimizer(self, node: cst.Call) -> None:
+        """Remember which modules an optimizer built here updates (from ``X.parameters()``)."""
+        statement = self._statement
+        if not isinstance(statement, cst.Assign) or statement.value is not node:
+            return
+        key = dotted_name(statement.targets[0].target)
+        if key is None:
+            return
+        modules: Set[str] = set()
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                f = call.func
+                if isinstance(f, cst.Attribute) and f.attr.value in (
+                        catalog.PARAMETER_ITERATORS | catalog.NAMED_PARAMETER_ITERATORS):
+                    name = dotted_name(f.value)
+                    if name is not None:
+                        modules.add(name)
+
+        for arg in node.args:
+            arg.value.visit(Finder())
+        if modules:
+            self.optimizer_links[key] = modules
+            for module in modules:
+                self.model_roots.setdefault(module, self._storage(module))
+
+    def _training_call(self, node: cst.Call, name: str, args) -> None:
+        """``train_one_epoch(model, optimizer, loader)``: a call given an optimizer trains."""
+        lowered = name.lower()
+        if name[:1].isupper() or any(h in lowered for h in catalog.NOT_TRAINING_CALL_HINTS):
+            return
+        for arg in args:
+            if isinstance(arg.value, (cst.Name, cst.Attribute)) and self._is_optimizer(arg.value):
+                self._optimizer_step(node, arg.value)
+                return
+
+    def _method_call(self, node: cst.Call, func: cst.Attribute) -> Set[Origin]:
+        method = func.attr.value
+        receiver = func.value
+        key = dotted_name(func)
+        if key is not None and self.state is not None and key in self.state:
+            # a stored callable (self.fn = ...): a read, nothing more
+            self._read_key(key, func)
+            for arg in node.args:
+                self._eval(arg.value)
+            return set()
+        if method in catalog.METADATA_METHODS:
+            for arg in node.args:
+                self._eval(arg.value)
+            return set()  # x.size(), sd.keys(): no tensor values read
+        recv = self._eval(receiver)
+        args = [a for a in node.args]
+        values = [self._eval(a.value) for a in args]
+        self._out_argument(node)
+        positional = [a.value for a in args if a.keyword is None and not a.star]
+
+        if method in catalog.INPLACE_METHODS or method in catalog.INPLACE_VIEW_METHODS:
+            if _is_inplace_call(receiver):
+                return recv  # x.mul_(a).add_(b): one write, recorded at the first call
+            self._mutate(receiver, node, method, recv)
+            return recv
+        if method in catalog.SELF_RETURNING_METHODS:
+            return recv
+        if method == "detach" and not args:
+            return self._derive(recv, Relation.DETACH, method, node)
+        if method in catalog.COPY_METHODS:
+            if method == "copy" and (self._kind(receiver) is Kind.STATE_DICT
+                                     or any(o.find(Relation.SNAPSHOT) for o in recv)):
+                return {o for o in recv if o.relation not in (Relation.ENTRY, Relation.FRESH)}
+            return set()
+        if method in catalog.STATE_SNAPSHOT_METHODS:
+            if self._holds_parameters(receiver) or self._is_optimizer(receiver):
+                return self._module_state(receiver, node, Relation.SNAPSHOT, method)
+            return set()
+        if method in catalog.PARAMETER_ITERATORS or method in catalog.NAMED_PARAMETER_ITERATORS:
+            if self._holds_parameters(receiver):
+                return self._module_state(receiver, node, Relation.PARAMS, method)
+            return set()
+        if method in catalog.OPTIMIZER_UPDATE_METHODS:
+            if self._is_optimizer(receiver):
+                self._optimizer_step(node, receiver)
+            elif positional and isinstance(positional[0], (cst.Name, cst.Attribute)) \
+                    and self._is_optimizer(positional[0]):
+                self._optimizer_step(node, positional[0])  # scaler.step(optimizer)
+            return set()
+        if method in catalog.STATE_LOAD_METHODS:
+            rkey = dotted_name(receiver)
+            if rkey is not None:
+                self._update_state(node, [rkey], method)
+            return set()
+        if method in ("append", "insert", "add") and values:
+            rkey = dotted_name(receiver)
+            if rkey is not None and self.state is not None and rkey in self.state:
+                added = {o for o in values[-1] if o.relation not in (Relation.ENTRY, Relation.FRESH)}
+                if added:
+                    merged = dict(self.state[rkey])
+                    for origin in added:
+                        merged.setdefault(origin, _EMPTY)
+                    self.state[rkey] = merged
+            self._facts_call("leave_Call", node)
+            return set()
+        if method in ("items", "values"):
+            return {o for o in recv if o.relation not in (Relation.ENTRY, Relation.FRESH)}
+        kind = self._kind(receiver)
+        if method in catalog.VIEW_METHODS and method not in ("values", "indices"):
+            if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and _surely_tensor(recv)):
+                return self._derive(recv, Relation.VIEW, method, node)
+            return set()
+        if method in catalog.MAY_ALIAS_METHODS or method == "numpy":
+            if kind is not Kind.TENSOR and method in catalog.NDARRAY_COPY_METHODS:
+                return set()  # ndarray.flatten() copies
+            if method == "to" and any(a.keyword is not None and a.keyword.value == "copy" for a in args):
+                return set()
+            if kind in (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN):
+                return self._derive(recv, Relation.CONVERSION, method, node)
+            return set()
+        if any(isinstance(a.value, (cst.Name, cst.Attribute)) for a in args):
+            self._training_call(node, method, args)
+        return set()
+
+
+def _surely_tensor(origins: Set[Origin]) -> bool:
+    """A value of unknown kind is surely a tensor or an array when every way it was made went
+    through an op only tensors have (``.detach()``, ``.numpy()``, ``.contiguous()``, ``.view()``)."""
+    if not origins:
+        return False
+    return all(any(op in catalog.TENSOR_EVIDENCE_OPS for op in o.ops()) for o in origins)
+
+
+def _is_inplace_call(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and (node.func.attr.value in catalog.INPLACE_METHODS or node.func.attr.value in catalog.INPLACE_VIEW_METHODS))
+
+
+def _strip_aliases(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``x.detach().cpu()[0]`` -> ``x``: the name a write through an alias chain starts from."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Attribute) and (node.attr.value in catalog.VIEW_ATTRIBUTES
+                                                  or node.attr.value in catalog.UNTRACKED_ALIAS_ATTRIBUTES):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+                node.func.attr.value in catalog.VIEW_METHODS or node.func.attr.value in catalog.MAY_ALIAS_METHODS
+                or node.func.attr.value == "numpy" or node.func.attr.value in catalog.INPLACE_METHODS):
+            node = node.func.value
+        else:
+            return node
+
+
+def _target_keys(target: cst.BaseExpression) -> Iterable[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_keys(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_keys(target.value)
+    else:
+        key = dotted_name(target)
+        if key is not None:
+            yield key
+
+
+# ====================================================================== engine glue
+
+def aliases_for(ctx) -> Optional[AliasAnalysis]:
+    """The analysis of the scope being visited, built once (the first time a rule asks)."""
+    scope = ctx.scope
+    return ctx.cached(("aliases", id(scope)), lambda: build(ctx, scope))
+
+
+def build(ctx, scope: cst.CSTNode) -> AliasAnalysis:
+    facts = copy.copy(ctx.tensors)
+    facts._branch_stack = []
+    facts._loop_stack = []
+    outer = None
+    if isinstance(scope, cst.FunctionDef):
+        frame = ctx.tensors.frame
+        while frame is not None and frame.function is not scope:
+            frame = frame.parent
+        outer = frame.parent if frame is not None else None
+    return AliasAnalysis(scope, ctx.names, facts, outer)

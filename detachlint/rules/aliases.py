@@ -1,0 +1,428 @@
+"""TAL201 detach-inplace, TAL301 view-alias-mutation, TAL401 stale-snapshot: writes that reach
+another name. The rules ask ``analysis/aliases`` which storage a write reaches and who reads it
+afterwards; they do not follow names themselves."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from ..analysis import catalog
+from ..analysis.aliases import HANDLES, AliasAnalysis, Mutation, Origin, Relation, StaleRead, aliases_for
+from ..analysis.order import ScopeOrder
+from ..analysis.tensors import Kind
+from ..findings import Severity
+from .base import Rule
+
+_DTYPES = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
+
+
+class _AliasRule(Rule):
+    """Shared plumbing: find the write (or snapshot) at a node, describe origins and reads."""
+
+    def _analysis(self) -> Optional[AliasAnalysis]:
+        return aliases_for(self.ctx)
+
+    def _mutation_at(self, node: cst.CSTNode) -> Optional[Mutation]:
+        analysis = self._analysis()
+        if analysis is None:
+            return None
+        mutation = analysis.mutation(node)
+        return mutation if mutation is not None and mutation.kind == "inplace" else None
+
+    # visit hooks: the nodes a write can be recorded at (cheap syntactic filters first)
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and (func.attr.value in catalog.INPLACE_METHODS
+                                                or func.attr.value in catalog.INPLACE_VIEW_METHODS):
+            self._check_write(node)
+        elif any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in node.args):
+            self._check_write(node)
+        elif not isinstance(func, cst.Attribute) and node.args:
+            q = self.ctx.names.qualified(func)
+            if q is not None and (q.startswith("torch.nn.init.") or q in catalog.NUMPY_INPLACE_FUNCTIONS
+                                  or (q.startswith("torch.") and q.endswith("_"))):
+                self._check_write(node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self.ctx.tensors.kind(node.target) in (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN) \
+                and not isinstance(node.value, (cst.SimpleString, cst.FormattedString)):
+            self._check_write(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, cst.Subscript) for t in node.targets):
+            self._check_write(node)
+
+    def _check_write(self, node: cst.CSTNode) -> None:
+        pass
+
+    # descriptions
+    def _text(self, node: Optional[cst.CSTNode], limit: int = 60) -> str:
+        if node is None:
+            return ""
+        text = " ".join(self.ctx.code_for(node).split())
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    def _made(self, origin: Origin) -> cst.CSTNode:
+        """The node that shows where an alias was made: its statement, else its expression."""
+        return origin.statement or origin.node or self.ctx.scope
+
+    def _pending(self, node: cst.CSTNode) -> Optional[cst.Call]:
+        scope = self.ctx.scope
+        order: ScopeOrder = self.ctx.cached(("order", id(scope)), lambda: ScopeOrder(scope, self.ctx.names))
+        return order.pending_backward(node)
+
+    def _signature(self, ops: List[str], origin: Origin, analysis: AliasAnalysis, pending: bool) -> dict:
+        root = origin.root
+        source = {
+            "parameter": root.relation is Relation.ENTRY and (
+                root.source in analysis.params
+                or (analysis.self_name is not None and root.source.startswith(analysis.self_name + "."))),
+            "module_state": any(o.relation in (Relation.PARAMS, Relation.SNAPSHOT) for o in origin.chain())
+            or root.source.rsplit(".", 1)[-1] in catalog.MODULE_TENSOR_ATTRIBUTES,
+            "pending_graph": pending,
+            "cpu_float": "cpu" in ops and any(op in ("float", "numpy") for op in ops),
+        }
+        if source["module_state"]:
+            source["leaf"] = True
+        dtypes = [_DTYPES[op] for op in ops if op in _DTYPES]
+        if dtypes:
+            source["dtype"] = dtypes[-1]
+        return {"rule": self.code, "ops": ops, "source": source}
+
+    @staticmethod
+    def _first(reads: Sequence[StaleRead]) -> Optional[StaleRead]:
+        real = [r for r in reads if not r.escape]
+        return (real or list(reads) or [None])[0]
+
+    def _where(self, read: StaleRead) -> str:
+        if read.escape:
+            return f"the caller still holds `{read.key}` after the function returns"
+        return f"`{read.key}` is read at line {self.ctx.line(read.node)}"
+
+
+def _mutation_ops(mutation: Mutation, origin: Origin) -> List[str]:
+    return origin.ops() + [mutation.op]
+
+
+class DetachInplace(_AliasRule):
+    """
+    ## What it does
+    Flags an in-place write to the result of `.detach()`: directly (`out.detach().zero_()`),
+    through a name (`d = x.detach(); d.add_(1)`), or through conversions that return the same
+    memory when nothing needs converting (`img = x.detach().cpu().numpy(); img *= 255`).
+
+    ## Why is this bad?
+    `.detach()` is not a copy: it shares `x`'s storage, so the write changes `x` too. Later
+    forward computations see the new values, and if a graph that saved `x` is still waiting for
+    `backward()` it raises (or, through NumPy, silently computes a wrong gradient). `.cpu()`,
+    `.float()` and `.numpy()` after it copy only when the device or dtype changes, so the bug
+    appears exactly when the tensor is already a CPU float tensor. It is an **error** when `x` is
+    read afterwards, held by the caller, or saved by a pending backward; a **warning** otherwise.
+
+    ## Example
+    ```python
+    def to_image(x):
+        img = x.detach().cpu().numpy()
+        img *= 255                # also scales x when x is a CPU float tensor
+        return img
+    ```
+
+    ## Use instead
+    ```python
+    def to_image(x):
+        img = x.detach().cpu().numpy().copy()     # or x.detach().clone()
+        img *= 255
+        return img
+    ```
+    """
+
+    code = "TAL201"
+    name = "detach-inplace"
+    severity = Severity.ERROR
+    summary = "in-place write to a .detach() result, which shares storage with the original"
+
+    def _check_write(self, node: cst.CSTNode) -> None:
+        mutation = self._mutation_at(node)
+        if mutation is None:
+            return
+        found = self._detached(mutation)
+        if found is None:
+            return
+        origin, detach = found
+        analysis = self._analysis()
+        source = self._source_text(detach)
+        written = self._text(mutation.node)
+        pending = self._pending(mutation.node)
+        direct = detach.statement is mutation.statement
+        related: List[Tuple[cst.CSTNode, str]] = []
+        if direct:
+            severity = Severity.ERROR if pending is not None else Severity.WARNING
+            message = (f"`{written}` writes into `{source}` through `.detach()`, which shares its storage"
+                       + (f"; the pending `{self._text(pending)}` saved it and will raise" if pending is not None
+                          else "; `with torch.no_grad():` on the tensor itself says so")
+                       + f". For a copy, use `{source}.detach().clone()`")
+        else:
+            chain = self._text(origin.node)
+            reads = [r for r in analysis.stale_reads(mutation)
+                     if not r.origin.derives_from(origin) and r.origin is not origin]
+            read = self._first(reads)
+            name = mutation.key or self._text(mutation.target)
+            made = self.ctx.line(self._made(origin))
+            numpy = "numpy" in origin.ops()
+            fix = f"`{source}.detach().clone()`" + (" (or `.copy()` the array)" if numpy else "")
+            if read is not None or pending is not None:
+                severity = Severity.ERROR
+                why = self._where(read) if read is not None else f"the pending `{self._text(pending)}` saved it"
+            else:
+                severity = Severity.WARNING
+                why = f"`{source}` is not used again here, but the write still lands in its storage"
+            message = (f"`{written}` also changes `{source}`: `{name}` is `{chain}` (line {made}), which "
+                       f"shares `{source}`'s storage, and {why}. Use {fix} before writing")
+            related.append((self._made(origin), f"`{name}` made here shares storage with `{source}`"))
+            if read is not None:
+                related.append((read.node, f"`{read.key}` read here sees the write" if not read.escape
+                                else f"`{read.key}` still held by the caller"))
+        if pending is not None:
+            related.append((pending, "the pending backward that saved the tensor"))
+        self.ctx.report(mutation.node, self.code, message, severity, related,
+                        signature=self._signature(_mutation_ops(mutation, origin), origin, analysis,
+                                                  pending is not None))
+
+    @staticmethod
+    def _detached(mutation: Mutation) -> Optional[Tuple[Origin, Origin]]:
+        """The written origin that goes through ``.detach()`` (or ``.data`` then a conversion)."""
+        for origin in sorted(mutation.origins, key=lambda o: len(o.chain())):
+            chain = origin.chain()
+            for i, link in enumerate(chain):
+                if link.relation is Relation.DETACH:
+                    return origin, link
+                if link.relation is Relation.DATA and any(
+                        o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS
+                        for o in chain[i + 1:]):
+                    return origin, link
+        return None
+
+    def _source_text(self, detach: Origin) -> str:
+        node = detach.node
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            return self._text(node.func.value, 40)
+        if isinstance(node, cst.Attribute):
+            return self._text(node.value, 40)
+        if isinstance(node, cst.Call) and node.args:
+            return self._text(node.args[0].value, 40)
+        return detach.source
+
+
+class ViewAliasMutation(_AliasRule):
+    """
+    ## What it does
+    Flags an in-place write to one of two names for the same memory while the other is read
+    afterwards as if it were a copy: a plain alias (`old = x; x += 1; use(old)`), a view or
+    slice (`first = x[0]; x.mul_(2); use(first)`), or a conversion that returns the same memory
+    when nothing needs converting (`images = batch.cpu().float().numpy(); images *= 255` while
+    `batch` is read later, or held by the caller).
+
+    ## Why is this bad?
+    Assignment, views, slicing and no-op conversions (`.cpu()` on a CPU tensor, `.float()` on a
+    float tensor, `.numpy()`, `torch.as_tensor`) never copy, so the write shows through the
+    other name: the "old" value, the "original" batch or the caller's tensor silently changes.
+    Writing through a view on purpose (`x.view(-1)[idx] = 0`, then using `x`) is not flagged.
+
+    ## Example
+    ```python
+    prev = state
+    state += delta
+    change = state - prev        # always zero
+    ```
+
+    ## Use instead
+    ```python
+    prev = state.clone()
+    state += delta
+    change = state - prev
+    ```
+    """
+
+    code = "TAL301"
+    name = "view-alias-mutation"
+    severity = Severity.ERROR
+    summary = "in-place write to a view or alias while the other name is read as if it were a copy"
+
+    _ALIAS = (Relation.PLAIN, Relation.VIEW, Relation.CONVERSION)
+
+    def _check_write(self, node: cst.CSTNode) -> None:
+        mutation = self._mutation_at(node)
+        if mutation is None:
+            return
+        analysis = self._analysis()
+        for read in analysis.stale_reads(mutation):
+            for written in mutation.origins:
+                if written.find(Relation.DETACH, Relation.DATA, Relation.SNAPSHOT, Relation.PARAMS) is not None:
+                    continue  # TAL201 / TAL001 / TAL401
+                found = self._stale_copy(read, written, analysis) or self._changed_source(read, written)
+                if found is not None:
+                    self._report(mutation, read, written, *found, analysis=analysis)
+                    return
+
+    def _stale_copy(self, read: StaleRead, written: Origin, analysis: AliasAnalysis):
+        """The written name is the source; the read one was made from it before the write."""
+        if read.escape or not read.origin.derives_from(written):
+            return None
+        below = read.origin.chain()[len(written.chain()):]
+        if not below or any(o.relation not in self._ALIAS for o in below):
+            return None
+        return ("copy", below[-1])
+
+    def _changed_source(self, read: StaleRead, written: Origin):
+        """The read name is the source; the written one was made from it by a copy-like conversion
+        (or by plain assignment from a local name that is read again)."""
+        if not written.derives_from(read.origin):
+            return None
+        below = written.chain()[len(read.origin.chain()):]
+        if not below or any(o.relation not in self._ALIAS for o in below):
+            return None
+        if any(o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS for o in below):
+            return ("source", below[-1])
+        if (not read.escape and all(o.relation is Relation.PLAIN for o in below)
+                and "." not in read.key and read.origin.relation in HANDLES):
+            return ("source", below[-1])
+        return None
+
+    def _report(self, mutation: Mutation, read: StaleRead, written: Origin, direction: str, alias: Origin,
+                analysis: AliasAnalysis) -> None:
+        written_text = self._text(mutation.node)
+        made = self._made(alias)
+        line = self.ctx.line(made)
+        what = {Relation.PLAIN: "the same tensor", Relation.VIEW: "a view of it",
+                Relation.CONVERSION: "the same memory when no conversion is needed"}[alias.relation]
+        if direction == "copy":
+            other = read.key
+            message = (f"`{written_text}` also changes `{other}`: `{self._text(made)}` (line {line}) is {what}, "
+                       f"not a copy, and {self._where(read)}. Use `.clone()` where `{other}` is made")
+            origin_for_signature = read.origin
+        else:
+            name = mutation.key or self._text(mutation.target)
+            message = (f"`{written_text}` also changes `{read.key}`: `{name}` is `{self._text(alias.node)}` "
+                       f"(line {line}), {what} as `{read.key}`, and {self._where(read)}. Copy first "
+                       f"(`.clone()`, or `.copy()` for an array)")
+            origin_for_signature = written
+        related = [(made, "the alias is made here"),
+                   (read.node, f"`{read.key}` read here sees the write" if not read.escape
+                    else f"`{read.key}` is still held by the caller")]
+        ops = _mutation_ops(mutation, origin_for_signature) if direction == "source" else \
+            origin_for_signature.ops() + [mutation.op]
+        self.ctx.report(mutation.node, self.code, message, self.severity, related,
+                        signature=self._signature(ops, origin_for_signature, analysis, False))
+
+
+class StaleSnapshot(_AliasRule):
+    """
+    ## What it does
+    Flags a "snapshot" of live state that is kept across an update of that state and read
+    afterwards: `best = model.state_dict()` (or a shallow `.copy()`, `dict(...)`,
+    `copy.copy(...)`), `w0 = model.fc.weight.detach()` / `.data`,
+    `[p.detach() for p in model.parameters()]`, `optimizer.state_dict()`; updated by
+    `optimizer.step()`, in-place writes, `load_state_dict`, or the next iteration of a training
+    loop; read when it is returned, saved, loaded or compared.
+
+    ## Why is this bad?
+    `state_dict()` and `.detach()` return references to the live tensors, not copies. Every
+    `optimizer.step()` after the "snapshot" changes it too, so the best checkpoint of an early
+    stopping loop is silently the last one, and `model.load_state_dict(best)` restores nothing.
+
+    ## Example
+    ```python
+    for epoch in range(epochs):
+        train_one_epoch(model, optimizer)
+        if val_loss(model) < best_loss:
+            best_state = model.state_dict()
+    model.load_state_dict(best_state)     # the last epoch's weights
+    ```
+
+    ## Use instead
+    ```python
+            best_state = copy.deepcopy(model.state_dict())
+    ```
+    or `{k: v.detach().clone() for k, v in model.state_dict().items()}`.
+    """
+
+    code = "TAL401"
+    name = "stale-snapshot"
+    severity = Severity.ERROR
+    summary = "state_dict()/detach() snapshot of live state, updated before it is read"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and (func.attr.value in catalog.STATE_SNAPSHOT_METHODS
+                                                or func.attr.value == "detach"):
+            self._check_snapshot(node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        pass
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        pass
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "data":
+            self._check_snapshot(node)
+
+    def _check_snapshot(self, node: cst.CSTNode) -> None:
+        analysis = self._analysis()
+        if analysis is None:
+            return
+        for origin in analysis.origins_made_at(node):
+            if not self._is_snapshot(origin):
+                continue
+            reads = [r for r in analysis.stale_reads_of(origin) if self._through_references(r.origin, origin)]
+            read = self._first(reads)
+            if read is None:
+                continue
+            self._report(node, origin, read, analysis)
+            return
+
+    @staticmethod
+    def _is_snapshot(origin: Origin) -> bool:
+        if origin.relation is Relation.SNAPSHOT:
+            return True
+        if origin.relation in (Relation.DETACH, Relation.DATA) and origin.parent is not None:
+            parent = origin.parent
+            if parent.relation is Relation.PARAMS:
+                return True
+            if parent.relation is Relation.ENTRY and "." in parent.source \
+                    and parent.source.rsplit(".", 1)[-1] in catalog.MODULE_TENSOR_ATTRIBUTES:
+                return True
+        return False
+
+    @staticmethod
+    def _through_references(read: Origin, snapshot: Origin) -> bool:
+        """The value read still holds the snapshot's references (no view, conversion or copy)."""
+        if read is not snapshot and not read.derives_from(snapshot):
+            return False
+        below = read.chain()[len(snapshot.chain()):]
+        return all(o.relation in (Relation.PLAIN, Relation.DETACH, Relation.DATA) for o in below)
+
+    def _report(self, node: cst.CSTNode, origin: Origin, read: StaleRead, analysis: AliasAnalysis) -> None:
+        mutation = read.mutation
+        taken = self._text(node)
+        update = self._text(mutation.node)
+        if origin.relation is Relation.SNAPSHOT:
+            what = "the live tensors of `" + origin.source + "`"
+            fix = f"`copy.deepcopy({taken})` (or `{{k: v.detach().clone() for k, v in {taken}.items()}}`)"
+        else:
+            what = "the live parameter"
+            owner = node.func.value if isinstance(node, cst.Call) else node.value
+            fix = f"`{self._text(owner)}.detach().clone()`"
+        loop = ""
+        if self.ctx.line(mutation.node) < self.ctx.line(node):
+            loop = " on the next iteration of the loop"
+        message = (f"`{taken}` holds references to {what}, not a copy: `{update}` (line "
+                   f"{self.ctx.line(mutation.node)}) changes it{loop}, and {self._where(read)}. Use {fix}")
+        related = [(mutation.node, "the update that changes the snapshot"),
+                   (read.node, f"`{read.key}` read here holds the updated values" if not read.escape
+                    else f"`{read.key}` still holds the live tensors after the function returns")]
+        ops = origin.ops() + [mutation.op]
+        self.ctx.report(node, self.code, message, self.severity, related,
+                        signature=self._signature(ops, origin, analysis, False))
