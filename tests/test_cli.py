@@ -189,6 +189,35 @@ def test_sarif_related_locations_and_fixes():
     assert replacement["insertedContent"]["text"] == "p.detach()"
 
 
+def test_full_and_json_show_related_locations_and_fixes():
+    from detachlint.findings import Applicability, Edit, Finding, Fix, Location, Related, Severity
+    from detachlint.report import ReportOptions, render
+
+    source = ["b = a.view(-1)", "a.mul_(2)", "print(b)"]
+    finding = Finding(
+        "TAL001", "b reads the mutated storage", Severity.ERROR, "m.py", Location(3, 6), Location(3, 7),
+        fix=Fix(Applicability.UNSAFE, "clone", (Edit(Location(1, 4), Location(1, 14), "a.view(-1).clone()"),)),
+        related=(Related(Location(1, 0), Location(1, 1), "b is a view of a"),
+                 Related(Location(2, 0), Location(2, 9), "a is mutated here")))
+    options = ReportOptions(sources=lambda filename, cell: source if filename == "m.py" else None)
+    full = render("full", [finding], options).splitlines()
+    assert full[:7] == [
+        "m.py:3:7: TAL001 [error] b reads the mutated storage",
+        "  |",
+        "3 | print(b)",
+        "  |       ^",
+        "  = note: m.py:1:1: b is a view of a",
+        "  = note: m.py:2:1: a is mutated here",
+        "  = help: " + finding.url,
+    ]
+    assert full[-1] == "Found 1 finding (1 error, 0 warnings)."
+    data = json.loads(render("json", [finding], options))[0]
+    edit = {"content": "a.view(-1).clone()", "location": {"row": 1, "column": 5},
+            "end_location": {"row": 1, "column": 15}}
+    assert data["fix"] == {"applicability": "unsafe", "message": "clone", "edits": [edit]}
+    assert data["related"][1] == {"row": 2, "column": 1, "end_row": 2, "end_column": 10, "message": "a is mutated here"}
+
+
 def test_colour(project):
     args = ("check", "pkg/model.py")
     assert "\x1b[" in detachlint(*args, "--color", "always", cwd=project).stdout
