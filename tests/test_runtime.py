@@ -71,6 +71,13 @@ CASES = [
     ("tal401-state-dict", {"rule": "TAL401", "ops": ["state_dict", "step"]}, "confirmed", "stale-snapshot",
      "stale-snapshot"),
     ("tal401-deepcopy", {"rule": "TAL401", "ops": ["state_dict", "deepcopy", "step"]}, "not-confirmed", None, None),
+    ("tal401-weight-detach-ema", {"rule": "TAL401", "ops": ["detach", "mul_"], "source": {"module_state": True}},
+     "confirmed", "stale-snapshot", "stale-snapshot"),
+    ("tal401-weight-clone", {"rule": "TAL401", "ops": ["clone", "step"], "source": {"module_state": True}},
+     "not-confirmed", None, None),
+    # torch.from_numpy(arr) then a write: the array changes (a numpy source).
+    ("tal301-from-numpy", {"rule": "TAL301", "ops": ["from_numpy", "mul_"]}, "confirmed", "source-mutated",
+     "source-mutated"),
     # Ops and rules without a recipe.
     ("unknown-op", {"rule": "TAL001", "ops": ["frobnicate_"], "write": "inplace", "pending_graph": True},
      "no-reproducer", None, None),
@@ -189,15 +196,25 @@ def test_crash_and_hang_are_isolated(tmp_path, monkeypatch):
     assert again.reproductions == 0
 
 
-def test_fixture_findings_confirmed(tmp_path):
+def test_every_fixture_finding_gets_a_verdict(tmp_path):
+    """The rules' own fixtures, through the companion: every finding is reproduced (no recipe
+    error, nothing inconclusive); .data writes are confirmed exactly where a graph is pending."""
     from detachlint.engine import lint_path
+    from fixture_expectations import fixture_files, selected_codes
 
-    findings = lint_path(FIXTURES / "tal001_data_mutation.py", ["TAL001"])
-    out = confirm_findings(findings, cache_dir=tmp_path, backends=("eager",))
+    findings = []
+    for path in fixture_files():
+        findings.extend(lint_path(path, selected_codes(path, path.read_text(encoding="utf-8"))))
+    out = confirm_findings(findings, cache_dir=tmp_path)
+    assert out
     for f in out:
-        expected = "confirmed" if f.signature["pending_graph"] else "not-confirmed"
-        assert f.confirmation["verdict"] == expected, (f.location.row, f.confirmation["summary"])
-        assert verdict_line(f.confirmation).startswith(expected)
+        where = (f.filename, f.location.row, f.code, f.confirmation["summary"])
+        assert f.confirmation["verdict"] in ("confirmed", "not-confirmed", "no-reproducer"), where
+        assert not [c for c in f.confirmation["configurations"] if c["status"] == "error"], where
+        assert verdict_line(f.confirmation) == f.confirmation["short"]
+        if f.code == "TAL001":
+            expected = "confirmed" if f.signature["pending_graph"] else "not-confirmed"
+            assert f.confirmation["verdict"] == expected, where
 
 
 # -- inductor: a few real cases (first compile 15-40 s cold on two cores) -----------------------

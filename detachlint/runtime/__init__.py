@@ -26,10 +26,13 @@ Every finding a rule can confirm carries ``Finding.signature``, a JSON-able dict
     A graph that may have saved the tensor is waiting for ``backward()`` when the write runs.
 ``source`` (dict, optional): what is known of the source tensor; every key is optional and a
     missing key means "unknown" (the recipe picks the common case and says so):
-    ``dtype`` (``"float32"``, ``"float64"``, ``"int64"``, ...), ``device`` (informational: the
-    configuration decides where it runs), ``requires_grad`` (bool), ``leaf`` (bool),
-    ``parameter`` (bool: an ``nn.Parameter``), ``pending_graph`` / ``saved`` (bool: saved by a
-    graph whose ``backward()`` runs after the write), ``contiguous`` (bool), ``mutated``
+    ``dtype`` (``"float32"``, ``"float64"``, ``"int64"``, ...; for a conversion chain, the dtype
+    under which the conversion is a no-op), ``device`` and ``cpu_float`` (informational: the
+    configuration decides where it runs, and ``.cpu()`` copies a CUDA tensor), ``requires_grad``
+    (bool), ``leaf`` (bool), ``module_state`` (bool: a module's parameter or buffer, reproduced as
+    an ``nn.Parameter``), ``parameter`` (bool: held by the caller, a function parameter;
+    informational), ``pending_graph`` / ``saved`` (bool: saved by a graph whose ``backward()``
+    runs after the write), ``contiguous`` (bool), ``mutated``
     (``"alias"`` | ``"source"``: which side of a view/alias pair is written, TAL301),
     ``calls_backward`` (bool, TAL102: the function calls ``backward()``), ``elements``
     (``"0d"`` | ``"one"`` | ``"multi"``, TAL102), ``type`` (``"tensor"`` | ``"ndarray"`` |

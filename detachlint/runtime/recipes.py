@@ -186,7 +186,7 @@ def make_source(facts: dict, device: str, requires_grad: bool = False, dtype: Op
         t = torch.tensor(values, dtype=dt, device=device).t().contiguous().t()  # strides (1, 2)
     else:
         t = torch.tensor(values, dtype=dt, device=device)
-    if facts.get("parameter"):
+    if facts.get("module_state"):  # a module's parameter: an nn.Parameter, a leaf that requires grad
         return torch.nn.Parameter(t, requires_grad=bool(requires_grad or facts.get("requires_grad", True)))
     if requires_grad:
         if not dt.is_floating_point:
@@ -369,7 +369,9 @@ CHAIN_OPS: Dict[str, Callable[[Any], Any]] = {
     "int": lambda t: t.int(), "to": lambda t: t.to(t.dtype), "type_as": lambda t: t.type_as(t),
     "contiguous": lambda t: t.contiguous(),
     "numpy": lambda t: _need_numpy() and t.numpy(), "from_numpy": lambda a: torch.from_numpy(a),
-    "as_tensor": lambda t: torch.as_tensor(t), "asarray": lambda t: torch.asarray(t),
+    "as_tensor": lambda t: torch.as_tensor(t),
+    "asarray": lambda t: np.asarray(t) if _is_array(t) else torch.asarray(t),
+    "array": lambda t: _need_numpy() and np.array(t), "OrderedDict": lambda t: t,
     "view": lambda t: t.view(-1), "view_as": lambda t: t.view_as(t), "reshape": lambda t: t.reshape(-1),
     "reshape_as": lambda t: t.reshape_as(t), "flatten": lambda t: t.flatten(), "ravel": lambda t: t.ravel(),
     "t": lambda t: t.t(), "T": lambda t: t.T, "mT": lambda t: t.mT, "H": lambda t: t.H, "mH": lambda t: t.mH,
@@ -391,9 +393,14 @@ CHAIN_OPS: Dict[str, Callable[[Any], Any]] = {
 }
 
 
+def short_op(op: str) -> str:
+    """``torch.clone``/``numpy.copy``/``copy.deepcopy`` -> ``clone``/``copy``/``deepcopy``."""
+    return op.rsplit(".", 1)[-1] if "." in op else op
+
+
 def apply_chain(x, ops: Sequence[str]):
     r = x
-    for op in ops:
+    for op in map(short_op, ops):
         fn = CHAIN_OPS.get(op)
         if fn is None:
             if isinstance(r, torch.Tensor) and not op.startswith("_") and not op.endswith("_") \
@@ -412,13 +419,22 @@ CHAIN_TEXT: Dict[str, str] = {
     "expand": "[:1].expand(4, -1)", "narrow": ".narrow(0, 0, 1)", "select": ".select(0, 0)",
     "unsqueeze": ".unsqueeze(0)", "unbind": ".unbind(0)[0]", "split": ".split(1)[0]", "chunk": ".chunk(2)[0]",
     "to": ".to(x.dtype)", "movedim": ".movedim(0, -1)", "swapaxes": ".swapaxes(0, -1)",
+    "weight": ".weight", "bias": ".bias",
 }
+
+
+WRAPPING_OPS = {"deepcopy": "copy.deepcopy", "dict": "dict", "list": "list", "tuple": "tuple",
+                "as_tensor": "torch.as_tensor", "asarray": "torch.asarray", "array": "numpy.array",
+                "from_numpy": "torch.from_numpy", "tensor": "torch.tensor"}
 
 
 def describe(source: str, ops: Sequence[str]) -> str:
     text = source
-    for op in ops:
-        text += CHAIN_TEXT.get(op, f".{op}()")
+    for op in map(short_op, ops):
+        if op in WRAPPING_OPS:
+            text = f"{WRAPPING_OPS[op]}({text})"
+        else:
+            text += CHAIN_TEXT.get(op, f".{op}()")
     return text
 
 
@@ -549,17 +565,36 @@ def split_write(ops: Sequence[str]) -> Tuple[List[str], Optional[str]]:
     return ops, None
 
 
+def _snapshot(v):
+    return v.copy() if _is_array(v) else v.detach().clone()
+
+
+def _same_values(a, b) -> bool:
+    a, b = torch.as_tensor(a).detach().cpu(), torch.as_tensor(b).detach().cpu()
+    return a.shape == b.shape and bool(torch.equal(a, b))
+
+
 def alias_write(sig: dict, config: Config, *, default_write: Optional[str], default_pending: bool,
-                default_requires_grad: bool) -> dict:
+                default_requires_grad: bool, no_grad_write: bool = False) -> dict:
+    """Make the source, derive the alias through the signature's chain, write through one side
+    and watch the other. ``no_grad_write``: the write runs under ``torch.no_grad()`` (TAL301 asks
+    whether the write reaches the other name, not what autograd thinks of it)."""
     facts = dict(sig.get("source") or {})
     chain, write = split_write(sig.get("ops") or [])
     write = write or default_write
     pending = bool(facts.get("pending_graph", facts.get("saved", default_pending)))
-    requires_grad = bool(pending or facts.get("requires_grad", facts.get("leaf", default_requires_grad))
-                         or facts.get("parameter"))
+    from_array = bool(chain) and short_op(chain[0]) == "from_numpy" or facts.get("type") == "ndarray"
+    requires_grad = not from_array and bool(
+        pending or facts.get("requires_grad", facts.get("leaf", default_requires_grad)) or facts.get("module_state"))
     mutated = facts.get("mutated", "alias")  # which side is written: the chain's result or the source
-    x = make_source(facts, config.device, requires_grad=requires_grad)
-    alias_text = describe("x", chain)
+
+    def source():
+        t = make_source(facts, config.device, requires_grad=requires_grad)
+        return t.numpy() if from_array and _need_numpy() else t
+
+    x = source()
+    name = "arr" if from_array else "x"
+    alias_text = describe(name, chain)
     # Eager, outside the body: does the chain hand out the source's storage?
     try:
         probe = apply_chain(x, chain)
@@ -572,46 +607,47 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
         return not_confirmed(f"`{alias_text}` raised: {short(exc)}", seen=kind or "error", error=kind)
     array = _is_array(probe)
     del probe
-    if write is not None:  # an op the tables cannot perform is a missing recipe, found before running
-        try_write(lambda: apply_write(apply_chain(make_source(facts, config.device), chain)
-                                      if mutated != "source" else make_source(facts, config.device), write))
     if write is None:
         if aliases:
-            return confirmed("shared-storage", f"`{alias_text}` shares x's storage" +
+            return confirmed("shared-storage", f"`{alias_text}` shares {name}'s storage" +
                              (" (the same object)" if same_object else ""), shares_storage=True)
         return not_confirmed(f"`{alias_text}` is a copy: storage not shared", seen="copy", shares_storage=False)
+    # An op the tables cannot perform is a missing recipe, found before anything runs.
+    try_write(lambda: apply_write(_plain(apply_chain(source(), chain)) if mutated != "source" else _plain(source()),
+                                  write))
 
-    spelled = NDARRAY_INPLACE.get(write, write) if array and mutated != "source" else write
+    written_is_array = array if mutated != "source" else from_array
+    spelled = NDARRAY_INPLACE.get(write, write) if written_is_array else write
     write_text = WRITE_TEXT.get(spelled) or call_text(spelled)
-    before = x.detach().clone()
+    guard = torch.no_grad if (no_grad_write or mutated == "source") else _nothing
+    before = _snapshot(x)
     reference = grad_of(square_sum, x) if pending else None
 
     if mutated == "source":
         def body(x):
             y = square_sum(x) if pending else None
             r = apply_chain(x, chain)
-            kept = r.copy() if _is_array(r) else r.clone()
-            with torch.no_grad():
+            kept = _snapshot(r)
+            with guard():
                 apply_write(x, write)
-            after = r.copy() if _is_array(r) else r.clone()
-            return y, kept, after
+            return y, kept, _snapshot(r)
 
-        context = f"r = {alias_text}; x{write_text}; read r"
+        context = f"r = {alias_text}; {name}{write_text}; read r"
         try:
             y, kept, after = run_body(body, (x,), config)
         except Raised as r:
             return raised_result(r, context)
-        kept_t, after_t = torch.as_tensor(kept), torch.as_tensor(after)
-        if kept_t.shape == after_t.shape and torch.equal(kept_t.cpu(), after_t.cpu()):
+        if _same_values(kept, after):
             return not_confirmed(f"{context}: r kept its values {values(kept)}: `{alias_text}` is a copy",
                                  seen="copy", shares_storage=aliases)
-        return confirmed("alias-mutated", f"{context}: r changed {values(kept)} -> {values(after)} through x",
+        return confirmed("alias-mutated", f"{context}: r changed {values(kept)} -> {values(after)} through {name}",
                          shares_storage=aliases)
 
     def body(x):
         y = square_sum(x) if pending else None
         r = apply_chain(x, chain)
-        apply_write(r, write)
+        with guard():
+            apply_write(r, write)
         return y
 
     context = (f"y = (x*x).sum(); r = {alias_text}; r{write_text}; y.backward()" if pending
@@ -620,7 +656,7 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
         y = run_body(body, (x,), config)
     except Raised as r:
         return raised_result(r, context)
-    changed = not same(x, before)
+    changed = not _same_values(x, before)
     if pending:
         outcome = backward_outcome(x, y, reference, context, config)
         outcome["details"]["source_changed"] = changed
@@ -629,10 +665,23 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
                              f"{values(before)} -> {values(x)}", shares_storage=aliases)
         return outcome
     if changed:
-        return confirmed("source-mutated", f"{context}: x changed behind its back {values(before)} -> {values(x)}",
+        return confirmed("source-mutated", f"{context}: {name} changed behind its back {values(before)} -> {values(x)}",
                          shares_storage=aliases)
-    return not_confirmed(f"{context}: x unchanged {values(x)}: `{alias_text}` is a copy here", seen="copy",
+    return not_confirmed(f"{context}: {name} unchanged {values(x)}: `{alias_text}` is a copy here", seen="copy",
                          shares_storage=aliases)
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _plain(v):
+    """A scratch value for trying a write: detached from any graph."""
+    return v.detach() if isinstance(v, torch.Tensor) else v
 
 
 @recipe("TAL002")
@@ -648,7 +697,8 @@ def tal201(sig: dict, config: Config) -> dict:
 
 @recipe("TAL301")
 def tal301(sig: dict, config: Config) -> dict:
-    return alias_write(sig, config, default_write="mul_", default_pending=False, default_requires_grad=False)
+    return alias_write(sig, config, default_write="mul_", default_pending=False, default_requires_grad=False,
+                       no_grad_write=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -787,8 +837,11 @@ SNAPSHOT_OPS: Dict[str, Callable[[Any], Any]] = {
     "list": lambda s: list(s.values()) if isinstance(s, dict) else list(s),
     "values": lambda s: list(s.values()), "items": lambda s: dict(s), "weight": lambda m: m.weight,
     "bias": lambda m: m.bias, "tolist": lambda s: _map(s, lambda t: t.tolist()),
+    "tuple": lambda s: tuple(s.values()) if isinstance(s, dict) else tuple(s), "OrderedDict": lambda s: dict(s),
+    "array": lambda s: _need_numpy() and _map(s, lambda t: np.array(t.detach().cpu())),
 }
-UPDATE_OPS = {"step", "backward", "zero_grad", "load_state_dict", "train", "update"}
+UPDATE_OPS = {"step", "backward", "zero_grad", "load_state_dict", "update"}
+MODULE_SNAPSHOT_OPS = {"state_dict", "parameters", "named_parameters", "weight", "bias"}
 
 
 def _map(s, fn):
@@ -821,9 +874,11 @@ def _frozen(s) -> List[Any]:
 
 @recipe("TAL401")
 def tal401(sig: dict, config: Config) -> dict:
-    ops = list(sig.get("ops") or ["state_dict", "step"])
-    snap_ops = [op for op in ops if op not in UPDATE_OPS]
-    updates = [op for op in ops if op in UPDATE_OPS] or ["step"]
+    ops = [short_op(op) for op in sig.get("ops") or ["state_dict", "step"]]
+    is_update = lambda op: op in UPDATE_OPS or is_write(op)  # noqa: E731 - an in-place write updates too
+    snap_ops = [op for op in ops if not is_update(op)]
+    updates = [op for op in ops if is_update(op)] or ["step"]
+    writes = [op for op in updates if op not in UPDATE_OPS]
     facts = sig.get("source") or {}
     optimizer_state = bool(facts.get("optimizer")) or (snap_ops[:1] == ["optimizer_state_dict"])
     if optimizer_state:
@@ -831,9 +886,7 @@ def tal401(sig: dict, config: Config) -> dict:
     for op in snap_ops:
         if op not in SNAPSHOT_OPS:
             raise NoReproducer(f"no recipe for the snapshot op `{op}`")
-    for op in updates:
-        if op not in ("step", "backward", "zero_grad", "update"):
-            raise NoReproducer(f"no recipe for the update `{op}`")
+
     torch.manual_seed(0)
     model = torch.nn.Linear(3, 2).to(config.device)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -846,9 +899,22 @@ def tal401(sig: dict, config: Config) -> dict:
         loss.backward()
         opt.step()
 
+    def update():
+        if writes and not optimizer_state:  # e.g. an EMA: ``t.mul_(1 - tau).add_(o)`` under no_grad
+            with torch.no_grad():
+                for p in model.parameters():
+                    apply_write(p, writes[0])
+        elif "load_state_dict" in updates and not optimizer_state:
+            other = torch.nn.Linear(3, 2).to(config.device)
+            model.load_state_dict(other.state_dict())  # copy_ into the live parameters
+        else:
+            train_step()
+
     if optimizer_state:
         train_step()  # the momentum buffers exist after a first step
         owner = opt
+    elif snap_ops and snap_ops[0] not in MODULE_SNAPSHOT_OPS:
+        owner = model.weight  # ``w0 = model.weight.detach()``: a snapshot of one live tensor
     else:
         owner = model
     snap = owner
@@ -856,16 +922,21 @@ def tal401(sig: dict, config: Config) -> dict:
         snap = SNAPSHOT_OPS[op](snap)
     if optimizer_state:
         snap = snap["state"]
-    text = describe("model" if not optimizer_state else "optimizer", snap_ops)
+    text = describe("optimizer" if optimizer_state else "model" if owner is model else "model.weight", snap_ops)
     kept = _frozen(snap)
     try:
-        train_step()
+        update()
     except Exception as exc:  # noqa: BLE001
         return raised_result(Raised(exc, "training step"), f"snap = {text}; optimizer.step()", loud_is_hazard=False)
     now = _frozen(snap)
     changed = [i for i, (a, b) in enumerate(zip(kept, now))
                if isinstance(a, torch.Tensor) and not (a.shape == b.shape and torch.equal(a, b))]
-    context = f"snap = {text}; loss.backward(); optimizer.step()"
+    if writes and not optimizer_state:
+        context = f"snap = {text}; with torch.no_grad(): p{WRITE_TEXT.get(writes[0]) or call_text(writes[0])}"
+    elif "load_state_dict" in updates and not optimizer_state:
+        context = f"snap = {text}; model.load_state_dict(other)"
+    else:
+        context = f"snap = {text}; loss.backward(); optimizer.step()"
     if changed:
         first = _leaves(snap)[changed[0]]
         return confirmed("stale-snapshot", f"{context}: the snapshot changed with the live state "
