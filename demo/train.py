@@ -54,6 +54,8 @@ def train(epochs: int = 3) -> nn.Module:
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     x = torch.randn(64, 8)
     y = torch.randint(0, 2, (64,))
+    raw_first = x[0]  # a view of x, kept as if it were a copy of the raw sample
+    x -= x.mean(0)  # standardise in place: raw_first changes too
 
     best_loss = float("inf")
     best_state = model.state_dict()  # aliases the live weights
@@ -79,6 +81,7 @@ def train(epochs: int = 3) -> nn.Module:
             best_state = model.state_dict()
         print(f"epoch {epoch}: loss {loss.item():.4f} val {val:.4f} drift {(snapshot - model.fc2.weight).abs().sum():.4f}")
 
+    print("raw first sample", raw_first)
     preview = to_images(x[:4])
     print("preview range", preview.min(), preview.max())
     model.load_state_dict(best_state)
