@@ -233,7 +233,7 @@ class AliasAnalysis:
         self._loops: List[_Loop] = []
         self._statement: Optional[cst.CSTNode] = None
         self._comp_depth = 0
-        self.model_roots: Dict[str, Storage] = {}  # module states seen (state_dict, parameters)
+        self.model_roots: Set[str] = set()  # modules whose live state was taken (state_dict, parameters)
         self.optimizer_links: Dict[str, Set[str]] = {}  # optimizer key -> module keys it updates
         self.params: List[str] = []
         self.self_name: Optional[str] = None
@@ -357,15 +357,17 @@ class AliasAnalysis:
         key = dotted_name(receiver)
         if key is None:
             return set()
-        storage = self._storage(key)
         if not self._is_optimizer(receiver):
-            self.model_roots.setdefault(key, storage)
-        cache = (id(node), "state", relation)
-        origin = self._origins.get(cache)
-        if origin is None:
-            origin = Origin(relation, op, node, self._statement, storage, self._entry(key), key)
-            self._origins[cache] = origin
-        return {origin}
+            self.model_roots.add(key)
+        return self._derive(self._handles(key), relation, op, node)
+
+    def _handles(self, key: str) -> Set[Origin]:
+        """What ``key`` refers to now, as the object itself: its parameter or local value."""
+        values = self.state.get(key) if self.state is not None else None
+        if not values:
+            return {self._entry(key)}
+        handles = {o for o in values if o.relation in (Relation.ENTRY, Relation.FRESH)}
+        return handles or set(values)
 
     # ================================================================== receivers by kind or name
 
@@ -421,6 +423,10 @@ class AliasAnalysis:
     def _bind(self, key: str, origins: Set[Origin]) -> None:
         if self.state is None:
             return
+        if self._loops:
+            for origin in origins:
+                if origin.relation is Relation.FRESH:
+                    self._rebirth(origin.storage, key)
         self.state[key] = {o: _EMPTY for o in origins}
         for origin in origins:  # the source must be in the state to go stale when written through us
             root = origin.root
@@ -448,6 +454,27 @@ class AliasAnalysis:
             self._store_item(target, origins, value)
         elif isinstance(target, cst.Attribute):
             self._eval(target.value)
+
+    def _rebirth(self, storage: Storage, key: str) -> None:
+        """An allocation runs again in a loop: what other names kept from the previous iteration
+        is another object now, which writes to the new one do not reach."""
+        state = self.state
+        for k, values in list(state.items()):
+            if k == key or not any(o.storage is storage for o in values):
+                continue
+            state[k] = {(self._previous(o) if o.storage is storage else o): stale for o, stale in values.items()}
+
+    def _previous(self, origin: Origin) -> Origin:
+        cache = (id(origin), "previous")
+        clone = self._origins.get(cache)
+        if clone is None:
+            storage = self._storages.get(origin.storage.key + "'")
+            if storage is None:
+                storage = self._storages[origin.storage.key + "'"] = Storage(origin.storage.key + "'")
+            clone = Origin(origin.relation, origin.op, origin.node, origin.statement, storage, origin.parent,
+                           origin.source)
+            self._origins[cache] = clone
+        return clone
 
     def _forget_below(self, key: str) -> None:
         """Rebinding ``self.x`` ends what ``self.x.y`` held."""
@@ -515,8 +542,8 @@ class AliasAnalysis:
             if origin is w:
                 continue
             if origin.storage is w.storage:
-                if origin.relation in HANDLES and w.relation in HANDLES:
-                    continue  # the same thing written through itself
+                if origin.relation in HANDLES and (w.relation in HANDLES or w.find(Relation.PARAMS)):
+                    continue  # the same thing written through itself; a module is not its parameters
                 return True
             if origin.storage.is_ancestor_of(w.storage):
                 if origin.find(Relation.SNAPSHOT) is not None:
@@ -528,7 +555,7 @@ class AliasAnalysis:
 
     def _update_state(self, node: cst.Call, keys: Iterable[str], op: str) -> None:
         mutation = self._mutation(node, op, "update", None, None)
-        written = {self._entry(k) for k in keys}
+        written = {o for k in keys for o in self._handles(k)}
         mutation.origins |= written
         self._apply(mutation, written, None)
 
@@ -1065,8 +1092,7 @@ class AliasAnalysis:
             arg.value.visit(Finder())
         if modules:
             self.optimizer_links[key] = modules
-            for module in modules:
-                self.model_roots.setdefault(module, self._storage(module))
+            self.model_roots |= modules
 
     def _training_call(self, node: cst.Call, name: str, args) -> None:
         """``train_one_epoch(model, optimizer, loader)``: a call given an optimizer trains."""
@@ -1092,7 +1118,12 @@ class AliasAnalysis:
             for arg in node.args:
                 self._eval(arg.value)
             return set()  # x.size(), sd.keys(): no tensor values read
-        recv = self._eval(receiver)
+        rkey = dotted_name(receiver)
+        if method in ("append", "insert", "add", "extend") and rkey is not None and self.state is not None \
+                and rkey in self.state:
+            recv = set()  # adding to a container does not read what it holds
+        else:
+            recv = self._eval(receiver)
         args = [a for a in node.args]
         values = [self._eval(a.value) for a in args]
         self._out_argument(node)
@@ -1133,7 +1164,6 @@ class AliasAnalysis:
                 self._update_state(node, [rkey], method)
             return set()
         if method in ("append", "insert", "add") and values:
-            rkey = dotted_name(receiver)
             if rkey is not None and self.state is not None and rkey in self.state:
                 added = {o for o in values[-1] if o.relation not in (Relation.ENTRY, Relation.FRESH)}
                 if added:

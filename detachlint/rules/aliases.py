@@ -152,6 +152,8 @@ class DetachInplace(_AliasRule):
             return
         origin, detach = found
         analysis = self._analysis()
+        if self._same_name_write_through(mutation, origin, detach):
+            return
         source = self._source_text(detach)
         written = self._text(mutation.node)
         pending = self._pending(mutation.node)
@@ -195,7 +197,8 @@ class DetachInplace(_AliasRule):
         """The written origin that goes through ``.detach()`` (or ``.data`` then a conversion)."""
         for origin in sorted(mutation.origins, key=lambda o: len(o.chain())):
             chain = origin.chain()
-            for i, link in enumerate(chain):
+            for i in reversed(range(len(chain))):
+                link = chain[i]
                 if link.relation is Relation.DETACH:
                     return origin, link
                 if link.relation is Relation.DATA and any(
@@ -203,6 +206,17 @@ class DetachInplace(_AliasRule):
                         for o in chain[i + 1:]):
                     return origin, link
         return None
+
+    @staticmethod
+    def _same_name_write_through(mutation: Mutation, origin: Origin, detach: Origin) -> bool:
+        """``entry = entry.detach(); entry.copy_(v)``: the author keeps calling it the same tensor
+        and writes into it on purpose. A conversion in between (``x = x.detach().numpy()``) reads
+        as a copy, and is still reported."""
+        if detach.statement is mutation.statement or mutation.key != detach.source:
+            return False
+        after = origin.chain()[len(detach.chain()):]
+        return not any(o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS
+                       for o in after)
 
     def _source_text(self, detach: Origin) -> str:
         node = detach.node
@@ -285,10 +299,7 @@ class ViewAliasMutation(_AliasRule):
             return None
         if any(o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS for o in below):
             return ("source", below[-1])
-        if (not read.escape and all(o.relation is Relation.PLAIN for o in below)
-                and "." not in read.key and read.origin.relation in HANDLES):
-            return ("source", below[-1])
-        return None
+        return None  # writing through a plain alias or a view and using the base: write-through
 
     def _report(self, mutation: Mutation, read: StaleRead, written: Origin, direction: str, alias: Origin,
                 analysis: AliasAnalysis) -> None:
@@ -376,7 +387,10 @@ class StaleSnapshot(_AliasRule):
         for origin in analysis.origins_made_at(node):
             if not self._is_snapshot(origin):
                 continue
-            reads = [r for r in analysis.stale_reads_of(origin) if self._through_references(r.origin, origin)]
+            reads = [r for r in analysis.stale_reads_of(origin) if self._through_references(r.origin, origin)
+                     and not self._written_through(r.mutation, origin)
+                     and (origin.relation is Relation.SNAPSHOT or r.mutation.kind == "update")]
+            reads.sort(key=lambda r: r.mutation.kind != "update")
             read = self._first(reads)
             if read is None:
                 continue
@@ -403,6 +417,12 @@ class StaleSnapshot(_AliasRule):
             return False
         below = read.chain()[len(snapshot.chain()):]
         return all(o.relation in (Relation.PLAIN, Relation.DETACH, Relation.DATA) for o in below)
+
+    @staticmethod
+    def _written_through(mutation: Mutation, snapshot: Origin) -> bool:
+        """``new = opt.state_dict(); new["state"][k].copy_(v)``: writing into the live state through
+        the dict is the point of taking it."""
+        return bool(mutation.origins) and all(o is snapshot or o.derives_from(snapshot) for o in mutation.origins)
 
     def _report(self, node: cst.CSTNode, origin: Origin, read: StaleRead, analysis: AliasAnalysis) -> None:
         mutation = read.mutation
