@@ -77,7 +77,7 @@ takes 15-40 s on two cores). Results are cached per (signature, configuration) u
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, List, Sequence
+from typing import Iterable, List
 
 from .runner import (ALL_BACKENDS, DEFAULT_BACKENDS, INSTALL_HINT, Confirmer, TorchMissing, canonical,
                      cuda_probe, torch_version, verdict_line)

@@ -78,4 +78,3 @@ def confirm(args: argparse.Namespace, findings: List[Any]) -> Optional[List[Any]
         print(f"detachlint: error: --confirm needs torch, which is not importable ({exc.detail or 'missing'}).\n"
               f"Install the runtime extra: {INSTALL_HINT}", file=sys.stderr)
         return None
-

@@ -18,7 +18,6 @@ The knowledge lives in tables (``INPLACE_ARGS``, ``CHAIN_OPS``, ``WRITE_OPERATOR
 from __future__ import annotations
 
 import copy
-import math
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -380,7 +379,8 @@ CHAIN_OPS: Dict[str, Callable[[Any], Any]] = {
     "movedim": lambda t: t.movedim(0, -1), "moveaxis": lambda t: t.moveaxis(0, -1),
     "squeeze": lambda t: t.squeeze(), "unsqueeze": lambda t: t.unsqueeze(0),
     "narrow": lambda t: t.narrow(0, 0, 1), "select": lambda t: t.select(0, 0),
-    "getitem": lambda t: t[:1], "__getitem__": lambda t: t[:1], "subscript": lambda t: t[:1], "slice": lambda t: t[:1], "[]": lambda t: t[:1],
+    "getitem": lambda t: t[:1], "__getitem__": lambda t: t[:1], "subscript": lambda t: t[:1],
+    "slice": lambda t: t[:1], "[]": lambda t: t[:1],
     "index": lambda t: t[0], "diagonal": lambda t: t.diagonal(), "expand": _expand,
     "expand_as": lambda t: t[:1].expand_as(t) if t.dim() else t,
     "unbind": lambda t: t.unbind(0)[0], "split": lambda t: t.split(1)[0], "chunk": lambda t: t.chunk(2)[0],
@@ -413,7 +413,8 @@ def apply_chain(x, ops: Sequence[str]):
 
 
 CHAIN_TEXT: Dict[str, str] = {
-    "getitem": "[:1]", "__getitem__": "[:1]", "subscript": "[:1]", "slice": "[:1]", "[]": "[:1]", "index": "[0]", "T": ".T",
+    "getitem": "[:1]", "__getitem__": "[:1]", "subscript": "[:1]", "slice": "[:1]", "[]": "[:1]", "index": "[0]",
+    "T": ".T",
     "mT": ".mT", "H": ".H", "mH": ".mH", "real": ".real", "data": ".data", "alias": "", "assign": "",
     "name": "", "identity": "", "view": ".view(-1)", "reshape": ".reshape(-1)", "transpose": ".transpose(0, -1)",
     "expand": "[:1].expand(4, -1)", "narrow": ".narrow(0, 0, 1)", "select": ".select(0, 0)",
@@ -790,8 +791,8 @@ def tal103(sig: dict, config: Config) -> dict:
         raise NoReproducer(f"no legacy constructor torch.{member}")
     # Unknown dtype: the one the constructor accepts (the only way the line runs at all).
     dtype = dtype_of(facts.get("dtype")) if facts.get("dtype") else (LEGACY_DTYPES[member] or torch.float32)
-    x = make_source(facts, config.device, requires_grad=bool(facts.get("requires_grad", False)) and dtype.is_floating_point,
-                    dtype=dtype)
+    grad = bool(facts.get("requires_grad", False)) and dtype.is_floating_point
+    x = make_source(facts, config.device, requires_grad=grad, dtype=dtype)
     before = x.detach().clone()
     text = f"c = torch.{member}(x); c.mul_(2)"
 
@@ -832,7 +833,8 @@ SNAPSHOT_OPS: Dict[str, Callable[[Any], Any]] = {
     "dict": lambda s: dict(s), "deepcopy": copy.deepcopy, "clone": lambda s: _map(s, lambda t: t.clone()),
     "detach": lambda s: _map(s, lambda t: t.detach()), "data": lambda s: _map(s, lambda t: t.data),
     "cpu": lambda s: _map(s, lambda t: t.cpu()), "float": lambda s: _map(s, lambda t: t.float()),
-    "to": lambda s: _map(s, lambda t: t.to(t.device)), "numpy": lambda s: _need_numpy() and _map(s, lambda t: t.detach().cpu().numpy()),
+    "to": lambda s: _map(s, lambda t: t.to(t.device)),
+    "numpy": lambda s: _need_numpy() and _map(s, lambda t: t.detach().cpu().numpy()),
     "parameters": lambda m: list(m.parameters()), "named_parameters": lambda m: dict(m.named_parameters()),
     "list": lambda s: list(s.values()) if isinstance(s, dict) else list(s),
     "values": lambda s: list(s.values()), "items": lambda s: dict(s), "weight": lambda m: m.weight,

@@ -394,7 +394,7 @@ def aggregate(configs: List[dict], torch: str, key: str) -> dict:
         eager = next((e for e in observed if e["device"] == c["device"] and e["backend"] == "eager"), None)
         if eager is None:
             continue
-        if (eager["status"], eager.get("hazard") or eager.get("seen")) != (c["status"], c.get("hazard") or c.get("seen")):
+        if _outcome(eager) != _outcome(c):
             divergent.append({"config": c["config"], "eager": _outcome(eager), "compiled": _outcome(c)})
     out = {"verdict": verdict, "summary": _summary(verdict, configs, divergent), "configurations": configs,
            "divergent": divergent, "torch": torch, "signature_key": hashlib.sha256(key.encode()).hexdigest()[:16]}
