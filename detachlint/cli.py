@@ -65,6 +65,13 @@ def _parser() -> argparse.ArgumentParser:
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                      help="colour output (auto: on a terminal, honouring NO_COLOR and FORCE_COLOR)")
 
+    fix = check.add_argument_group("fixes (safe fixes keep behaviour; unsafe ones change what the code computes)")
+    fix.add_argument("--fix", action="store_true", help="apply safe fixes in place; report what is left")
+    fix.add_argument("--unsafe-fixes", action="store_true", help="with --fix, --fix-only or --diff: unsafe fixes too")
+    fix.add_argument("--fix-only", action="store_true", help="apply fixes, report nothing else (exit 0)")
+    fix.add_argument("--diff", action="store_true",
+                     help="print the fixes as a unified diff, write nothing; exit 1 if a file would change")
+
     from .runtime.command import add_arguments as add_confirm_arguments  # no torch import
 
     add_confirm_arguments(check)
@@ -135,7 +142,7 @@ class _Sources:
         return text.splitlines()
 
 
-def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _Sources) -> List[Any]:
+def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _Sources, fixer=None) -> List[Any]:
     from .engine import lint_bytes
     from .files import display_path
 
@@ -147,6 +154,12 @@ def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _
     display = display_path(Path(name)) if name else "-"
     sources.texts[display] = data.decode("utf-8-sig", errors="replace")  # for --output-format full
     codes = settings.codes_for(name or "-")
+    if fixer is not None and not (name and name.endswith(".ipynb")):
+        fixed, findings = fixer.check_bytes(data, display, codes)
+        if not fixer.diff:  # like ruff: the fixed source on stdout, findings on stderr
+            sys.stdout.buffer.write(fixed)
+            sys.stdout.flush()
+        return findings
     if name and name.endswith(".ipynb"):
         from .notebook import lint_notebook_bytes
 
@@ -175,8 +188,13 @@ def run_check(args: argparse.Namespace) -> int:
     findings: List[Finding] = []
     internal_errors = 0
     sources = _Sources()
+    fixer = None
+    if args.fix or args.fix_only or args.diff:
+        from .fixes import FixRun
+
+        fixer = FixRun(unsafe=args.unsafe_fixes, diff=args.diff)
     if paths == ["-"]:
-        findings = _lint_stdin(args, resolver, sources)
+        findings = _lint_stdin(args, resolver, sources, fixer)
     else:
         for target in discover(paths, resolver):
             if target.error is not None:
@@ -184,12 +202,20 @@ def run_check(args: argparse.Namespace) -> int:
                 continue
             codes = resolver.for_path(target.path, is_dir=False).codes_for(target.path)
             try:
-                findings.extend(lint_path(target.path, codes, target.display))
+                if fixer is not None and target.path.suffix != ".ipynb":  # notebooks: not fixed yet
+                    findings.extend(fixer.check_file(target.path, target.display, codes))
+                else:
+                    findings.extend(lint_path(target.path, codes, target.display))
             except Exception as exc:  # a bug in a rule must not hide the other files' findings
                 internal_errors += 1
                 print(f"detachlint: error: internal error while checking {target.display}: "
                       f"{type(exc).__name__}: {exc} (please report this)", file=sys.stderr)
 
+    if fixer is not None and (args.diff or args.fix_only):
+        sys.stderr.write("" if args.quiet else fixer.summary())
+        if internal_errors or fixer.errors:
+            return EXIT_ERROR
+        return EXIT_FINDINGS if args.diff and fixer.changed_files and not args.exit_zero else EXIT_CLEAN
     if args.confirm:
         from .runtime.command import confirm
 
@@ -201,9 +227,12 @@ def run_check(args: argparse.Namespace) -> int:
         text = stats.render(findings, options, args.output_format)
     else:
         text = render(args.output_format, findings, options)
-    sys.stdout.write(text)
-    sys.stdout.flush()
-    if internal_errors:
+    report = sys.stderr if fixer is not None and paths == ["-"] else sys.stdout  # stdout holds the code
+    report.write(text)
+    if fixer is not None and not args.quiet and args.output_format in ("concise", "full"):
+        report.write(fixer.summary())
+    report.flush()
+    if internal_errors or (fixer is not None and fixer.errors):
         return EXIT_ERROR
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 

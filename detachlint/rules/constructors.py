@@ -11,6 +11,8 @@ from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind
 from ..findings import Severity
 from .base import Rule
+from .fixkit import SAFE, UNSAFE, has_comment, insert_after, is_pure, is_simple_value, make_fix, replace, \
+    replace_tail, torch_spelling
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
@@ -51,6 +53,67 @@ def _keywords(call: cst.Call) -> Dict[str, cst.Arg]:
 
 def _positional(call: cst.Call):
     return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def _only_args(call: cst.Call, keywords=()) -> bool:
+    """One positional argument, no ``*``/``**``, and no keyword outside ``keywords``."""
+    return (len(_positional(call)) == 1 and not any(a.star for a in call.args)
+            and all(a.keyword is None or a.keyword.value in keywords for a in call.args))
+
+
+_COPY_KEYWORDS = ("dtype", "device", "requires_grad")
+
+
+def copy_fix(ctx, node: cst.Call, source: cst.BaseExpression, like: Optional[cst.BaseExpression]):
+    """TAL101: the call becomes ``copy_replacement``. Safe: the same values, dtype, device and
+    (non-)leafness; unsafe only when ``u`` of ``u.new_tensor(t)`` or a keyword's value would be
+    evaluated twice or in another order."""
+    if not _only_args(node, _COPY_KEYWORDS) or has_comment(node):
+        return None  # pin_memory=, layout=, ... have no spelling in the replacement
+    keywords = _keywords(node)
+    pure = (like is None or is_pure(like)) and all(is_simple_value(a.value) for a in keywords.values())
+    text = copy_replacement(ctx, source, keywords, like)
+    return make_fix(SAFE if pure else UNSAFE, f"Replace with `{text}`", replace(ctx, node, text))
+
+
+def stack_fix(ctx, node: cst.Call):
+    """TAL102 (unsafe: the result now keeps the graph): ``torch.tensor`` → ``torch.stack``, with
+    ``dtype=``/``device=`` moved into a ``.to(...)``. Spelled as this module binds ``torch``."""
+    torch = torch_spelling(ctx)
+    if torch is None or not _only_args(node, ("dtype", "device")):
+        return None
+    edits = [replace(ctx, node.func, f"{torch}.stack")]
+    keywords = _keywords(node)
+    if keywords:
+        if any(has_comment(a) for a in node.args[1:]):
+            return None
+        # Drop ``, dtype=..., device=...`` (from the end of the sequence argument to the close).
+        to_args = ", ".join(f"{k}={ctx.code_for(v.value).strip()}" for k, v in keywords.items())
+        edits.append(replace_tail(ctx, _positional(node)[0].value, node, f").to({to_args})"))
+    return make_fix(UNSAFE, f"Replace with `{torch}.stack(...)`", *edits)
+
+
+_LEGACY_DTYPES = {
+    "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",
+    "ByteTensor": "uint8", "CharTensor": "int8", "ShortTensor": "int16", "IntTensor": "int32",
+    "LongTensor": "int64", "BoolTensor": "bool",
+}
+
+
+def clone_fix(ctx, node: cst.Call, source: cst.BaseExpression, head: str, member: str):
+    """TAL103 (unsafe: the result no longer shares storage): ``torch.Tensor(t)`` → ``t.clone()``,
+    ``torch.FloatTensor(t)`` → ``t.to(torch.float32, copy=True)`` (a copy whatever the dtype)."""
+    if has_comment(node):
+        return None
+    base = receiver_code(ctx, source)
+    torch = torch_spelling(ctx)
+    dtype = _LEGACY_DTYPES.get(member)
+    if dtype is None or torch is None:
+        text = f"{base}.clone()"
+    else:
+        device = '"cuda", ' if head == "torch.cuda" else ""
+        text = f"{base}.to({device}{torch}.{dtype}, copy=True)"
+    return make_fix(UNSAFE, f"Replace with `{text}`", replace(ctx, node, text))
 
 
 class TensorCopyConstruct(Rule):
@@ -101,7 +164,7 @@ class TensorCopyConstruct(Rule):
         self.ctx.report(
             node, self.code,
             f"`{spelled}()` of a tensor copies it, drops it from the graph and warns on every call; "
-            f"use `{replacement}`", self.severity,
+            f"use `{replacement}`", self.severity, fix=lambda ctx: copy_fix(ctx, node, source, like),
             signature={"rule": self.code, "ops": ["new_tensor" if like is not None else "tensor"]})
 
 
@@ -154,7 +217,7 @@ class TensorFromTensorList(Rule):
             message = (f"`{spelled}()` of tensors converts each to a Python number, dropping the graph "
                        f"(multi-element tensors raise); use `torch.stack({elements})`")
             severity = Severity.WARNING
-        self.ctx.report(node, self.code, message, severity,
+        self.ctx.report(node, self.code, message, severity, fix=lambda ctx: stack_fix(ctx, node),
                         signature={"rule": self.code, "ops": [spelled.rsplit(".", 1)[-1]],
                                    "source": {"calls_backward": severity is Severity.ERROR}})
 
@@ -205,4 +268,5 @@ class LegacyConstructorAlias(Rule):
             node, self.code,
             f"`{spelled}({self.ctx.code_for(args[0].value)})` returns an alias that shares the tensor's storage, "
             f"not a copy; use `{source}.clone()` for a copy", self.severity,
+            fix=lambda ctx: clone_fix(ctx, node, args[0].value, head, member),
             signature={"rule": self.code, "ops": [member]})

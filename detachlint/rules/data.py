@@ -12,6 +12,7 @@ from ..analysis.order import ScopeOrder
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from .base import Rule
+from .fixkit import SAFE, make_fix, replace
 
 
 @dataclass
@@ -68,6 +69,42 @@ def classify_data_use(node: cst.Attribute, parents: List[cst.CSTNode], names: To
         if call.args and call.args[0] is p and member in catalog.INIT_FUNCTIONS:
             return DataUse(node, "init", call, member)
     return DataUse(node, None, node)
+
+
+def detach_fix(ctx, data: cst.Attribute):
+    """The safe fix for both rules: ``X.data`` → ``X.detach()``, editing only the attribute name.
+    The same alias, but sharing X's version counter: a write that would silently corrupt a
+    pending backward now raises there instead."""
+    return make_fix(SAFE, "Replace `.data` with `.detach()`", replace(ctx, data.attr, "detach()"))
+
+
+# Writes whose ``X.data`` may become ``X.detach()``. Not ``X.data = v`` (rebinding is not a write
+# into the storage) nor ``X.data *= v`` (a call cannot be an augmented-assignment target).
+_FIXABLE_WRITES = ("inplace", "init", "out")
+
+
+def _fixable_write(use: DataUse) -> bool:
+    if use.write in _FIXABLE_WRITES:
+        return True
+    return use.write in ("setitem", "augassign") and isinstance(use.reported, cst.Subscript)
+
+
+_STORE_PARENTS = (cst.Tuple, cst.List, cst.StarredElement, cst.Element)
+
+
+def _is_store(node: cst.CSTNode, parents: List[cst.CSTNode]) -> bool:
+    """Whether ``node`` is (part of) an assignment, ``del``, ``for`` or ``with ... as`` target."""
+    child = node
+    for parent in reversed(parents):
+        if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.AsName,
+                               cst.NamedExpr)):
+            return getattr(parent, "target", None) is child or getattr(parent, "name", None) is child
+        if isinstance(parent, cst.Del):
+            return True
+        if not isinstance(parent, _STORE_PARENTS):
+            return False
+        child = parent
+    return False
 
 
 class DataMutation(Rule):
@@ -151,7 +188,8 @@ class DataMutation(Rule):
             message = (f"{what} bypasses autograd's version counter; harmless here (no graph is pending) "
                        f"but `with torch.no_grad():` gives identical values and keeps the check")
         related = [(pending, "the pending backward() that reads the changed values")] if pending else []
-        self.ctx.report(use.reported, self.code, message, severity, related,
+        fix = (lambda ctx, data=node: detach_fix(ctx, data)) if _fixable_write(use) else None
+        self.ctx.report(use.reported, self.code, message, severity, related, fix=fix,
                         signature={"rule": self.code, "ops": [use.op or use.write], "write": use.write,
                                    "pending_graph": severity is Severity.ERROR})
 
@@ -243,8 +281,9 @@ class DataRead(Rule):
         if classify_data_use(node, self.ctx.parents, self.ctx.names).write is not None:
             return
         owner = self.ctx.code_for(node.value)
+        fix = None if _is_store(node, self.ctx.parents) else (lambda ctx, data=node: detach_fix(ctx, data))
         self.ctx.report(
             node, self.code,
             f"`{owner}.data` is an alias autograd does not track; `{owner}.detach()` is the same without "
-            f"disabling the version-counter check", self.severity,
+            f"disabling the version-counter check", self.severity, fix=fix,
             signature={"rule": self.code, "ops": ["data"]})

@@ -1,0 +1,425 @@
+"""Applying fixes: to source text (edits sorted, conflicts deferred to a later pass, every result
+re-parsed), to files (atomic, same encoding, line endings and permissions, never over a file that
+changed meanwhile), and as a unified diff for ``--diff``.
+
+The model is ruff's: a finding's ``Fix`` is *safe* (applied by ``--fix``) or *unsafe* (also
+needs ``--unsafe-fixes``). A pass lints the text, takes every applicable fix whose edits touch
+no edit already taken, applies them and checks that the result still parses; fixes that lost
+out run in the next pass, against the re-linted text. Passes stop when nothing applicable is
+left, when the text stops changing or after ``MAX_PASSES``.
+"""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import difflib
+import hashlib
+import io
+import os
+import re
+import stat
+import tempfile
+import tokenize
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from .findings import Applicability, Edit, Finding, Fix, Location
+
+MAX_PASSES = 20
+_NEWLINE_RE = re.compile(r"\r\n?|\n")  # how LibCST (and so every Location) counts lines
+
+Linter = Callable[[str], List[Finding]]
+
+
+def applicable(fix: Optional[Fix], unsafe: bool) -> bool:
+    return fix is not None and (fix.applicability is Applicability.SAFE or unsafe)
+
+
+# --- text ---------------------------------------------------------------------------------------
+
+class _Offsets:
+    """Location (1-based row, 0-based code-point column) -> index into the text."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0]
+        self.ends = []  # index of each line's end, before its line break
+        for match in _NEWLINE_RE.finditer(text):
+            self.ends.append(match.start())
+            self.starts.append(match.end())
+        self.ends.append(len(text))
+
+    def index(self, loc: Location) -> Optional[int]:
+        if not 1 <= loc.row <= len(self.starts) or loc.column < 0:
+            return None
+        start = self.starts[loc.row - 1]
+        if start + loc.column > self.ends[loc.row - 1]:
+            return None
+        return start + loc.column
+
+
+def newline_of(text: str) -> str:
+    """The file's line break, as LibCST decides it: the first one (default ``\\n``)."""
+    match = _NEWLINE_RE.search(text)
+    return match.group(0) if match else "\n"
+
+
+def _spans(text: str, offsets: _Offsets, fix: Fix) -> Optional[List[Tuple[int, int, str]]]:
+    """The fix's edits as sorted (start, end, content) index spans; None if any is out of range
+    or two of its own edits overlap (a malformed fix is dropped, never half-applied)."""
+    newline = newline_of(text)
+    spans = []
+    for edit in fix.edits:
+        start, end = offsets.index(edit.location), offsets.index(edit.end_location)
+        if start is None or end is None or end < start:
+            return None
+        content = edit.content
+        if newline != "\n":
+            content = _NEWLINE_RE.sub(newline, content)
+        spans.append((start, end, content))
+    spans.sort(key=lambda s: (s[0], s[1]))
+    for (s1, e1, _), (s2, e2, _) in zip(spans, spans[1:]):
+        if s2 < e1 or (s2 == s1 and e2 == e1):
+            return None
+    return spans
+
+
+def _conflicts(span: Tuple[int, int, str], taken: Sequence[Tuple[int, int, str]]) -> bool:
+    """Two edits conflict when their ranges overlap or touch (the order of two edits at one
+    point is ambiguous); an identical edit (the same ``import copy`` twice) does not."""
+    start, end, content = span
+    for other in taken:
+        if other == span:
+            continue
+        o_start, o_end, _ = other
+        if start <= o_end and o_start <= end:
+            return True
+    return False
+
+
+def _splice(text: str, spans: Iterable[Tuple[int, int, str]]) -> str:
+    out, pos = [], 0
+    for start, end, content in sorted(set(spans), key=lambda s: (s[0], s[1])):
+        out.append(text[pos:start])
+        out.append(content)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def parses(text: str, strict: bool = True) -> bool:
+    """LibCST parses it, and, when ``strict``, so does Python (which also rejects assignments to
+    calls and the like that a grammar alone lets through)."""
+    try:
+        cst.parse_module(text)
+    except Exception:  # ParserSyntaxError, RecursionError, ...: all mean "do not write this"
+        return False
+    if strict:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    return True
+
+
+@dataclass
+class PassResult:
+    text: str
+    applied: List[Fix] = field(default_factory=list)
+    deferred: List[Fix] = field(default_factory=list)  # conflicted with an applied one: next pass
+    rejected: List[Fix] = field(default_factory=list)  # malformed, or the result would not parse
+
+
+def apply_fixes(text: str, fixes: Sequence[Fix]) -> PassResult:
+    """One pass: apply every fix that conflicts with none taken before it (in source order) and
+    keep only what parses. Fixes that lose a conflict are returned as ``deferred``."""
+    offsets = _Offsets(text)
+    strict = parses(text, strict=True)  # never hold the result to more than the input met
+    result = PassResult(text)
+    chosen: List[Tuple[Fix, List[Tuple[int, int, str]]]] = []
+    taken: List[Tuple[int, int, str]] = []
+    candidates = []
+    for fix in fixes:
+        spans = _spans(text, offsets, fix)
+        if spans is None:
+            result.rejected.append(fix)
+        else:
+            candidates.append((spans[0][0], spans[-1][1], fix, spans))
+    for _, _, fix, spans in sorted(candidates, key=lambda c: (c[0], c[1])):
+        if any(_conflicts(span, taken) for span in spans):
+            result.deferred.append(fix)
+            continue
+        chosen.append((fix, spans))
+        taken.extend(spans)
+    new = _splice(text, taken)
+    if chosen and not parses(new, strict):
+        # Find the culprits: keep, in order, each fix whose addition still parses.
+        kept: List[Tuple[Fix, List[Tuple[int, int, str]]]] = []
+        for fix, spans in chosen:
+            trial = _splice(text, [s for _, ss in kept for s in ss] + spans)
+            if parses(trial, strict):
+                kept.append((fix, spans))
+            else:
+                result.rejected.append(fix)
+        chosen = kept
+        new = _splice(text, [s for _, ss in chosen for s in ss])
+    result.text = new
+    result.applied = [fix for fix, _ in chosen]
+    return result
+
+
+@dataclass
+class FixOutcome:
+    original: str
+    text: str
+    initial: List[Finding] = field(default_factory=list)  # the findings of the original text
+    fixed: List[Finding] = field(default_factory=list)  # the findings whose fix was applied
+    remaining: List[Finding] = field(default_factory=list)  # the findings of the final text
+    passes: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.original
+
+
+def fix_text(text: str, lint: Linter, unsafe: bool = False, max_passes: int = MAX_PASSES) -> FixOutcome:
+    """Lint, apply, re-lint until no applicable fix is left. ``lint`` maps text to findings (the
+    engine with this file's name and rule selection)."""
+    outcome = FixOutcome(text, text)
+    rejected: Set[Fix] = set()
+    seen = {text}
+    findings = outcome.initial = lint(text)
+    for _ in range(max_passes):
+        todo = [f for f in findings if applicable(f.fix, unsafe) and f.fix not in rejected]
+        if not todo:
+            break
+        result = apply_fixes(outcome.text, [f.fix for f in todo])  # type: ignore[misc]
+        rejected.update(result.rejected)
+        if not result.applied or result.text in seen:
+            break
+        applied = set(map(id, result.applied))
+        outcome.fixed.extend(f for f in todo if id(f.fix) in applied)
+        outcome.text = result.text
+        outcome.passes += 1
+        seen.add(result.text)
+        findings = lint(outcome.text)
+    outcome.remaining = findings
+    return outcome
+
+
+# --- files --------------------------------------------------------------------------------------
+
+class FixError(Exception):
+    """A file that cannot be fixed safely; the message says why. Nothing was written."""
+
+
+@dataclass
+class SourceFile:
+    path: Path
+    data: bytes
+    text: str
+    encoding: str  # as ``tokenize.detect_encoding`` reports it; ``utf-8-sig`` keeps the BOM
+    mtime_ns: int
+    size: int
+    digest: str
+
+    @classmethod
+    def read(cls, path: Path) -> "SourceFile":
+        from .files import SourceError, decode_source
+
+        try:
+            st = os.stat(path)
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise FixError(f"cannot read: {exc.strerror or exc}") from None
+        try:
+            text = decode_source(data)
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except (SourceError, SyntaxError) as exc:
+            raise FixError(getattr(exc, "message", str(exc))) from None
+        if data.startswith(codecs.BOM_UTF8):
+            encoding = "utf-8-sig"
+        return cls(Path(path), data, text, encoding, st.st_mtime_ns, st.st_size, _digest(data))
+
+    def encode(self, text: str) -> bytes:
+        try:
+            return text.encode(self.encoding)
+        except (UnicodeEncodeError, LookupError) as exc:
+            raise FixError(f"the fixed text cannot be encoded as {self.encoding}: {exc}") from None
+
+    def unchanged_on_disk(self) -> bool:
+        try:
+            st = os.stat(self.path)
+            if st.st_mtime_ns == self.mtime_ns and st.st_size == self.size:
+                return _digest(Path(self.path).read_bytes()) == self.digest
+            return False
+        except OSError:
+            return False
+
+    def write(self, text: str) -> None:
+        """Atomically replace the file with ``text``: a temporary file in the same directory, the
+        original's permissions, then ``os.replace``. Refuses when the file changed since it was
+        read or is not writable."""
+        data = self.encode(text)
+        target = Path(os.path.realpath(self.path))  # through a symlink: replace what it points to
+        if not os.access(target, os.W_OK):
+            raise FixError("not writable")
+        if not self.unchanged_on_disk():
+            raise FixError("changed on disk since it was read; not overwritten")
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".detachlint.tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, mode)
+            if not self.unchanged_on_disk():  # last look before the rename
+                raise FixError("changed on disk since it was read; not overwritten")
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+
+@dataclass
+class FileFix:
+    """What fixing one file did: ``outcome`` is None when the file could not be read or decoded
+    (the normal check reports that); ``error`` is set when the fixed text was not written."""
+
+    display: str
+    outcome: Optional[FixOutcome]
+    error: Optional[str] = None
+    written: bool = False
+
+
+def fix_file(path: Path, display: str, lint: Linter, unsafe: bool = False, write: bool = True) -> FileFix:
+    """Fix one file in place (``write``) or only compute the fixed text (``--diff``)."""
+    try:
+        source = SourceFile.read(path)
+    except FixError as exc:
+        return FileFix(display, None, str(exc))
+    outcome = fix_text(source.text, lint, unsafe)
+    if not outcome.changed or not write:
+        return FileFix(display, outcome)
+    try:
+        source.write(outcome.text)
+    except FixError as exc:
+        return FileFix(display, outcome, str(exc))
+    except OSError as exc:
+        return FileFix(display, outcome, f"cannot write: {exc.strerror or exc}")
+    return FileFix(display, outcome, written=True)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _lines(text: str) -> List[str]:
+    """Lines with their breaks, split where Python splits them (not at form feeds and the like)."""
+    out, pos = [], 0
+    for match in _NEWLINE_RE.finditer(text):
+        out.append(text[pos:match.end()])
+        pos = match.end()
+    if pos < len(text):
+        out.append(text[pos:])
+    return out
+
+
+def unified_diff(before: str, after: str, name: str) -> str:
+    """``--- name`` / ``+++ name`` hunks, as ``ruff check --diff`` prints them."""
+    a, b = _lines(before), _lines(after)
+    lines = []
+    for line in difflib.unified_diff(a, b, fromfile=name, tofile=name):
+        if not line.endswith(("\n", "\r")):
+            line += "\n\\ No newline at end of file\n"
+        lines.append(line)
+    return "".join(lines)
+
+
+def summary(counts: Counter) -> str:
+    """``3 × TAL001, 1 × TAL101``."""
+    return ", ".join(f"{n} × {code}" for code, n in sorted(counts.items()))
+
+
+# --- the command line's view: ``check --fix / --unsafe-fixes / --diff / --fix-only`` -------------
+
+class FixRun:
+    """Fixes every file ``check`` visits and remembers what happened, for the summary line and
+    the exit code. ``diff`` computes the fixed text, prints a unified diff and writes nothing."""
+
+    def __init__(self, unsafe: bool = False, diff: bool = False, out=None, err=None) -> None:
+        import sys
+
+        self.unsafe = unsafe
+        self.diff = diff
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.fixed: Counter = Counter()  # code -> findings fixed (or that would be, with --diff)
+        self.changed_files = 0
+        self.errors = 0
+
+    def check_file(self, path: Path, display: str, codes) -> List[Finding]:
+        """The findings left in ``path`` after fixing it (all of them when it was not written)."""
+        from .engine import lint_path, lint_source
+
+        result = fix_file(path, display, lambda text: lint_source(text, display, codes), self.unsafe,
+                          write=not self.diff)
+        if result.outcome is None:  # unreadable or undecodable: the normal check says why
+            return lint_path(path, codes, display)
+        outcome = result.outcome
+        if result.error is not None:
+            self.errors += 1
+            self.err.write(f"detachlint: error: {display}: not fixed: {result.error}\n")
+            return outcome.initial
+        self._count(outcome, display)
+        return outcome.remaining
+
+    def check_bytes(self, data: bytes, display: str, codes) -> Tuple[bytes, List[Finding]]:
+        """For stdin: the fixed bytes (in the input's encoding) and the remaining findings. Input
+        that cannot be decoded or re-encoded comes back unchanged, with its findings."""
+        from .engine import lint_bytes, lint_source
+        from .files import SourceError, decode_source
+
+        try:
+            text = decode_source(data)
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except (SourceError, SyntaxError):
+            return data, lint_bytes(data, display, codes)
+        outcome = fix_text(text, lambda t: lint_source(t, display, codes), self.unsafe)
+        if data.startswith(codecs.BOM_UTF8):
+            encoding = "utf-8-sig"
+        try:
+            fixed = outcome.text.encode(encoding)
+        except (UnicodeEncodeError, LookupError):
+            return data, outcome.initial
+        self._count(outcome, display)
+        return fixed, outcome.remaining
+
+    def _count(self, outcome: FixOutcome, display: str) -> None:
+        if not outcome.changed:
+            return
+        self.changed_files += 1
+        self.fixed.update(f.code for f in outcome.fixed)
+        if self.diff:
+            self.out.write(unified_diff(outcome.original, outcome.text, display))
+
+    def summary(self) -> str:
+        n = sum(self.fixed.values())
+        if self.diff:
+            return (f"Would fix {n} finding{'' if n == 1 else 's'} in {self.changed_files} "
+                    f"file{'' if self.changed_files == 1 else 's'} ({summary(self.fixed)}).\n" if n
+                    else "No fixes available.\n")
+        return (f"Fixed {n} finding{'' if n == 1 else 's'} in {self.changed_files} "
+                f"file{'' if self.changed_files == 1 else 's'} ({summary(self.fixed)}).\n" if n else "")
+

@@ -1,0 +1,421 @@
+"""Fixes: what each rule's fix writes, how fixes are applied (conflicts deferred, results that
+would not parse dropped, passes until nothing is left), how files are written (atomically, same
+encoding, line endings and permissions, never over a file that changed), and the real
+``detachlint check --fix / --unsafe-fixes / --diff / --fix-only``."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from detachlint.engine import lint_source
+from detachlint.findings import Applicability, Edit, Fix, Location
+from detachlint.fixes import FixError, SourceFile, apply_fixes, fix_file, fix_text, parses, unified_diff
+
+from fixture_expectations import FIXTURES, fixture_files, selected_codes
+
+REPO = Path(__file__).resolve().parent.parent
+ALL = ["TAL001", "TAL002", "TAL101", "TAL102", "TAL103", "TAL201", "TAL301", "TAL401"]
+
+
+def fixed(source: str, codes=ALL, unsafe: bool = False) -> str:
+    source = textwrap.dedent(source)
+    return fix_text(source, lambda text: lint_source(text, "t.py", codes), unsafe).text
+
+
+def fix_of(source: str, code: str):
+    found = [f for f in lint_source(textwrap.dedent(source), "t.py", [code]) if f.code == code]
+    assert len(found) == 1, found
+    return found[0].fix
+
+
+# --- what each rule's fix writes ----------------------------------------------------------------
+
+def test_tal001_safe_fixes_edit_only_the_attribute():
+    src = """\
+        import torch
+        from torch import nn
+
+
+        def step(model, loss, w: torch.Tensor):
+            for p in model.parameters():
+                p.data.mul_(0.99).add_(0.01)  # decay
+            w.data[0] = 1.0
+            w.data[1:] *= 2
+            nn.init.zeros_(w.data)
+            torch.add(w, 1, out=w.data)
+            loss.backward()
+        """
+    out = fixed(src, ["TAL001"])
+    assert "p.detach().mul_(0.99).add_(0.01)  # decay" in out
+    assert "w.detach()[0] = 1.0" in out
+    assert "w.detach()[1:] *= 2" in out
+    assert "nn.init.zeros_(w.detach())" in out
+    assert "out=w.detach())" in out
+    assert fix_of("import torch\ndef f(w: torch.Tensor):\n    w.data.zero_()\n", "TAL001").applicability \
+        is Applicability.SAFE
+
+
+@pytest.mark.parametrize("line", ["w.data = torch.zeros(3)", "w.data *= 2"])
+def test_tal001_rebinding_and_bare_augassign_have_no_fix(line):
+    src = f"import torch\n\ndef f(w: torch.Tensor):\n    {line}\n"
+    assert fix_of(src, "TAL001") is None
+
+
+def test_tal002_read_becomes_detach_but_not_in_store_context():
+    src = "import torch\n\ndef f(x: torch.Tensor):\n    y = x.data.cpu()\n    return y\n"
+    assert "y = x.detach().cpu()" in fixed(src, ["TAL002"])
+    store = "import torch\n\ndef f(x: torch.Tensor, y):\n    (x.data, y) = (y, x)\n"
+    assert all(f.fix is None for f in lint_source(store, "t.py", ["TAL002"]))
+
+
+def test_tal101_copy_replacement_is_safe_and_skips_what_it_cannot_spell():
+    src = """\
+        import torch
+
+
+        def f(x: torch.Tensor, u: torch.Tensor):
+            a = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+            b = u.new_tensor(x)
+            c = torch.tensor(x, pin_memory=True)
+            return a, b, c
+        """
+    out = fixed(src, ["TAL101"])
+    assert "a = x.detach().clone().to(dtype=torch.float64).requires_grad_()" in out
+    assert "b = x.detach().clone().to(dtype=u.dtype, device=u.device)" in out
+    assert "c = torch.tensor(x, pin_memory=True)" in out  # pin_memory has no spelling: no fix
+    impure = "import torch\n\ndef f(x: torch.Tensor, m):\n    return m.w().new_tensor(x)\n"
+    fix = fix_of(impure, "TAL101")
+    assert fix is not None and fix.applicability is Applicability.UNSAFE  # m.w() would run twice
+
+
+def test_tal101_keeps_a_comment_by_not_fixing():
+    src = "import torch\n\ndef f(x: torch.Tensor):\n    return torch.tensor(\n        x,  # why\n    )\n"
+    assert fix_of(src, "TAL101") is None
+
+
+def test_tal102_stack_spelled_as_torch_is_bound():
+    src = """\
+        import torch as T
+
+
+        def f(a: T.Tensor, b: T.Tensor):
+            return T.tensor([a, b], dtype=T.float64)
+        """
+    fix = fix_of(src, "TAL102")
+    assert fix.applicability is Applicability.UNSAFE
+    assert "return T.stack([a, b]).to(dtype=T.float64)" in fixed(src, ["TAL102"], unsafe=True)
+    assert "T.tensor" in fixed(src, ["TAL102"], unsafe=False)  # unsafe: not without --unsafe-fixes
+    unbound = "from torch import tensor, Tensor\n\ndef f(a: Tensor, b: Tensor):\n    return tensor([a, b])\n"
+    assert fix_of(unbound, "TAL102") is None
+
+
+def test_tal103_clone_or_typed_copy():
+    src = """\
+        import torch
+
+
+        def f(x: torch.Tensor):
+            return torch.Tensor(x), torch.LongTensor(x.argmax(1)), torch.cuda.FloatTensor(x)
+        """
+    out = fixed(src, ["TAL103"], unsafe=True)
+    assert "return x.clone(), x.argmax(1).to(torch.int64, copy=True), x.to(\"cuda\", torch.float32, copy=True)" in out
+
+
+# --- `import copy` goes in the right place, once --------------------------------------------------
+
+def _ctx(source: str):
+    from libcst.metadata import MetadataWrapper
+
+    from detachlint.engine import Context
+
+    wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+    return Context(source, "t.py", wrapper.module, wrapper)
+
+
+def _with_import(source: str) -> str:
+    from detachlint.fixes import apply_fixes
+    from detachlint.rules.fixkit import require_import
+
+    spelled, edits = require_import(_ctx(source), "copy", "deepcopy")
+    assert spelled == "copy.deepcopy"
+    return apply_fixes(source, [Fix(Applicability.UNSAFE, "", tuple(edits))]).text
+
+
+@pytest.mark.parametrize("source, expected", [
+    ('"""Doc."""\nfrom __future__ import annotations\n\nimport os\nimport torch\n\nx = 1\n',
+     '"""Doc."""\nfrom __future__ import annotations\n\nimport copy\nimport os\nimport torch\n\nx = 1\n'),
+    ("import argparse\nimport collections\nimport os\n", "import argparse\nimport collections\nimport copy\nimport os\n"),
+    ("import abc\nimport argparse\n\nimport torch\n", "import abc\nimport argparse\nimport copy\n\nimport torch\n"),
+    ('"""Doc."""\n\nx = 1\n', '"""Doc."""\n\nimport copy\nx = 1\n'),
+    ('"""Doc."""', '"""Doc."""\nimport copy'),
+    ("#!/usr/bin/env python\n# a comment\nimport torch\n", "#!/usr/bin/env python\n# a comment\nimport copy\nimport torch\n"),
+    ("import torch\r\nx = 1\r\n", "import copy\r\nimport torch\r\nx = 1\r\n"),
+])
+def test_import_copy_placement(source, expected):
+    assert _with_import(source) == expected
+
+
+def test_existing_or_conflicting_copy_bindings():
+    from detachlint.rules.fixkit import require_import
+
+    assert require_import(_ctx("import copy as cp\n"), "copy", "deepcopy") == ("cp.deepcopy", [])
+    assert require_import(_ctx("from copy import deepcopy\n"), "copy", "deepcopy") == ("deepcopy", [])
+    assert require_import(_ctx("from copy import copy\n"), "copy", "deepcopy") == (None, [])
+    assert require_import(_ctx("def f(copy):\n    return copy\n"), "copy", "deepcopy") == (None, [])
+    spelled, edits = require_import(_ctx("x.copy()\nf(copy=True)\n"), "copy", "deepcopy")
+    assert spelled == "copy.deepcopy" and len(edits) == 1
+
+
+# --- applying edits -----------------------------------------------------------------------------
+
+def _fix(*edits, applicability=Applicability.SAFE):
+    return Fix(applicability, "t", tuple(Edit(Location(*a), Location(*b), c) for a, b, c in edits))
+
+
+def test_conflicting_fixes_are_deferred_and_identical_edits_shared():
+    text = "abcdef\n"
+    first = _fix(((1, 1), (1, 3), "X"))
+    overlapping = _fix(((1, 2), (1, 4), "Y"))
+    touching = _fix(((1, 3), (1, 3), "Z"))
+    shared = _fix(((1, 0), (1, 0), "import copy\n"), ((1, 5), (1, 6), "F"))
+    shared2 = _fix(((1, 0), (1, 0), "import copy\n"))
+    result = apply_fixes(text, [overlapping, first, touching, shared, shared2])
+    assert result.text == "import copy\naXdeFf\n".replace("Ff", "F")  # one import, X and F applied
+    assert result.deferred == [overlapping, touching]
+
+
+def test_malformed_and_unparsable_fixes_are_dropped():
+    text = "x = 1\ny = 2\n"
+    outside = _fix(((9, 0), (9, 1), "z"))
+    self_overlap = _fix(((1, 0), (1, 3), "a"), ((1, 1), (1, 2), "b"))
+    breaks = _fix(((1, 4), (1, 5), "("))
+    good = _fix(((2, 4), (2, 5), "3"))
+    result = apply_fixes(text, [outside, self_overlap, breaks, good])
+    assert result.text == "x = 1\ny = 3\n"
+    assert set(map(id, result.rejected)) == {id(outside), id(self_overlap), id(breaks)}
+    assert not parses("x.detach() = 1\n")  # LibCST alone would accept this; Python does not
+
+
+def test_nested_data_writes_in_one_statement_take_passes():
+    src = """\
+        import torch
+
+
+        def f(p: torch.nn.Parameter, q: torch.nn.Parameter, r: torch.Tensor):
+            p.data.copy_(q.data.mul_(r.data.add_(1)))
+            p.data.add_(p.grad.data)
+        """
+    outcome = fix_text(textwrap.dedent(src), lambda t: lint_source(t, "t.py", ["TAL001", "TAL002"]))
+    assert "p.detach().copy_(q.detach().mul_(r.detach().add_(1)))" in outcome.text
+    assert "p.detach().add_(p.grad.detach())" in outcome.text
+    assert outcome.passes == 3
+    assert not [f for f in outcome.remaining if f.code in ("TAL001", "TAL002")]
+
+
+# --- every fixture: parses, converges, idempotent ------------------------------------------------
+
+def _fixture_linter(path: Path, text: str):
+    codes = selected_codes(path, text)
+    return lambda t: lint_source(t, str(path), codes)
+
+
+@pytest.mark.parametrize("unsafe", [False, True], ids=["safe", "unsafe"])
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
+def test_fixture_fixes_parse_converge_and_are_idempotent(path, unsafe):
+    text = path.read_text(encoding="utf-8")
+    lint = _fixture_linter(path, text)
+    outcome = fix_text(text, lint, unsafe)
+    assert parses(outcome.text)
+    assert not [f for f in outcome.remaining if f.fix is not None and f.fix.applicability is Applicability.SAFE]
+    if unsafe:
+        assert not [f for f in outcome.remaining if f.fix is not None]
+    again = fix_text(outcome.text, lint, unsafe)
+    assert again.text == outcome.text and not again.fixed
+    assert_subset(outcome)
+
+
+# A fix may turn one finding into another on purpose: ``p.data.mul_()`` (TAL001, invisible to
+# autograd) becomes ``p.detach().mul_()``, which TAL201 reports (now tracked, and still a write
+# into ``p``); a ``.data`` read made ``.detach()`` (TAL002) can do the same.
+SURFACES = {"TAL201": ("TAL001", "TAL002")}
+
+
+def assert_subset(outcome):
+    """The fixed text's findings are a subset of the original's minus those fixed: per code, no
+    more than the original findings whose fix was not applied (a finding that surfaced in a later
+    pass, like the inner write of ``p.data.copy_(q.data.mul_(2))``, had to be fixed as well)."""
+    initial = set(map(id, outcome.initial))
+    fixed_first = Counter(f.code for f in outcome.fixed if id(f) in initial)
+    allowed = Counter(f.code for f in outcome.initial)
+    allowed.subtract(fixed_first)
+    fixed_codes = Counter(f.code for f in outcome.fixed)
+    for new, sources in SURFACES.items():
+        allowed[new] += sum(fixed_codes[s] for s in sources)
+    remaining = Counter(f.code for f in outcome.remaining)
+    extra = {code: n - allowed[code] for code, n in remaining.items() if n > allowed[code]}
+    assert not extra, f"findings after fixing beyond the original's unfixed ones: {extra}"
+
+
+def test_demo_fixes():
+    path = REPO / "demo" / "train.py"
+    text = path.read_text(encoding="utf-8")
+    lint = lambda t: lint_source(t, str(path))  # noqa: E731
+    for unsafe in (False, True):
+        outcome = fix_text(text, lint, unsafe)
+        assert outcome.changed and parses(outcome.text)
+        assert fix_text(outcome.text, lint, unsafe).text == outcome.text
+        assert_subset(outcome)
+
+
+# --- files --------------------------------------------------------------------------------------
+
+SAMPLE = "import torch\n\n\ndef f(w: torch.Tensor):\n    w.data.add_(1)  # ünïcode\n    return w\n"
+
+
+def _lint(codes=("TAL001",)):
+    return lambda text: lint_source(text, "t.py", list(codes))
+
+
+def test_file_keeps_crlf_encoding_bom_and_permissions(tmp_path):
+    crlf = tmp_path / "crlf.py"
+    crlf.write_bytes(SAMPLE.replace("\n", "\r\n").encode("utf-8"))
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(("# -*- coding: latin-1 -*-\n" + SAMPLE).encode("latin-1"))
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbf" + SAMPLE.encode("utf-8"))
+    for path in (crlf, latin, bom):
+        os.chmod(path, 0o751)
+        result = fix_file(path, path.name, _lint())
+        assert result.written and result.error is None, result.error
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o751
+    assert crlf.read_bytes() == SAMPLE.replace("\n", "\r\n").replace("w.data", "w.detach()").encode("utf-8")
+    assert latin.read_bytes() == ("# -*- coding: latin-1 -*-\n" + SAMPLE.replace("w.data", "w.detach()")).encode("latin-1")
+    assert bom.read_bytes() == b"\xef\xbb\xbf" + SAMPLE.replace("w.data", "w.detach()").encode("utf-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bom.py", "crlf.py", "latin.py"]  # no temp files left
+
+
+def test_inserted_lines_follow_the_file_line_ending():
+    src = "import torch\r\n\r\ndef f(a: torch.Tensor):\r\n    return torch.tensor([a, a],\r\n        dtype=torch.float64)\r\n"
+    out = fix_text(src, _lint(["TAL102"]), unsafe=True).text
+    assert "\r\n" in out and "\n" not in out.replace("\r\n", "")
+
+
+def test_refuses_a_file_changed_on_disk(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(SAMPLE, encoding="utf-8")
+    source = SourceFile.read(path)
+    path.write_text(SAMPLE + "# edited meanwhile\n", encoding="utf-8")
+    with pytest.raises(FixError, match="changed on disk"):
+        source.write(SAMPLE.replace("w.data", "w.detach()"))
+    assert path.read_text(encoding="utf-8").endswith("# edited meanwhile\n")
+
+
+def test_refuses_a_read_only_file_and_keeps_symlinks(tmp_path):
+    path = tmp_path / "ro.py"
+    path.write_text(SAMPLE, encoding="utf-8")
+    os.chmod(path, 0o444)
+    if not os.access(path, os.W_OK):  # (root can write anyway)
+        result = fix_file(path, "ro.py", _lint())
+        assert not result.written and "not writable" in result.error
+        assert path.read_text(encoding="utf-8") == SAMPLE
+    real = tmp_path / "real.py"
+    real.write_text(SAMPLE, encoding="utf-8")
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    assert fix_file(link, "link.py", _lint()).written
+    assert link.is_symlink() and "w.detach()" in real.read_text(encoding="utf-8")
+
+
+def test_undecodable_file_is_not_touched(tmp_path):
+    path = tmp_path / "bad.py"
+    path.write_bytes(b"x = '\xff'\n")
+    result = fix_file(path, "bad.py", _lint())
+    assert result.outcome is None and path.read_bytes() == b"x = '\xff'\n"
+
+
+def test_unified_diff_marks_a_missing_final_newline():
+    diff = unified_diff("a = 1", "a = 2", "m.py")
+    assert diff.startswith("--- m.py\n+++ m.py\n") and diff.endswith("\\ No newline at end of file\n")
+
+
+# --- the real command line ----------------------------------------------------------------------
+
+def detachlint(*args, cwd, stdin=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "detachlint", *map(str, args)], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+CLI_SAMPLE = textwrap.dedent("""\
+    import torch
+
+
+    def f(w: torch.Tensor, a: torch.Tensor):
+        w.data.add_(1)
+        b = torch.tensor(w)
+        return torch.tensor([a, b])
+    """)
+
+
+def test_cli_diff_writes_nothing_and_exits_1(tmp_path):
+    (tmp_path / "m.py").write_text(CLI_SAMPLE)
+    proc = detachlint("check", "--diff", "m.py", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.startswith("--- m.py\n+++ m.py\n@@")
+    assert "\n-    w.data.add_(1)\n" in proc.stdout and "\n+    w.detach().add_(1)\n" in proc.stdout
+    assert "torch.stack" not in proc.stdout  # unsafe
+    assert "Would fix 2 findings" in proc.stderr
+    assert (tmp_path / "m.py").read_text() == CLI_SAMPLE
+    unsafe = detachlint("check", "--diff", "--unsafe-fixes", "m.py", cwd=tmp_path)
+    assert "+    return torch.stack([a, b])" in unsafe.stdout
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    clean = detachlint("check", "--diff", "clean.py", cwd=tmp_path)
+    assert clean.returncode == 0 and clean.stdout == ""
+
+
+def test_cli_fix_then_fix_again_and_fix_only(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(CLI_SAMPLE)
+    first = detachlint("check", "--fix", "m.py", cwd=tmp_path)
+    assert first.returncode == 1  # the unsafe TAL102 finding remains
+    codes = {line.split()[1] for line in first.stdout.splitlines() if line.startswith("m.py:")}
+    assert codes - {"TAL201"} == {"TAL102"}  # the unsafe fix is left (and the write, now through .detach())
+    assert "Fixed 2 findings in 1 file" in first.stdout
+    after = path.read_text()
+    assert "w.detach().add_(1)" in after and "b = w.detach().clone()" in after
+    second = detachlint("check", "--fix", "m.py", cwd=tmp_path)
+    assert path.read_text() == after and "Fixed" not in second.stdout
+    only = detachlint("check", "--fix-only", "--unsafe-fixes", "m.py", cwd=tmp_path)
+    assert only.returncode == 0 and only.stdout == "" and "Fixed 1 finding" in only.stderr
+    assert "torch.stack([a, b])" in path.read_text()
+    assert detachlint("check", "m.py", "--select", "TAL001,TAL101,TAL102,TAL103", cwd=tmp_path).returncode == 0
+
+
+def test_cli_fix_stdin_prints_the_fixed_source(tmp_path):
+    proc = detachlint("check", "--fix", "-", cwd=tmp_path, stdin=CLI_SAMPLE)
+    assert proc.stdout == CLI_SAMPLE.replace("w.data", "w.detach()").replace("torch.tensor(w)", "w.detach().clone()")
+    assert "TAL102" in proc.stderr and proc.returncode == 1
+
+
+def test_json_and_sarif_carry_fixes(tmp_path):
+    (tmp_path / "m.py").write_text(CLI_SAMPLE)
+    data = json.loads(detachlint("check", "--output-format", "json", "m.py", cwd=tmp_path).stdout)
+    by_code = {f["code"]: f["fix"] for f in data}
+    assert by_code["TAL001"] == {"applicability": "safe", "message": "Replace `.data` with `.detach()`",
+                                 "edits": [{"content": "detach()", "location": {"row": 5, "column": 7},
+                                            "end_location": {"row": 5, "column": 11}}]}
+    assert by_code["TAL102"]["applicability"] == "unsafe"
+    sarif = json.loads(detachlint("check", "--output-format", "sarif", "m.py", cwd=tmp_path).stdout)
+    results = sarif["runs"][0]["results"]
+    assert all("fixes" in r for r in results if r["ruleId"] in ("TAL001", "TAL101", "TAL102"))
