@@ -419,3 +419,145 @@ def test_json_and_sarif_carry_fixes(tmp_path):
     sarif = json.loads(detachlint("check", "--output-format", "sarif", "m.py", cwd=tmp_path).stdout)
     results = sarif["runs"][0]["results"]
     assert all("fixes" in r for r in results if r["ruleId"] in ("TAL001", "TAL101", "TAL102"))
+
+
+# --- property: every fix on generated variants of the fixtures -----------------------------------
+
+from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_KEYWORDS = {"self", "cls", "super", "print", "range", "len", "zip", "isinstance", "float", "int", "list", "tuple",
+             "dict", "True", "False", "None", "torch", "copy"}
+
+
+class _Rename(cst.CSTTransformer):
+    """Renames every use of one name (not attributes, keyword arguments or imports): what a
+    linter sees as the same program with other identifiers."""
+
+    def __init__(self, old: str, new: str, import_alias: bool = False) -> None:
+        self.old, self.new, self.import_alias = old, new, import_alias
+        self.in_import = 0
+
+    def visit_Import(self, node):
+        self.in_import += 1
+
+    def leave_Import(self, original, updated):
+        self.in_import -= 1
+        if not self.import_alias:
+            return updated
+        names = [a.with_changes(asname=cst.AsName(cst.Name(self.new)))
+                 if isinstance(a.name, cst.Name) and a.name.value == self.old and a.asname is None else a
+                 for a in updated.names]
+        return updated.with_changes(names=names)
+
+    def visit_ImportFrom(self, node):
+        self.in_import += 1
+
+    def leave_ImportFrom(self, original, updated):
+        self.in_import -= 1
+        return updated
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword)
+
+    def leave_Name(self, original, updated):
+        if self.in_import or original.value != self.old:
+            return updated
+        return updated.with_changes(value=self.new)
+
+
+class _Comment(cst.CSTTransformer):
+    """Adds a comment line (and a blank line) above the chosen statements."""
+
+    def __init__(self, picks) -> None:
+        self.picks = picks
+        self.i = 0
+
+    def leave_SimpleStatementLine(self, original, updated):
+        self.i += 1
+        if self.picks[self.i % len(self.picks)]:
+            lines = [cst.EmptyLine(), cst.EmptyLine(comment=cst.Comment("# generated comment"))]
+            return updated.with_changes(leading_lines=[*updated.leading_lines, *lines])
+        return updated
+
+
+def _identifiers(module: cst.Module):
+    names = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Name(self, node):
+            names.add(node.value)
+
+    module.visit(Collect())
+    return sorted(n for n in names if n not in _KEYWORDS and not n.startswith("__"))
+
+
+@st.composite
+def fixture_variants(draw):
+    path = draw(st.sampled_from(fixture_files()))
+    text = path.read_text(encoding="utf-8")
+    codes = selected_codes(path, text)
+    module = cst.parse_module(text)
+    fresh = draw(st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(lambda s: s not in text))
+    import keyword
+
+    if keyword.iskeyword(fresh):
+        fresh += "_"
+    kind = draw(st.sampled_from(["torch-alias", "rename", "comments", "crlf", "none"]))
+    if kind == "torch-alias" and "import torch\n" in text and "import torch." not in text:
+        module = module.visit(_Rename("torch", "T" + fresh, import_alias=True))
+    elif kind == "rename":
+        module = module.visit(_Rename(draw(st.sampled_from(_identifiers(module))), fresh))
+    elif kind == "comments":
+        module = module.visit(_Comment(draw(st.lists(st.booleans(), min_size=2, max_size=7))))
+    out = module.code
+    if kind == "crlf":
+        out = out.replace("\n", "\r\n")
+    return out, draw(st.sampled_from([codes, ALL]))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(variant=fixture_variants(), unsafe=st.booleans())
+def test_property_fixed_variants_parse_and_lose_only_fixed_findings(variant, unsafe):
+    text, codes = variant
+    lint = lambda t: lint_source(t, "variant.py", codes)  # noqa: E731
+    outcome = fix_text(text, lint, unsafe)
+    assert parses(outcome.text)
+    assert_subset(outcome)
+    assert fix_text(outcome.text, lint, unsafe).text == outcome.text
+
+
+INJECTED = textwrap.dedent("""\
+
+
+    import torch as _torch_injected
+
+
+    def _injected(p: _torch_injected.Tensor, q: _torch_injected.Tensor, model, opt):
+        loss = (p * q).sum()
+        p.data.copy_(q.data.mul_(2))
+        a = _torch_injected.tensor(q, dtype=_torch_injected.float64)
+        b = _torch_injected.tensor([p.sum(), q.sum()])
+        c = _torch_injected.Tensor(q)
+        best = model.state_dict()
+        opt.step()
+        loss.backward()
+        return a, b, c, best
+    """)
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(program=__import__("hypothesmith").from_node(), unsafe=st.booleans())
+def test_property_generated_programs_with_injected_patterns(program, unsafe):
+    text = program if program.endswith("\n") or not program else program + "\n"
+    text = text + INJECTED
+    assume(parses(text))
+    lint = lambda t: lint_source(t, "gen.py", ALL)  # noqa: E731
+    outcome = fix_text(text, lint, unsafe)
+    assert parses(outcome.text)
+    assert outcome.changed
+    assert_subset(outcome)
