@@ -75,7 +75,7 @@ def test_concise_default_output_and_exit_code(project):
         "pkg/model.py:7:9: TAL101 [warning] " + lines[1].split("[warning] ", 1)[1],
         "pkg/model.py:8:5: TAL001 [warning] " + lines[2].split("[warning] ", 1)[1],
     ]
-    assert lines[-1] == "Found 3 findings (0 errors, 3 warnings)."
+    assert "Found 3 findings (0 errors, 3 warnings)." in lines[3:]
     assert "\x1b[" not in proc.stdout  # not a terminal: no colour
 
 
@@ -114,7 +114,11 @@ def test_json_format_has_ruff_shape_with_one_based_columns(project):
     assert first["location"] == {"row": 6, "column": 9}  # `torch` starts at 0-based column 8
     assert first["end_location"] == {"row": 6, "column": 24}
     assert first["filename"] == str(project / "pkg" / "model.py")
-    assert first["severity"] == "warning" and first["fix"] is None and first["cell"] is None
+    assert first["severity"] == "warning" and first["cell"] is None
+    for d in data:  # null, or ruff's fix object
+        assert d["fix"] is None or (set(d["fix"]) == {"applicability", "message", "edits"}
+                                    and all(set(e) == {"content", "location", "end_location"}
+                                            for e in d["fix"]["edits"]))
     assert first["url"].endswith("#tal103-legacy-constructor-alias")
     assert json.loads(detachlint("check", "--output-format", "json", "pkg/clean.py", cwd=project).stdout) == []
 
@@ -311,7 +315,7 @@ def test_stdin_uses_the_stdin_filename_for_config_and_display(project):
     write(project, "pyproject.toml", '[tool.detachlint.per-file-ignores]\n"tests/*" = ["TAL103"]\n')
     proc = detachlint("check", "--stdin-filename", "tests/test_x.py", "-", cwd=project, stdin=SAMPLE)
     assert proc.returncode == 1
-    assert [line.split(":")[0] for line in proc.stdout.splitlines()[:-1]] == ["tests/test_x.py"] * 2
+    assert [line.split(":")[0] for line in proc.stdout.splitlines() if " TAL" in line] == ["tests/test_x.py"] * 2
     assert codes_of(proc) == ["TAL101", "TAL001"]
     full = detachlint("check", "--output-format", "full", "--stdin-filename", "a.py", "-", cwd=project, stdin=SAMPLE)
     assert "6 |     a = torch.Tensor(w)" in full.stdout
