@@ -458,3 +458,19 @@ def test_non_ascii_output_in_the_c_locale(project):
     proc = detachlint("check", "--output-format", "full", "pkg/ünïcode.py", cwd=project,
                       env={"LC_ALL": "C", "PYTHONIOENCODING": "ascii", "PYTHONUTF8": "0"})
     assert proc.returncode == 1 and "TAL001" in proc.stdout
+
+
+def test_lsp_without_its_extra_says_how_to_install_it(tmp_path):
+    code = ("import sys\n"
+            "sys.modules['pygls'] = sys.modules['lsprotocol'] = None  # as if the extra were not installed\n"
+            "from detachlint.cli import main\n"
+            "sys.exit(main(['lsp']))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          stdin=subprocess.DEVNULL,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=120)
+    assert proc.returncode == 2 and "detachlint[lsp]" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_no_command_prints_help_and_exits_2(tmp_path):
+    proc = detachlint(cwd=tmp_path)
+    assert proc.returncode == 2 and "check" in proc.stderr
