@@ -131,6 +131,43 @@ def test_tal103_clone_or_typed_copy():
     assert "return x.clone(), x.argmax(1).to(torch.int64, copy=True), x.to(\"cuda\", torch.float32, copy=True)" in out
 
 
+def test_alias_rules_unsafe_fixes():
+    src = """\
+        \"\"\"Training.\"\"\"
+        from __future__ import annotations
+
+        import torch
+
+
+        def fit(model, optimizer, loader, x: torch.Tensor):
+            best = model.state_dict()
+            best_opt = optimizer.state_dict()
+            for batch in loader:
+                model(batch).sum().backward()
+                optimizer.step()
+            model.load_state_dict(best)
+            optimizer.load_state_dict(best_opt)
+            img = x.detach().cpu().numpy()
+            img *= 255
+            x.detach().zero_()
+            return img
+
+
+        def step(state: torch.Tensor, delta: torch.Tensor):
+            prev = state
+            state += delta
+            return state - prev
+        """
+    out = fixed(src, ["TAL201", "TAL301", "TAL401"], unsafe=True)
+    assert out.count("import copy\n") == 1
+    assert "from __future__ import annotations\n\nimport copy\nimport torch\n" in out
+    assert "best = copy.deepcopy(model.state_dict())" in out
+    assert "best_opt = copy.deepcopy(optimizer.state_dict())" in out
+    assert "img = x.detach().clone().cpu().numpy()" in out
+    assert "    x.detach().zero_()\n" in out  # the write is the point: cloning would make it dead code
+    assert "prev = state.clone()" in out
+
+
 # --- `import copy` goes in the right place, once --------------------------------------------------
 
 def _ctx(source: str):
@@ -555,7 +592,7 @@ INJECTED = textwrap.dedent("""\
 def test_property_generated_programs_with_injected_patterns(program, unsafe):
     text = program if program.endswith("\n") or not program else program + "\n"
     text = text + INJECTED
-    assume(parses(text))
+    assume(parses(text, strict=False))
     lint = lambda t: lint_source(t, "gen.py", ALL)  # noqa: E731
     outcome = fix_text(text, lint, unsafe)
     assert parses(outcome.text)

@@ -194,7 +194,8 @@ class _Loop:
         self.continues: List[State] = []
 
 
-def _is_basic_index(sl: Tuple[cst.SubscriptElement, ...], kind_of: Callable[[cst.BaseExpression], Kind]) -> bool:
+def _is_basic_index(sl: Tuple[cst.SubscriptElement, ...], kind_of: Callable[[cst.BaseExpression], Kind],
+                    int_names: FrozenSet[str] = frozenset()) -> bool:
     """Basic indexing (ints, slices, None, ...) gives a view; tensors and lists give a copy."""
     for element in sl:
         inner = element.slice
@@ -206,6 +207,8 @@ def _is_basic_index(sl: Tuple[cst.SubscriptElement, ...], kind_of: Callable[[cst
         if isinstance(value, cst.Name) and value.value == "None":
             continue
         if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer):
+            continue
+        if isinstance(value, cst.Name) and value.value in int_names:
             continue
         if kind_of(value) is Kind.OTHER and not isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
             continue
@@ -236,6 +239,7 @@ class AliasAnalysis:
         self.model_roots: Set[str] = set()  # modules whose live state was taken (state_dict, parameters)
         self.optimizer_links: Dict[str, Set[str]] = {}  # optimizer key -> module keys it updates
         self.params: List[str] = []
+        self._int_names: FrozenSet[str] = frozenset()  # the index parameter of __getitem__
         self.self_name: Optional[str] = None
         self.state: Optional[State] = {}
         if isinstance(scope, cst.FunctionDef):
@@ -278,6 +282,10 @@ class AliasAnalysis:
         """Sources the name read at ``node`` may share storage with (``{"x"}`` for ``x.detach()``)."""
         return {o.root.source for o in self.origins_at(node) if o.relation not in HANDLES}
 
+    def is_optimizer_key(self, key: str) -> bool:
+        """Whether ``key`` names an optimizer (by construction here, or by name)."""
+        return key in self.optimizer_links or bool(_OPTIMIZER_NAME.search(key.rsplit(".", 1)[-1]))
+
     # ================================================================== set-up
 
     def _enter_function(self, node: cst.FunctionDef, outer: Optional[Frame]) -> None:
@@ -291,6 +299,9 @@ class AliasAnalysis:
         params = node.params
         if self.self_name is None and params.params and params.params[0].name.value == "self":
             self.self_name = "self"
+        positional = [*params.posonly_params, *params.params]
+        if node.name.value == "__getitem__" and len(positional) == 2 and positional[1].annotation is None:
+            self._int_names = frozenset({positional[1].name.value})
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
             name = param.name.value
             self.params.append(name)
@@ -957,7 +968,7 @@ class AliasAnalysis:
         self._eval_slice(node.slice)
         kind = self._kind(node.value)
         if kind in (Kind.TENSOR, Kind.NDARRAY):
-            if _is_basic_index(node.slice, self._kind):
+            if _is_basic_index(node.slice, self._kind, self._int_names):
                 return self._derive(base, Relation.VIEW, "__getitem__", node)
             return set()
         # An element of a container of aliases (a state_dict snapshot, a list of detached params).

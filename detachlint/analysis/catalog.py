@@ -290,3 +290,6 @@ COPY_INTENT_CONVERSIONS = frozenset(
     asanyarray ascontiguousarray contiguous
     """.split()
 )
+# Methods that hand out one sample of a dataset: an in-place write to a view of ``self.<data>``
+# there changes the dataset itself, and again on every epoch.
+SAMPLE_ACCESS_METHODS = frozenset({"__getitem__", "__getitems__"})

@@ -14,6 +14,7 @@ from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind
 from ..findings import Severity
 from .base import Rule
+from .fixkit import UNSAFE, copy_after, make_fix, replace, require_import, wrap_call
 
 _DTYPES = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
 
@@ -97,6 +98,8 @@ class _AliasRule(Rule):
         return (real or list(reads) or [None])[0]
 
     def _where(self, read: StaleRead) -> str:
+        if read.escape and "." in read.key:
+            return f"`{read.key}` keeps it after the method returns"
         if read.escape:
             return f"the caller still holds `{read.key}` after the function returns"
         return f"`{read.key}` is read at line {self.ctx.line(read.node)}"
@@ -189,6 +192,7 @@ class DetachInplace(_AliasRule):
         if pending is not None:
             related.append((pending, "the pending backward that saved the tensor"))
         self.ctx.report(mutation.node, self.code, message, severity, related,
+                        fix=None if direct and _discarded(mutation) else lambda ctx: clone_fix(ctx, detach),
                         signature=self._signature(_mutation_ops(mutation, origin), origin, analysis,
                                                   pending is not None))
 
@@ -299,7 +303,13 @@ class ViewAliasMutation(_AliasRule):
             return None
         if any(o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS for o in below):
             return ("source", below[-1])
+        if read.escape and self._sample_access() and "." in read.key:
+            return ("source", below[-1])  # a sample taken in __getitem__ is written into the dataset
         return None  # writing through a plain alias or a view and using the base: write-through
+
+    def _sample_access(self) -> bool:
+        scope = self.ctx.scope
+        return isinstance(scope, cst.FunctionDef) and scope.name.value in catalog.SAMPLE_ACCESS_METHODS
 
     def _report(self, mutation: Mutation, read: StaleRead, written: Origin, direction: str, alias: Origin,
                 analysis: AliasAnalysis) -> None:
@@ -325,6 +335,7 @@ class ViewAliasMutation(_AliasRule):
         ops = _mutation_ops(mutation, origin_for_signature) if direction == "source" else \
             origin_for_signature.ops() + [mutation.op]
         self.ctx.report(mutation.node, self.code, message, self.severity, related,
+                        fix=lambda ctx: alias_copy_fix(ctx, alias),
                         signature=self._signature(ops, origin_for_signature, analysis, False))
 
 
@@ -430,7 +441,9 @@ class StaleSnapshot(_AliasRule):
         update = self._text(mutation.node)
         if origin.relation is Relation.SNAPSHOT:
             what = "the live tensors of `" + origin.source + "`"
-            fix = f"`copy.deepcopy({taken})` (or `{{k: v.detach().clone() for k, v in {taken}.items()}}`)"
+            fix = f"`copy.deepcopy({taken})`"
+            if not analysis.is_optimizer_key(origin.source):
+                fix += f" (or `{{k: v.detach().clone() for k, v in {taken}.items()}}`)"
         else:
             what = "the live parameter"
             owner = node.func.value if isinstance(node, cst.Call) else node.value
@@ -445,4 +458,45 @@ class StaleSnapshot(_AliasRule):
                     else f"`{read.key}` still holds the live tensors after the function returns")]
         ops = origin.ops() + [mutation.op]
         self.ctx.report(node, self.code, message, self.severity, related,
+                        fix=lambda ctx: snapshot_fix(ctx, node, origin),
                         signature=self._signature(ops, origin, analysis, False))
+
+
+# --- unsafe fixes: make the second name a copy (the write then no longer reaches the first) ------
+
+def _discarded(mutation: Mutation) -> bool:
+    """``x.detach().zero_()`` as a statement: the write is the point, a copy would make it dead."""
+    stmt = mutation.statement
+    small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+    return any(isinstance(s, cst.Expr) and s.value is mutation.node for s in small)
+
+
+def clone_fix(ctx, detach: Origin):
+    """TAL201: ``.clone()`` right after the ``.detach()`` (or ``.data``) the write goes through."""
+    if detach.node is None:
+        return None
+    return make_fix(UNSAFE, "Insert `.clone()` after the detach", *copy_after(ctx, detach.node))
+
+
+def alias_copy_fix(ctx, alias: Origin):
+    """TAL301: copy where the alias is made, when it is made by ``name = <alias>``."""
+    stmt, node = alias.statement, alias.node
+    small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+    if node is None or not any(isinstance(s, (cst.Assign, cst.AnnAssign)) and s.value is node for s in small):
+        return None  # ``a, b = x.unbind()``, a loop target, an argument: no single place to copy
+    array = alias.op == "numpy"
+    method = "copy" if array else "clone"
+    return make_fix(UNSAFE, f"Make the alias a copy with `.{method}()`", *copy_after(ctx, node, method))
+
+
+def snapshot_fix(ctx, node: cst.CSTNode, origin: Origin):
+    """TAL401: ``copy.deepcopy(model.state_dict())`` (adding ``import copy`` when missing);
+    ``p.detach().clone()`` for a tensor snapshot (``p.data`` becomes ``p.detach().clone()``)."""
+    if origin.relation is Relation.SNAPSHOT:
+        deepcopy, imports = require_import(ctx, "copy", "deepcopy")
+        if deepcopy is None:
+            return None  # the name ``copy`` means something else in this file
+        return make_fix(UNSAFE, f"Snapshot with `{deepcopy}(...)`", *wrap_call(ctx, node, deepcopy), *imports)
+    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        return make_fix(UNSAFE, "Snapshot with `.detach().clone()`", replace(ctx, node.attr, "detach().clone()"))
+    return make_fix(UNSAFE, "Snapshot with `.clone()`", *copy_after(ctx, node))

@@ -238,3 +238,21 @@ def has_comment(node: cst.CSTNode) -> bool:
 def is_simple_value(node: cst.BaseExpression) -> bool:
     """A name chain or a literal: moving or repeating its evaluation changes nothing."""
     return is_pure(node) or isinstance(node, (cst.SimpleString, cst.Integer, cst.Float))
+
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+def copy_after(ctx: "Context", node: cst.BaseExpression, method: str = "clone") -> Tuple[Edit, ...]:
+    """Make ``node``'s value a copy: ``.clone()`` (``.copy()`` for an array) after it, in
+    parentheses when it is not an atom. Only insertions, so anything inside survives."""
+    if isinstance(node, _ATOMS) and not node.lpar:
+        return (insert_after(ctx, node, f".{method}()"),)
+    start = _loc(ctx.position(node).start)
+    return (Edit(start, start, "("), insert_after(ctx, node, f").{method}()"))
+
+
+def wrap_call(ctx: "Context", node: cst.CSTNode, func: str) -> Tuple[Edit, ...]:
+    """``func(node)``, as two insertions (comments inside ``node`` survive)."""
+    start = _loc(ctx.position(node).start)
+    return (Edit(start, start, f"{func}("), insert_after(ctx, node, ")"))
