@@ -450,7 +450,7 @@ class AliasAnalysis:
             key = dotted_name(target)
             if isinstance(value, (cst.Name, cst.Attribute)) and origins \
                     and all(o.node is not value for o in origins):
-                origins = self._derive(origins, Relation.PLAIN, None, value)
+                origins = self._derive(origins, Relation.PLAIN, "alias", value)
             if not origins:
                 origins = {self._fresh(value if value is not None else target, key)}
             self._bind(key, origins)

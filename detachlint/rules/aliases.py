@@ -332,11 +332,12 @@ class ViewAliasMutation(_AliasRule):
         related = [(made, "the alias is made here"),
                    (read.node, f"`{read.key}` read here sees the write" if not read.escape
                     else f"`{read.key}` is still held by the caller")]
-        ops = _mutation_ops(mutation, origin_for_signature) if direction == "source" else \
-            origin_for_signature.ops() + [mutation.op]
+        signature = self._signature(_mutation_ops(mutation, origin_for_signature), origin_for_signature,
+                                    analysis, False)
+        # which side is written: the source (a stale alias is read) or the alias (the source changes)
+        signature["written"] = "source" if direction == "copy" else "alias"
         self.ctx.report(mutation.node, self.code, message, self.severity, related,
-                        fix=lambda ctx: alias_copy_fix(ctx, alias),
-                        signature=self._signature(ops, origin_for_signature, analysis, False))
+                        fix=lambda ctx: alias_copy_fix(ctx, alias), signature=signature)
 
 
 class StaleSnapshot(_AliasRule):
