@@ -450,3 +450,19 @@ def test_noqa_edit(line, expected):
     from detachlint.lsp import noqa_edit
 
     assert noqa_edit(line, "TAL001") == expected
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ({"select": ["TAL1"], "extendSelect": ["TAL002"]}, {"select": ["TAL1"], "extend-select": ["TAL002"]}),
+        ({"detachlint": {"extend-ignore": ["TAL103"]}}, {"extend-ignore": ["TAL103"]}),  # Helix, glspc
+        ({"ignore": "TAL101, TAL102", "unknown": 1}, {"ignore": ["TAL101", "TAL102"]}),
+        (None, {}),
+        ([1, 2], {}),
+    ],
+)
+def test_client_settings(raw, expected):
+    from detachlint.lsp import client_overrides
+
+    assert client_overrides(raw) == expected
