@@ -1,0 +1,256 @@
+"""A fast, read-only traversal of a LibCST tree, event for event what ``node.visit(visitor)`` does.
+
+LibCST's ``CSTNode.visit`` serves transformers as well as visitors, so even a read-only visit
+rebuilds and re-validates every node (``_visit_and_replace_children``), whitespace included; on
+real code that costs several times the parse itself. This walker reads the children in the very
+order LibCST visits them (taken once per node class from LibCST's own
+``_visit_and_replace_children``), calls the same hooks in the same order (``visit_X``,
+``visit_X_attr``, ``leave_X_attr``, ``leave_X``), and rebuilds nothing.
+
+It also skips *trivia* (whitespace, comments, parentheses, commas, operators) unless a
+participant asks for one of those node types: no analysis or rule looks at them, and they are
+most of the nodes. ``tests/test_walk.py`` proves the event sequence equal to LibCST's.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import typing
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Type
+
+import libcst as cst
+from libcst._nodes.base import CSTNode
+
+# Node classes that hold no expression or statement below them: what the walker may skip.
+_TRIVIA_BASES: Tuple[type, ...] = (
+    cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Comment,
+    cst.Newline, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+    cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon,
+    cst.AssignEqual, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp,
+    cst.BaseAugOp, cst.Asynchronous,
+)
+
+
+def _subclasses(base: type) -> List[type]:
+    out, stack = [], [base]
+    while stack:
+        cls = stack.pop()
+        out.append(cls)
+        stack.extend(cls.__subclasses__())
+    return out
+
+
+TRIVIA: FrozenSet[type] = frozenset(c for base in _TRIVIA_BASES for c in _subclasses(base))
+TRIVIA_NAMES: FrozenSet[str] = frozenset(c.__name__ for c in TRIVIA)
+
+_ORDER: Dict[type, Tuple[str, ...]] = {}
+# Fields LibCST visits only when they are not None (``visit_sequence(...) if x is not None else
+# None``): no attribute hooks fire for them when they are None.
+_WHEN_PRESENT: Dict[type, FrozenSet[str]] = {}
+
+
+def field_order(cls: Type[CSTNode]) -> Tuple[str, ...]:
+    """The child fields of ``cls`` in the order LibCST visits them."""
+    order = _ORDER.get(cls)
+    if order is None:
+        method = getattr(cls, "_visit_and_replace_children")
+        names: List[str] = []
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
+        except (OSError, TypeError, SyntaxError):  # pragma: no cover - source unavailable
+            tree = None
+        present = set()
+        if tree is not None:
+            for n in ast.walk(tree):
+                if isinstance(n, ast.IfExp) and isinstance(n.body, ast.Call) and len(n.body.args) >= 2 \
+                        and isinstance(n.body.args[1], ast.Constant):
+                    present.add(n.body.args[1].value)
+            calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                     and n.func.id.startswith("visit_") and len(n.args) >= 2
+                     and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)]
+            for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
+                if call.args[1].value not in names:
+                    names.append(call.args[1].value)
+        _WHEN_PRESENT[cls] = frozenset(present)
+        order = _ORDER[cls] = tuple(names)
+    return order
+
+
+def when_present(cls: Type[CSTNode]) -> FrozenSet[str]:
+    field_order(cls)
+    return _WHEN_PRESENT[cls]
+
+
+_TRIVIA_FIELDS: Dict[type, FrozenSet[str]] = {}
+
+
+def _classes_in(hint: object) -> List[type]:
+    if isinstance(hint, type):
+        return [hint]
+    out: List[type] = []
+    for arg in typing.get_args(hint):
+        out.extend(_classes_in(arg))
+    return out
+
+
+def trivia_fields(cls: Type[CSTNode]) -> FrozenSet[str]:
+    """Fields whose declared type admits only trivia nodes."""
+    fields = _TRIVIA_FIELDS.get(cls)
+    if fields is None:
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:  # pragma: no cover - unresolvable annotations: skip nothing
+            hints = {}
+        out = set()
+        for name in field_order(cls):
+            nodes = [c for c in _classes_in(hints.get(name)) if isinstance(c, type) and issubclass(c, CSTNode)]
+            if nodes and all(issubclass(c, _TRIVIA_BASES) for c in nodes):
+                out.add(name)
+        fields = _TRIVIA_FIELDS[cls] = frozenset(out)
+    return fields
+
+
+def children(node: CSTNode) -> List[CSTNode]:
+    """``node.children`` (all direct children, trivia included, in source order), without the
+    node rebuild that LibCST's property costs."""
+    out: List[CSTNode] = []
+    for name in field_order(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, CSTNode):
+            out.append(value)
+        elif isinstance(value, (tuple, list)):
+            out.extend(value)
+    return out
+
+
+def significant_children(node: CSTNode) -> List[CSTNode]:
+    """The direct children that are not trivia, in source order."""
+    return [c for c in children(node) if type(c) not in TRIVIA]
+
+
+def _hook(participant: object, name: str) -> Optional[Callable]:
+    """The participant's method ``name``, unless it is CSTVisitor's empty default."""
+    method = getattr(participant, name, None)
+    if method is None:
+        return None
+    default = getattr(cst.CSTVisitor, name, None)
+    if default is not None and getattr(type(participant), name, None) is default:
+        return None
+    return method
+
+
+_HOOK_CACHE: Dict[Tuple, object] = {}
+
+_Plan = Tuple[Tuple[Callable, ...], Tuple[Callable, ...],
+              Tuple[Tuple[str, Tuple[Callable, ...], Tuple[Callable, ...], bool, bool], ...]]
+
+
+class Walker:
+    """Walk a tree calling the participants' ``visit_X``/``leave_X``/``visit_X_attr``/
+    ``leave_X_attr`` methods, participants in order on the way in and in reverse on the way out
+    (the engine's convention), while ``parents`` holds the nodes enclosing the current one.
+
+    ``honour_false``: a ``visit_X`` returning False skips the node's children, as in
+    ``CSTVisitor``. The engine's batched traversal ignores return values (always descends).
+    """
+
+    def __init__(self, participants: Sequence[object], parents: Optional[List[CSTNode]] = None,
+                 honour_false: bool = False, skip_trivia: bool = True) -> None:
+        self.participants = list(participants)
+        self.parents = parents if parents is not None else []
+        self.honour_false = honour_false
+        self._plans: Dict[type, _Plan] = {}
+        self._types = tuple(type(p) for p in self.participants)
+        # Participants with instance-level hooks (``__getattr__``, attributes) are inspected per
+        # instance; the usual classes once per process.
+        self._per_instance = any("__getattr__" in dir(t) or getattr(p, "__dict__", None) and any(
+            k.startswith(("visit_", "leave_")) for k in vars(p)) for p, t in zip(self.participants, self._types))
+        self.skip: FrozenSet[type] = TRIVIA if skip_trivia and not self._hooks_trivia() else frozenset()
+
+    def _hooks_trivia(self) -> bool:
+        key = (self._types, "trivia")
+        found = None if self._per_instance else _HOOK_CACHE.get(key)
+        if found is None:
+            found = any(attr.startswith(("visit_", "leave_")) and attr.split("_")[1] in TRIVIA_NAMES
+                        and _hook(p, attr) is not None for p in self.participants for attr in dir(p))
+            if not self._per_instance:
+                _HOOK_CACHE[key] = found
+        return bool(found)
+
+    def _methods(self, name: str) -> Tuple[Callable, ...]:
+        key = (self._types, name)
+        indexes = None if self._per_instance else _HOOK_CACHE.get(key)
+        if indexes is None:
+            found = [i for i, p in enumerate(self.participants) if _hook(p, name) is not None]
+            if name.startswith("leave_"):
+                found.reverse()
+            indexes = tuple(found)
+            if not self._per_instance:
+                _HOOK_CACHE[key] = indexes
+        return tuple(getattr(self.participants[i], name) for i in indexes)
+
+    def _plan(self, cls: type) -> _Plan:
+        name = cls.__name__
+        skip_fields = trivia_fields(cls) if self.skip else frozenset()
+        conditional = when_present(cls)
+        fields = []
+        for field in field_order(cls):
+            fields.append((field, self._methods(f"visit_{name}_{field}"), self._methods(f"leave_{name}_{field}"),
+                           field not in skip_fields, field in conditional))
+        plan = (self._methods("visit_" + name), self._methods("leave_" + name), tuple(fields))
+        self._plans[cls] = plan
+        return plan
+
+    def walk(self, root: CSTNode) -> None:
+        plans = self._plans
+        skip = self.skip
+        parents = self.parents
+        push, pop = parents.append, parents.pop
+        honour = self.honour_false
+        make_plan = self._plan
+
+        def visit(node: CSTNode) -> None:
+            plan = plans.get(node.__class__)
+            if plan is None:
+                plan = make_plan(node.__class__)
+            visits, leaves, fields = plan
+            descend = True
+            for method in visits:
+                if method(node) is False and honour:
+                    descend = False
+            push(node)
+            if descend:
+                for field, before, after, walk_it, conditional in fields:
+                    if conditional and getattr(node, field) is None:
+                        continue
+                    for method in before:
+                        method(node)
+                    if walk_it:
+                        child = getattr(node, field)
+                        if child.__class__ is tuple or child.__class__ is list:
+                            for c in child:
+                                if c.__class__ not in skip:
+                                    visit(c)
+                        elif isinstance(child, CSTNode) and child.__class__ not in skip:
+                            visit(child)
+                    for method in after:
+                        method(node)
+            pop()
+            for method in leaves:
+                method(node)
+
+        visit(root)
+
+
+def walk(root: CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``root.visit(visitor)`` for a read-only ``CSTVisitor``, fast. Visitors that override the
+    generic ``on_visit``/``on_leave`` hooks are handed to LibCST unchanged."""
+    cls = type(visitor)
+    generic = all(getattr(cls, hook) is getattr(cst.CSTVisitor, hook)
+                  for hook in ("on_visit", "on_leave", "on_visit_attribute", "on_leave_attribute"))
+    if not generic:
+        root.visit(visitor)
+        return
+    Walker([visitor], honour_false=True).walk(root)
