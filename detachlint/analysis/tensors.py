@@ -16,6 +16,7 @@ import libcst as cst
 
 from . import catalog
 from .torchnames import TorchNames
+from ..walk import walk
 
 
 class Kind(enum.Enum):
@@ -498,7 +499,7 @@ class TensorFacts:
                 attributes = self.stack[-1].attributes
                 attributes[attr] = join(attributes[attr], kind) if attr in attributes else kind
 
-        module.visit(Collector())
+        walk(module, Collector())  # = module.visit(Collector()), without rebuilding the tree
 
     # ------------------------------------------------------------------ binding
 

@@ -12,6 +12,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from .catalog import CANONICAL_NAMES
+from ..walk import walk
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
@@ -79,7 +80,7 @@ class TorchNames:
 
     def __init__(self, module: cst.Module) -> None:
         collector = ImportCollector()
-        module.visit(collector)
+        walk(module, collector)  # = module.visit(collector), without rebuilding the tree
         self.bindings = collector.bindings
         self.imports_torch = any(v == "torch" or v.startswith("torch.") for v in self.bindings.values())
 
