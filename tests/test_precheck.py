@@ -1,0 +1,103 @@
+"""The textual pre-check never loses a finding: results with and without it are equal."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from detachlint.analysis import catalog
+from detachlint.analysis.precheck import ATTRIBUTE_EVIDENCE, WORD_EVIDENCE, may_have_findings
+from detachlint.engine import lint_source
+from detachlint.findings import PARSE_ERROR_CODE
+from detachlint.rules import ALL_RULES
+
+ROOT = Path(__file__).parents[1]
+ALL_CODES = [r.code for r in ALL_RULES] + [PARSE_ERROR_CODE]
+SOURCES = sorted((ROOT / "tests" / "fixtures").rglob("*.py")) + sorted((ROOT / "demo").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_fixture_findings_equal_with_and_without_precheck(path):
+    source = path.read_text(encoding="utf-8")
+    for codes in (None, ALL_CODES):
+        assert lint_source(source, str(path), codes) == lint_source(source, str(path), codes, precheck=False)
+
+
+def test_every_fixture_with_findings_passes_the_precheck():
+    for path in SOURCES:
+        source = path.read_text(encoding="utf-8")
+        if lint_source(source, str(path), ALL_CODES, precheck=False):
+            assert may_have_findings(source), path
+
+
+# Each snippet yields a finding through exactly one kind of evidence; the pre-check must see it.
+EVIDENCE = {
+    "torch import": "import torch\ndef f(p):\n    torch.tensor(p.detach())\n",
+    "inplace on unknown": "def f(x):\n    old = x\n    x.add_(1)\n    print(old)\n",
+    "numpy": "import numpy as np\ndef f(a):\n    b = np.asarray(a)\n    b *= 2\n    return a\n",
+    "conversion": "def f(batch):\n    images = batch.cpu().float().numpy()\n    images *= 255\n    return batch\n",
+    "snapshot": "def f(model, opt):\n    best = model.state_dict()\n    opt.step()\n    save(best)\n",
+    "parameters": "def f(model):\n    for p in model.parameters():\n        p.data.mul_(0.5)\n",
+    "out=": "def f(a, y):\n    z = y\n    add(a, a, out=y)\n    print(z)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EVIDENCE))
+def test_precheck_sees_each_kind_of_evidence(name):
+    source = EVIDENCE[name]
+    without = lint_source(source, "x.py", ALL_CODES, precheck=False)
+    assert may_have_findings(source)
+    assert lint_source(source, "x.py", ALL_CODES) == without
+
+
+def test_plain_python_is_skipped_but_syntax_errors_still_reported():
+    plain = "import os\n\ndef main(data, view):\n    data += 1\n    view[0] = data\n    return os.path.join('a', 'b')\n"
+    assert not may_have_findings(plain)
+    assert lint_source(plain, "x.py", ALL_CODES) == lint_source(plain, "x.py", ALL_CODES, precheck=False) == []
+    broken = "def f(:\n    pass\n"
+    assert not may_have_findings(broken)
+    got = lint_source(broken, "x.py", ALL_CODES)
+    assert [f.code for f in got] == [PARSE_ERROR_CODE]
+    assert got == lint_source(broken, "x.py", ALL_CODES, precheck=False)
+    assert lint_source(broken, "x.py", ["TAL001"]) == []
+
+
+def test_attribute_evidence_allows_whitespace_and_comments_after_the_dot():
+    assert may_have_findings("y = (x.  # comment\n     add_(1))\n")
+    assert may_have_findings("y = x.\\\n    detach()\n")
+    assert not may_have_findings("add_ = detach = 1\n")
+
+
+def test_evidence_covers_the_catalogue_sets_the_analyses_consult():
+    for group in (catalog.TENSOR_ONLY_METHODS, catalog.PARAMETER_ITERATORS, catalog.NAMED_PARAMETER_ITERATORS,
+                  catalog.STATE_SNAPSHOT_METHODS, catalog.INPLACE_METHODS, catalog.INPLACE_VIEW_METHODS,
+                  catalog.TENSOR_EVIDENCE_OPS):
+        assert group <= ATTRIBUTE_EVIDENCE
+    assert {"torch", "numpy"} <= WORD_EVIDENCE
+
+
+def _torch_dir():
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+    except Exception:  # pragma: no cover
+        return None
+    return Path(spec.origin).parent if spec and spec.origin else None
+
+
+@pytest.mark.skipif(not os.environ.get("DETACHLINT_TORCH_EQUALITY"),
+                    reason="long: set DETACHLINT_TORCH_EQUALITY=1, or run `python bench/run.py --precheck-equality`")
+def test_torch_sources_equal_with_and_without_precheck():  # pragma: no cover - long
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from run import precheck_equality  # noqa: E402
+
+    torch_dir = _torch_dir()
+    if torch_dir is None:
+        pytest.skip("torch is not installed")
+    report = precheck_equality(torch_dir, jobs=os.cpu_count() or 1)
+    assert report["differences"] == [], report["differences"][:5]
