@@ -102,7 +102,9 @@ class _AliasRule(Rule):
             return f"`{read.key}` keeps it after the method returns"
         if read.escape:
             return f"the caller still holds `{read.key}` after the function returns"
-        return f"`{read.key}` is read at line {self.ctx.line(read.node)}"
+        line = self.ctx.line(read.node)
+        later = " on the next iteration of the loop" if line <= self.ctx.line(read.mutation.node) else ""
+        return f"`{read.key}` is read at line {line}{later}"
 
 
 def _mutation_ops(mutation: Mutation, origin: Origin) -> List[str]:
@@ -169,12 +171,15 @@ class DetachInplace(_AliasRule):
                           else "; `with torch.no_grad():` on the tensor itself says so")
                        + f". For a copy, use `{source}.detach().clone()`")
         else:
-            chain = self._text(origin.node)
+            bound = origin  # the alias as bound to the name (not the view taken in the write itself)
+            while bound.statement is mutation.statement and bound.parent is not None:
+                bound = bound.parent
+            chain = self._text(bound.node)
             reads = [r for r in analysis.stale_reads(mutation)
                      if not r.origin.derives_from(origin) and r.origin is not origin]
             read = self._first(reads)
             name = mutation.key or self._text(mutation.target)
-            made = self.ctx.line(self._made(origin))
+            made = self.ctx.line(self._made(bound))
             numpy = "numpy" in origin.ops()
             fix = f"`{source}.detach().clone()`" + (" (or `.copy()` the array)" if numpy else "")
             if read is not None or pending is not None:
@@ -185,7 +190,7 @@ class DetachInplace(_AliasRule):
                 why = f"`{source}` is not used again here, but the write still lands in its storage"
             message = (f"`{written}` also changes `{source}`: `{name}` is `{chain}` (line {made}), which "
                        f"shares `{source}`'s storage, and {why}. Use {fix} before writing")
-            related.append((self._made(origin), f"`{name}` made here shares storage with `{source}`"))
+            related.append((self._made(bound), f"`{name}` made here shares storage with `{source}`"))
             if read is not None:
                 related.append((read.node, f"`{read.key}` read here sees the write" if not read.escape
                                 else f"`{read.key}` still held by the caller"))
@@ -301,8 +306,9 @@ class ViewAliasMutation(_AliasRule):
         below = written.chain()[len(read.origin.chain()):]
         if not below or any(o.relation not in self._ALIAS for o in below):
             return None
-        if any(o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS for o in below):
-            return ("source", below[-1])
+        conversions = [o for o in below if o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS]
+        if conversions:
+            return ("source", conversions[-1])
         if read.escape and self._sample_access() and "." in read.key:
             return ("source", below[-1])  # a sample taken in __getitem__ is written into the dataset
         return None  # writing through a plain alias or a view and using the base: write-through
@@ -325,8 +331,11 @@ class ViewAliasMutation(_AliasRule):
             origin_for_signature = read.origin
         else:
             name = mutation.key or self._text(mutation.target)
+            shared = {Relation.PLAIN: f"`{read.key}` itself", Relation.VIEW: f"a view of `{read.key}`",
+                      Relation.CONVERSION: f"which is `{read.key}`'s own memory when no conversion is needed"
+                      }[alias.relation]
             message = (f"`{written_text}` also changes `{read.key}`: `{name}` is `{self._text(alias.node)}` "
-                       f"(line {line}), {what} as `{read.key}`, and {self._where(read)}. Copy first "
+                       f"(line {line}), {shared}, and {self._where(read)}. Copy first "
                        f"(`.clone()`, or `.copy()` for an array)")
             origin_for_signature = written
         related = [(made, "the alias is made here"),
