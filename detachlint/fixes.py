@@ -423,3 +423,17 @@ class FixRun:
         return (f"Fixed {n} finding{'' if n == 1 else 's'} in {self.changed_files} "
                 f"file{'' if self.changed_files == 1 else 's'} ({summary(self.fixed)}).\n" if n else "")
 
+
+
+def changed_lines(before: str, after: str) -> Tuple[int, int, str]:
+    """The smallest run of whole lines to replace to turn ``before`` into ``after``: lines
+    ``[start, end)`` (0-based) of ``before`` become the returned text. For editors, which keep
+    cursors and folds outside that run."""
+    a, b = _lines(before), _lines(after)
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    return prefix, len(a) - suffix, "".join(b[prefix:len(b) - suffix])

@@ -188,6 +188,22 @@ def lint_target(target: Target, overrides: Mapping[str, Any], fallback_root: Opt
     return placed, warning
 
 
+def fix_all(target: Target, overrides: Mapping[str, Any], fallback_root: Optional[Path]) -> Optional[str]:
+    """The document with every safe fix applied (passes until none is left), or None when nothing
+    changes. Notebooks are not fixed here: a fix's rows are those of the joined cells."""
+    if target.notebook or target.as_cell:
+        return None
+    import dataclasses
+
+    from .fixes import fix_text
+
+    def lint(text: str) -> List[Finding]:
+        return [p.finding for p in lint_target(dataclasses.replace(target, source=text), overrides, fallback_root)[0]]
+
+    outcome = fix_text(target.source, lint, unsafe=False)
+    return outcome.text if outcome.changed else None
+
+
 # --- the server ------------------------------------------------------------------------------
 
 
@@ -437,6 +453,30 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
             ))
         return fixes + actions
 
+    async def fix_all_action(self, uri: str) -> Optional["T.CodeAction"]:
+        """"Fix all safe fixes in this file", when the document has a safe fix: one edit over the
+        changed lines (``source.fixAll.detachlint``, which editors also run on save if asked)."""
+        if not any(p.finding.fix is not None and str(p.finding.fix.applicability) == "safe"
+                   for p in self.results.get(uri, [])):
+            return None
+        target = self.target_for(uri)
+        if target is None:
+            return None
+        loop = asyncio.get_running_loop()
+        fixed = await loop.run_in_executor(None, fix_all, target, dict(self.overrides), self._root())
+        current = self.target_for(uri)
+        if fixed is None or current is None or current.versions != target.versions:
+            return None
+        from .fixes import changed_lines
+
+        start, end, text = changed_lines(target.source, fixed)
+        rng = self.range_of(uri, Location(start + 1, 0), Location(end + 1, 0))
+        return T.CodeAction(title="detachlint: fix all safe fixes in this file", kind=FIX_ALL_KIND,
+                            edit=T.WorkspaceEdit(changes={uri: [T.TextEdit(range=rng, new_text=text)]}))
+
+
+FIX_ALL_KIND = "source.fixAll.detachlint"
+
 
 def create_server() -> "DetachlintServer":
     if _IMPORT_ERROR is not None:
@@ -540,11 +580,19 @@ def create_server() -> "DetachlintServer":
 
     @server.feature(
         T.TEXT_DOCUMENT_CODE_ACTION,
-        T.CodeActionOptions(code_action_kinds=[T.CodeActionKind.QuickFix]),
+        T.CodeActionOptions(code_action_kinds=[T.CodeActionKind.QuickFix, FIX_ALL_KIND]),
     )
     async def code_action(ls: DetachlintServer, params: T.CodeActionParams) -> List[T.CodeAction]:
         uri = params.text_document.uri
         await ls.ensure_results(uri)
+        only = [getattr(k, "value", k) for k in params.context.only or []]
+
+        def wanted_kind(kind: Any) -> bool:  # kinds are hierarchical: "source" asks for "source.fixAll.x"
+            kind = getattr(kind, "value", kind)
+            return not only or any(kind == k or kind.startswith(k + ".") for k in only)
+
+        # Asked for by kind (editors' "Source Action…" menu, or fix-on-save), not in the quick-fix list.
+        fix_all_action = await ls.fix_all_action(uri) if only and wanted_kind(FIX_ALL_KIND) else None
         start = ls.from_client(uri, params.range.start)
         end = ls.from_client(uri, params.range.end)
         wanted = {(d.code, d.range.start.line, d.range.start.character) for d in params.context.diagnostics
@@ -552,7 +600,8 @@ def create_server() -> "DetachlintServer":
         items = [p for p in ls.results.get(uri, [])
                  if (p.finding.code, p.diagnostic.range.start.line, p.diagnostic.range.start.character) in wanted]
         items += [p for p in ls.items_at(uri, start, end) if p not in items]
-        return ls.code_actions(uri, items)
+        actions = ls.code_actions(uri, items) + ([fix_all_action] if fix_all_action is not None else [])
+        return [a for a in actions if wanted_kind(a.kind)]
 
     @server.command("detachlint.lintCount")
     def lint_count(ls: DetachlintServer, *args: Any) -> int:
