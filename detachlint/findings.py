@@ -90,3 +90,37 @@ class Finding:
 
     def sort_key(self) -> Tuple[Any, ...]:
         return (self.filename, self.cell or 0, self.location, self.code)
+
+
+def _location_from(data: Any) -> Location:
+    return Location(int(data[0]), int(data[1]))
+
+
+def finding_to_dict(finding: Finding) -> dict:
+    """A JSON-safe dict that ``finding_from_dict`` turns back into an equal Finding (the cache's
+    format; reporters have their own)."""
+    fix = finding.fix
+    return {
+        "code": finding.code, "message": finding.message, "severity": finding.severity.value,
+        "filename": finding.filename, "location": [finding.location.row, finding.location.column],
+        "end_location": [finding.end_location.row, finding.end_location.column],
+        "fix": None if fix is None else {
+            "applicability": fix.applicability.value, "message": fix.message,
+            "edits": [[[e.location.row, e.location.column], [e.end_location.row, e.end_location.column], e.content]
+                      for e in fix.edits]},
+        "related": [[[r.location.row, r.location.column], [r.end_location.row, r.end_location.column], r.message]
+                    for r in finding.related],
+        "signature": finding.signature, "cell": finding.cell, "confirmation": finding.confirmation,
+    }
+
+
+def finding_from_dict(data: dict) -> Finding:
+    fix = data.get("fix")
+    return Finding(
+        data["code"], data["message"], Severity(data["severity"]), data["filename"],
+        _location_from(data["location"]), _location_from(data["end_location"]),
+        None if fix is None else Fix(Applicability(fix["applicability"]), fix["message"], tuple(
+            Edit(_location_from(a), _location_from(b), content) for a, b, content in fix["edits"])),
+        tuple(Related(_location_from(a), _location_from(b), message) for a, b, message in data["related"]),
+        data.get("signature"), data.get("cell"), data.get("confirmation"),
+    )

@@ -1,0 +1,183 @@
+"""The parallel runner and its cache: same findings as the engine, stable order, safe cache."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from detachlint import runner
+from detachlint.engine import lint_path
+from detachlint.findings import PARSE_ERROR_CODE, finding_from_dict, finding_to_dict
+from detachlint.rules import ALL_RULES
+
+ROOT = Path(__file__).parents[1]
+FIXTURES = sorted((ROOT / "tests" / "fixtures").glob("*.py")) + [ROOT / "demo" / "train.py"]
+ALL = frozenset([r.code for r in ALL_RULES] + [PARSE_ERROR_CODE])
+
+
+def _tasks(paths, codes=ALL):
+    return [runner.Task(str(p), p.name, codes) for p in paths]
+
+
+def _expected(paths, codes=ALL):
+    return [lint_path(p, codes, p.name) for p in paths]
+
+
+def test_findings_roundtrip_losslessly():
+    findings = [f for p in FIXTURES for f in lint_path(p, ALL, p.name)]
+    assert any(f.fix for f in findings) and any(f.related for f in findings)
+    for f in findings:
+        back = finding_from_dict(json.loads(json.dumps(finding_to_dict(f))))
+        assert back == f
+        assert back.signature == f.signature
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_same_findings_in_input_order(jobs):
+    paths = list(reversed(FIXTURES))  # not sorted: the result order must follow the input
+    results = runner.run(_tasks(paths), jobs=jobs)
+    assert [r.findings for r in results] == _expected(paths)
+
+
+def test_cache_hits_return_the_same_findings(tmp_path):
+    cache = tmp_path / "cache"
+    first = runner.run(_tasks(FIXTURES), jobs=2, cache_dir=cache)
+    stats = runner.RunStats()
+    second = runner.run(_tasks(FIXTURES), jobs=2, cache_dir=cache, stats=stats)
+    assert [r.findings for r in first] == [r.findings for r in second] == _expected(FIXTURES)
+    assert stats.cache_hits == len(FIXTURES)
+    assert (cache / ".gitignore").read_text().strip().splitlines()[-1] == "*"
+
+
+def test_cache_key_follows_content_codes_and_name(tmp_path):
+    cache = runner.Cache(tmp_path)
+    task = runner.Task("x.py", "x.py", frozenset({"TAL001"}))
+    key = cache.key(task, b"a")
+    assert key != cache.key(task, b"b")
+    assert key != cache.key(runner.Task("x.py", "x.py", frozenset({"TAL001", "TAL002"})), b"a")
+    assert key != cache.key(runner.Task("x.py", "y.py", frozenset({"TAL001"})), b"a")
+    assert key != cache.key(runner.Task("x.py", "x.py", frozenset({"TAL001"}), options="strict"), b"a")
+    assert key == runner.Cache(tmp_path).key(task, b"a")
+
+
+def test_corrupt_entries_are_misses_and_get_rewritten(tmp_path):
+    cache_dir = tmp_path / "cache"
+    runner.run(_tasks(FIXTURES[:2]), jobs=1, cache_dir=cache_dir)
+    entries = [p for p in cache_dir.rglob("*.json")]
+    assert len(entries) == 2
+    entries[0].write_bytes(b'{"findings": [{"code": ')  # truncated
+    entries[1].write_bytes(b"\x00\xff garbage")
+    stats = runner.RunStats()
+    results = runner.run(_tasks(FIXTURES[:2]), jobs=1, cache_dir=cache_dir, stats=stats)
+    assert [r.findings for r in results] == _expected(FIXTURES[:2])
+    assert stats.cache_hits == 0
+    again = runner.RunStats()
+    runner.run(_tasks(FIXTURES[:2]), jobs=1, cache_dir=cache_dir, stats=again)
+    assert again.cache_hits == 2
+
+
+def test_unwritable_cache_does_not_fail_the_run(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    results = runner.run(_tasks(FIXTURES[:1]), jobs=1, cache_dir=blocker / "cache")
+    assert [r.findings for r in results] == _expected(FIXTURES[:1])
+
+
+_CONCURRENT = """
+import sys
+from pathlib import Path
+from detachlint import runner
+paths = [Path(p) for p in sys.argv[2:]]
+for _ in range(3):
+    res = runner.run([runner.Task(str(p), p.name, None) for p in paths], jobs=2, cache_dir=sys.argv[1])
+print(sum(len(r.findings) for r in res), sum(1 for r in res if r.internal_error))
+"""
+
+
+def test_two_processes_sharing_a_cache(tmp_path):
+    cache = tmp_path / "cache"
+    cmd = [sys.executable, "-c", _CONCURRENT, str(cache), *map(str, FIXTURES)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    expected = sum(len(f) for f in (lint_path(p, None, p.name) for p in FIXTURES))
+    assert [o[0].split() for o in outs] == [[str(expected).encode(), b"0"]] * 2
+    assert not list(cache.rglob("*.part"))
+
+
+def test_file_over_the_size_limit_is_skipped_with_a_notice(tmp_path):
+    big = tmp_path / "big.py"
+    big.write_text("x = 1\n" * 1000)
+    small = tmp_path / "small.py"
+    small.write_text("import torch\nt = torch.tensor(torch.ones(2))\n")
+    tasks = [runner.Task(str(big), "big.py", None, max_file_size=1000),
+             runner.Task(str(small), "small.py", None, max_file_size=1000)]
+    big_result, small_result = runner.run(tasks, jobs=1)
+    assert big_result.findings == [] and "max-file-size" in big_result.skipped
+    assert [f.code for f in small_result.findings] == ["TAL101"]
+
+
+@pytest.mark.parametrize("text, expected", [(0, 0), (123, 123), ("10MB", 10 << 20), ("512kb", 512 << 10),
+                                            ("1.5M", int(1.5 * (1 << 20))), ("2G", 2 << 30), ("77", 77)])
+def test_parse_size(text, expected):
+    assert runner.parse_size(text) == expected
+
+
+@pytest.mark.parametrize("bad", [-1, "ten", "-5MB", True, None, 1.5])
+def test_parse_size_rejects(bad):
+    with pytest.raises(ValueError):
+        runner.parse_size(bad)
+
+
+def test_an_internal_error_in_one_file_does_not_stop_the_run(tmp_path, monkeypatch):
+    import detachlint.engine as engine
+
+    real = engine.lint_bytes
+
+    def flaky(data, filename, codes=None):
+        if filename == "boom.py":
+            raise RuntimeError("rule bug")
+        return real(data, filename, codes)
+
+    monkeypatch.setattr(engine, "lint_bytes", flaky)
+    boom = tmp_path / "boom.py"
+    boom.write_text("import torch\n")
+    tasks = [runner.Task(str(boom), "boom.py", None), *_tasks(FIXTURES[:1], None)]
+    first, second = runner.run(tasks, jobs=1)
+    assert first.internal_error == "RuntimeError: rule bug"
+    assert second.findings == _expected(FIXTURES[:1], None)[0]
+
+
+@pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="injecting a crash needs fork")
+def test_a_crashing_worker_costs_only_its_file(tmp_path, monkeypatch):
+    real = runner.lint_task
+
+    def crashing(task, cache):
+        if task.display == "crash.py":
+            os._exit(3)  # as a segfault in native code would
+        return real(task, cache)
+
+    monkeypatch.setattr(runner, "lint_task", crashing)
+    crash = tmp_path / "crash.py"
+    crash.write_text("import torch\n")
+    tasks = [*_tasks(FIXTURES[:2], None), runner.Task(str(crash), "crash.py", None), *_tasks(FIXTURES[2:4], None)]
+    results = runner.run(tasks, jobs=2)
+    assert [f.code for f in results[2].findings] == [PARSE_ERROR_CODE]
+    assert "crashed" in results[2].findings[0].message
+    others = [r.findings for i, r in enumerate(results) if i != 2]
+    assert others == _expected(FIXTURES[:2] + FIXTURES[2:4], None)
+
+
+def test_discovery_errors_become_findings_when_wanted():
+    task = runner.Task("loop.py", "loop.py", None, error="symlink loop")
+    (result,) = runner.run([task], jobs=1)
+    assert [f.message for f in result.findings] == ["symlink loop"]
+    (quiet,) = runner.run([runner.Task("loop.py", "loop.py", frozenset({"TAL001"}), error="x")], jobs=1)
+    assert quiet.findings == []
