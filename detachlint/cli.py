@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import __version__
 from .config import ConfigError, SettingsResolver, parse_per_file_ignore, split_codes
@@ -55,6 +55,14 @@ def _parser() -> argparse.ArgumentParser:
                        help="skip files ignored by .gitignore (default: on)")
     files.add_argument("--stdin-filename", metavar="PATH",
                        help="the path of the file read from stdin (config, per-file-ignores, display)")
+    files.add_argument("--max-file-size", metavar="SIZE",
+                       help="skip (with a notice) files larger than SIZE, e.g. 10MB; 0: no limit (default: 10MB)")
+    perf = check.add_argument_group("performance")
+    perf.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: all cores; 1: none)")
+    perf.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    perf.add_argument("--cache-dir", metavar="DIR",
+                      help="where the cache lives (default: .detachlint_cache next to the config; "
+                           "env DETACHLINT_CACHE_DIR)")
     out = check.add_argument_group("output")
     out.add_argument("--output-format", choices=FORMATS,
                      default=os.environ.get("DETACHLINT_OUTPUT_FORMAT") or "concise",
@@ -98,7 +106,7 @@ def use_color(choice: str, stream: Any) -> bool:
 def _overrides(args: argparse.Namespace) -> Dict[str, Any]:
     overrides: Dict[str, Any] = {}
     for key in ("select", "ignore", "extend_select", "extend_ignore", "exclude", "extend_exclude",
-                "force_exclude", "respect_gitignore"):
+                "force_exclude", "respect_gitignore", "max_file_size"):
         value = getattr(args, key)
         if value is not None:
             overrides[key.replace("_", "-")] = value
@@ -167,6 +175,41 @@ def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _
     return lint_bytes(data, display, codes)
 
 
+def _lint_files(args: argparse.Namespace, resolver: SettingsResolver, targets: Sequence[Any]) -> Tuple[List[Any], int]:
+    """Lint discovered files in parallel through the cache (``runner``); findings in file order."""
+    from . import runner
+
+    tasks = []
+    for target in targets:
+        settings = resolver.for_path(target.path, is_dir=False)
+        limit = runner.DEFAULT_MAX_FILE_SIZE if settings.max_file_size is None else settings.max_file_size
+        codes = settings.codes_for(target.path) if target.error is None else frozenset(settings.enabled)
+        tasks.append(runner.Task(str(target.path), target.display, codes, error=target.error, max_file_size=limit))
+    cache_dir = None
+    if not args.no_cache:
+        cwd = os.getcwd()
+        cache_dir = args.cache_dir or runner.find_cache_dir(cwd, resolver.for_path(cwd, is_dir=True).config_file)
+    stats = runner.RunStats()
+    results = runner.run(tasks, jobs=args.jobs, cache_dir=cache_dir, stats=stats)
+    findings: List[Any] = []
+    internal_errors = 0
+    for task, result in zip(tasks, results):
+        findings.extend(result.findings)
+        if result.skipped:
+            print(f"detachlint: warning: {result.skipped}", file=sys.stderr)
+        if result.internal_error:
+            internal_errors += 1
+            print(f"detachlint: error: internal error while checking {task.display}: "
+                  f"{result.internal_error} (please report this)", file=sys.stderr)
+    if os.environ.get("DETACHLINT_RUNNER_STATS"):  # for bench/run.py: jobs, cache hits, peak memory per worker
+        import json
+
+        print("detachlint-stats: " + json.dumps({"files": stats.files, "jobs": stats.jobs, "cache_hits": stats.cache_hits,
+                                                 "worker_peak_rss": list(stats.worker_peak_rss.values())}),
+              file=sys.stderr)
+    return findings, internal_errors
+
+
 def run_check(args: argparse.Namespace) -> int:
     from .engine import lint_path, parse_error_finding
     from .files import discover
@@ -195,6 +238,8 @@ def run_check(args: argparse.Namespace) -> int:
         fixer = FixRun(unsafe=args.unsafe_fixes, diff=args.diff)
     if paths == ["-"]:
         findings = _lint_stdin(args, resolver, sources, fixer)
+    elif fixer is None:
+        findings, internal_errors = _lint_files(args, resolver, discover(paths, resolver))
     else:
         for target in discover(paths, resolver):
             if target.error is not None:

@@ -44,7 +44,7 @@ DEFAULT_EXCLUDE: Tuple[str, ...] = (
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude")
 _BOOL_KEYS = ("respect-gitignore", "force-exclude")
-KNOWN_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "runtime"))
+KNOWN_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "runtime", "max-file-size"))
 _CODE_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -163,6 +163,7 @@ class Settings:
     respect_gitignore: bool = True
     force_exclude: bool = False
     runtime: Mapping[str, Any] = field(default_factory=dict)
+    max_file_size: Optional[int] = None  # bytes; None: the runner's default; 0: no limit
 
     def codes_for(self, path: PathLike) -> FrozenSet[str]:
         """The rule codes enabled for ``path``, per-file-ignores applied."""
@@ -224,6 +225,13 @@ def _table(raw: Mapping[str, Any], where: str) -> Dict[str, Any]:
             value = checked
         elif norm == "runtime" and not isinstance(value, Mapping):
             raise ConfigError(f"{where}: runtime must be a table")
+        elif norm == "max-file-size":
+            from .runner import parse_size
+
+            try:
+                value = parse_size(value)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: max-file-size: {exc}") from None
         out[norm] = value
     return out
 
@@ -312,6 +320,7 @@ def build_settings(config_file: Optional[Path], cli_overrides: Optional[Mapping[
         respect_gitignore=flag("respect-gitignore", True),
         force_exclude=flag("force-exclude", False),
         runtime=dict(config.get("runtime", {})),
+        max_file_size=cli.get("max-file-size", config.get("max-file-size")),
     )
 
 
