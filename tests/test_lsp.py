@@ -207,9 +207,10 @@ async def test_open_change_hover_code_action(client: LanguageClient, tmp_path):
 
     # Code actions: suppress with noqa, appended to the line's existing noqa list.
     actions = await actions_for(client, uri, tal101.range, [tal101])
-    assert actions[-1].title == "Suppress TAL101 with `# noqa: TAL101`"
-    assert all(a.kind == T.CodeActionKind.QuickFix for a in actions)
-    fixed = apply_edits(SOURCE, actions[-1].edit.changes[uri])
+    (suppress,) = [a for a in actions if a.title.startswith("Suppress")]
+    assert suppress.title == "Suppress TAL101 with `# noqa: TAL101`"
+    assert suppress.kind == T.CodeActionKind.QuickFix
+    fixed = apply_edits(SOURCE, suppress.edit.changes[uri])
     assert fixed.splitlines()[5] == "    u = torch.tensor(t)  # noqa: E501, TAL101"
     actions = await actions_for(client, uri, tal001.range, [])
     suppress = next(a for a in actions if a.title.startswith("Suppress"))
@@ -247,7 +248,8 @@ async def test_utf16_positions(client: LanguageClient, tmp_path):
     hover = await hover_at(client, uri, diag.range.start)
     assert hover is not None and "TAL101" in hover.contents.value
     actions = await actions_for(client, uri, diag.range, [diag])
-    assert apply_edits(text, actions[-1].edit.changes[uri]).splitlines()[4] == line + "  # noqa: TAL101"
+    (suppress,) = [a for a in actions if a.title.startswith("Suppress")]
+    assert apply_edits(text, suppress.edit.changes[uri]).splitlines()[4] == line + "  # noqa: TAL101"
     # Where TAL101 offers a fix, its edit lands exactly on the call, past the astral-plane characters
     # (test_related_information_and_fix covers fixes whatever the rules offer).
     for fix in [a for a in actions if a.title.startswith("TAL101: ")]:
@@ -291,6 +293,10 @@ async def test_settings_from_pyproject_and_client(client: LanguageClient, tmp_pa
     open_doc(client, uri, SOURCE)
     diags = await wait_for(client, uri, lambda d: len(d) > 0)
     assert codes(diags) == [(4, "TAL001"), (5, "TAL101"), (6, "TAL002")]
+    # Excluded paths (here ruff's default `.venv`) are not linted, as on the command line.
+    excluded = (project / ".venv" / "lib" / "site.py").as_uri()
+    open_doc(client, excluded, SOURCE)
+    assert await wait_for(client, excluded, lambda d: True) == []
 
     # workspace/configuration (section "detachlint") layers on top of the pyproject table.
     client.set_configuration({"ignore": ["TAL101"], "extendSelect": []}, section="detachlint")
@@ -390,17 +396,41 @@ async def test_notebook_cell_sent_as_text_document(client: LanguageClient, tmp_p
 @pytest.mark.asyncio
 async def test_related_information_and_fix(demo_client: LanguageClient, tmp_path):
     client = demo_client
-    text = 'a = 1; b = "😀"\nalias_demo(a, b)\n'
+    text = 'import torch\na = 1; b = "😀"\nalias_demo(a, b)\n'  # torch: the engine's precheck wants evidence
     uri, (diag,) = await open_and_wait(client, tmp_path, "demo.py", text, lambda d: len(d) > 0)
     assert diag.code == "TAL990" and diag.severity == T.DiagnosticSeverity.Error
     related = [(r.location.uri, r.location.range.start.line, r.location.range.start.character, r.message)
                for r in diag.related_information]
-    assert related == [(uri, 1, 11, "the alias is made here"), (uri, 1, 14, "and read here")]
+    assert related == [(uri, 2, 11, "the alias is made here"), (uri, 2, 14, "and read here")]
 
     actions = await actions_for(client, uri, diag.range, [diag])
     assert [a.title for a in actions] == ["TAL990: call fixed_demo instead", "Suppress TAL990 with `# noqa: TAL990`"]
     assert actions[0].is_preferred
-    assert apply_edits(text, actions[0].edit.changes[uri]) == 'a = 1; b = "😀"\nfixed_demo(a, b)\n'
+    assert apply_edits(text, actions[0].edit.changes[uri]) == 'import torch\na = 1; b = "😀"\nfixed_demo(a, b)\n'
+
+
+@pytest.mark.asyncio
+async def test_diagnostics_equal_the_engine_on_the_demo(client: LanguageClient, tmp_path):
+    """The demo script through the server: every diagnostic, its range, severity and related
+    locations are the engine's findings (the demo is ASCII, so UTF-16 columns are code points)."""
+    from detachlint.engine import lint_source
+
+    text = (ROOT / "demo" / "train.py").read_text(encoding="utf-8")
+    uri, diags = await open_and_wait(client, tmp_path, "train.py", text, lambda d: len(d) > 0)
+    got = sorted(
+        (d.code, d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character,
+         d.severity, d.message,
+         tuple((r.location.uri, r.location.range.start.line, r.location.range.start.character, r.message)
+               for r in d.related_information or ()))
+        for d in diags)
+    severity = {"error": T.DiagnosticSeverity.Error, "warning": T.DiagnosticSeverity.Warning}
+    want = sorted(
+        (f.code, f.location.row - 1, f.location.column, f.end_location.row - 1, f.end_location.column,
+         severity[f.severity.value], f.message,
+         tuple((uri, r.location.row - 1, r.location.column, r.message) for r in f.related))
+        for f in lint_source(text, str(tmp_path / "train.py")))
+    assert got == want
+    assert any(d.related_information for d in diags)  # the alias rules explain themselves
 
 
 @pytest.mark.asyncio
@@ -409,7 +439,7 @@ async def test_notebook_related_information_points_into_other_cells(demo_client:
     await start(client, tmp_path)
     nb_uri = (tmp_path / "nb.ipynb").as_uri()
     cells = [f"vscode-notebook-cell:{tmp_path}/nb.ipynb#W{i}" for i in range(2)]
-    texts = ["a = 1\nb = 2\n", "alias_demo(a,\n           b)\n"]
+    texts = ["import torch\na = 1\nb = 2\n", "alias_demo(a,\n           b)\n"]
     client.notebook_document_did_open(T.DidOpenNotebookDocumentParams(
         notebook_document=T.NotebookDocument(uri=nb_uri, notebook_type="jupyter-notebook", version=1,
                                              cells=[notebook_cell(u) for u in cells]),
