@@ -303,7 +303,14 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
         if target is None:
             return None
         loop = asyncio.get_running_loop()
-        placed, warning = await loop.run_in_executor(None, lint_target, target, dict(self.overrides), self._root())
+        try:
+            placed, warning = await loop.run_in_executor(None, lint_target, target, dict(self.overrides),
+                                                         self._root())
+        except Exception as exc:  # a bug in a rule: say so in the log, keep serving
+            log.exception("detachlint failed on %s", key)
+            self.window_log_message(T.LogMessageParams(
+                type=T.MessageType.Error, message=f"detachlint failed on {key}: {type(exc).__name__}: {exc}"))
+            return None
         self.lint_count += 1
         if warning and warning not in self._warned:
             self._warned.add(warning)

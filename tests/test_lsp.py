@@ -3,8 +3,8 @@
 
 Rules with related locations and fixes arrive with other issues, so one server here runs with an
 extra rule, ``TAL990`` (registered by a small launcher before the server starts), that reports
-every ``alias_demo(a, b)`` call with two related locations and a fix. It goes through the real
-engine like any rule.
+every ``alias_demo(a, b)`` call with two related locations and a fix, and crashes on
+``crash_demo()``. It goes through the real engine like any rule.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ TEST_RULE = textwrap.dedent(
         severity = Severity.ERROR
 
         def visit_Call(self, node):
+            if isinstance(node.func, cst.Name) and node.func.value == "crash_demo":
+                raise RuntimeError("boom")  # a rule with a bug
             if not (isinstance(node.func, cst.Name) and node.func.value == "alias_demo"):
                 return
             first, second = node.args[0].value, node.args[1].value
@@ -431,6 +433,22 @@ async def test_diagnostics_equal_the_engine_on_the_demo(client: LanguageClient, 
         for f in lint_source(text, str(tmp_path / "train.py")))
     assert got == want
     assert any(d.related_information for d in diags)  # the alias rules explain themselves
+
+
+@pytest.mark.asyncio
+async def test_a_crashing_rule_is_logged_and_the_server_keeps_serving(demo_client: LanguageClient, tmp_path):
+    client = demo_client
+    uri, _ = await open_and_wait(client, tmp_path, "ok.py", "import torch\nalias_demo(1, 2)\n", lambda d: len(d) == 1)
+    change(client, uri, 2, "import torch\ncrash_demo()\n")
+    client.text_document_did_save(T.DidSaveTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=uri)))
+
+    async def logged():
+        while not any("RuntimeError: boom" in m.message for m in client.log_messages):
+            await client.wait_for_notification(T.WINDOW_LOG_MESSAGE)
+
+    await asyncio.wait_for(logged(), 30)
+    change(client, uri, 3, "import torch\n\nalias_demo(1, 2)\n")
+    assert codes(await wait_for(client, uri, lambda d: codes(d) == [(2, "TAL990")])) == [(2, "TAL990")]
 
 
 @pytest.mark.asyncio
