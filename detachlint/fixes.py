@@ -29,7 +29,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from .findings import Applicability, Edit, Finding, Fix, Location
+from .findings import Applicability, Finding, Fix, Location
 
 MAX_PASSES = 20
 _NEWLINE_RE = re.compile(r"\r\n?|\n")  # how LibCST (and so every Location) counts lines
@@ -422,7 +422,6 @@ class FixRun:
                     else "No fixes available.\n")
         return (f"Fixed {n} finding{'' if n == 1 else 's'} in {self.changed_files} "
                 f"file{'' if self.changed_files == 1 else 's'} ({summary(self.fixed)}).\n" if n else "")
-
 
 
 def changed_lines(before: str, after: str) -> Tuple[int, int, str]:

@@ -21,7 +21,7 @@ from detachlint.engine import lint_source
 from detachlint.findings import Applicability, Edit, Fix, Location
 from detachlint.fixes import FixError, SourceFile, apply_fixes, fix_file, fix_text, parses, unified_diff
 
-from fixture_expectations import FIXTURES, fixture_files, selected_codes
+from fixture_expectations import fixture_files, selected_codes
 
 REPO = Path(__file__).resolve().parent.parent
 ALL = ["TAL001", "TAL002", "TAL101", "TAL102", "TAL103", "TAL201", "TAL301", "TAL401"]
@@ -115,6 +115,11 @@ def test_tal102_stack_spelled_as_torch_is_bound():
     assert fix.applicability is Applicability.UNSAFE
     assert "return T.stack([a, b]).to(dtype=T.float64)" in fixed(src, ["TAL102"], unsafe=True)
     assert "T.tensor" in fixed(src, ["TAL102"], unsafe=False)  # unsafe: not without --unsafe-fixes
+    tail_comment = ("import torch\n\ndef f(a: torch.Tensor):\n"
+                    "    return torch.tensor([a, a],  # why\n        dtype=torch.float64)\n")
+    assert fix_of(tail_comment, "TAL102") is None  # the replaced `, dtype=...)` holds a comment
+    inner = "import torch\n\ndef f(a: torch.Tensor):\n    return torch.tensor([a,  # why\n        a])\n"
+    assert "torch.stack([a,  # why\n" in fixed(inner, ["TAL102"], unsafe=True)
     unbound = "from torch import tensor, Tensor\n\ndef f(a: Tensor, b: Tensor):\n    return tensor([a, b])\n"
     assert fix_of(unbound, "TAL102") is None
 
@@ -191,11 +196,13 @@ def _with_import(source: str) -> str:
 @pytest.mark.parametrize("source, expected", [
     ('"""Doc."""\nfrom __future__ import annotations\n\nimport os\nimport torch\n\nx = 1\n',
      '"""Doc."""\nfrom __future__ import annotations\n\nimport copy\nimport os\nimport torch\n\nx = 1\n'),
-    ("import argparse\nimport collections\nimport os\n", "import argparse\nimport collections\nimport copy\nimport os\n"),
+    ("import argparse\nimport collections\nimport os\n",
+     "import argparse\nimport collections\nimport copy\nimport os\n"),
     ("import abc\nimport argparse\n\nimport torch\n", "import abc\nimport argparse\nimport copy\n\nimport torch\n"),
     ('"""Doc."""\n\nx = 1\n', '"""Doc."""\n\nimport copy\nx = 1\n'),
     ('"""Doc."""', '"""Doc."""\nimport copy'),
-    ("#!/usr/bin/env python\n# a comment\nimport torch\n", "#!/usr/bin/env python\n# a comment\nimport copy\nimport torch\n"),
+    ("#!/usr/bin/env python\n# a comment\nimport torch\n",
+     "#!/usr/bin/env python\n# a comment\nimport copy\nimport torch\n"),
     ("import torch\r\nx = 1\r\n", "import copy\r\nimport torch\r\nx = 1\r\n"),
 ])
 def test_import_copy_placement(source, expected):
@@ -336,13 +343,15 @@ def test_file_keeps_crlf_encoding_bom_and_permissions(tmp_path):
         assert result.written and result.error is None, result.error
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o751
     assert crlf.read_bytes() == SAMPLE.replace("\n", "\r\n").replace("w.data", "w.detach()").encode("utf-8")
-    assert latin.read_bytes() == ("# -*- coding: latin-1 -*-\n" + SAMPLE.replace("w.data", "w.detach()")).encode("latin-1")
+    expected = "# -*- coding: latin-1 -*-\n" + SAMPLE.replace("w.data", "w.detach()")
+    assert latin.read_bytes() == expected.encode("latin-1")
     assert bom.read_bytes() == b"\xef\xbb\xbf" + SAMPLE.replace("w.data", "w.detach()").encode("utf-8")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bom.py", "crlf.py", "latin.py"]  # no temp files left
 
 
 def test_inserted_lines_follow_the_file_line_ending():
-    src = "import torch\r\n\r\ndef f(a: torch.Tensor):\r\n    return torch.tensor([a, a],\r\n        dtype=torch.float64)\r\n"
+    src = ("import torch\r\n\r\ndef f(a: torch.Tensor):\r\n    return torch.tensor([a, a],\r\n"
+           "        dtype=torch.float64)\r\n")
     out = fix_text(src, _lint(["TAL102"]), unsafe=True).text
     assert "\r\n" in out and "\n" not in out.replace("\r\n", "")
 

@@ -11,8 +11,8 @@ from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind
 from ..findings import Severity
 from .base import Rule
-from .fixkit import SAFE, UNSAFE, has_comment, insert_after, is_pure, is_simple_value, make_fix, replace, \
-    replace_tail, torch_spelling
+from .fixkit import SAFE, UNSAFE, comments_in, has_comment, is_pure, is_simple_value, make_fix, replace, replace_tail, \
+    torch_spelling
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
@@ -85,11 +85,12 @@ def stack_fix(ctx, node: cst.Call):
     edits = [replace(ctx, node.func, f"{torch}.stack")]
     keywords = _keywords(node)
     if keywords:
-        if any(has_comment(a) for a in node.args[1:]):
+        seq = _positional(node)[0].value
+        if comments_in(node) > comments_in(seq):  # the replaced tail (``, dtype=...)``) holds a comment
             return None
         # Drop ``, dtype=..., device=...`` (from the end of the sequence argument to the close).
         to_args = ", ".join(f"{k}={ctx.code_for(v.value).strip()}" for k, v in keywords.items())
-        edits.append(replace_tail(ctx, _positional(node)[0].value, node, f").to({to_args})"))
+        edits.append(replace_tail(ctx, seq, node, f").to({to_args})"))
     return make_fix(UNSAFE, f"Replace with `{torch}.stack(...)`", *edits)
 
 

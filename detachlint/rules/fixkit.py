@@ -219,20 +219,24 @@ def require_import(ctx: "Context", module: str, member: str) -> Tuple[Optional[s
     return f"{module}.{member}", [Edit(location, location, template.format(**{"import": f"import {module}"}))]
 
 
-class _CommentFinder(cst.CSTVisitor):
+class _CommentCounter(cst.CSTVisitor):
     def __init__(self) -> None:
-        self.found = False
+        self.count = 0
 
     def visit_Comment(self, node: cst.Comment) -> None:
-        self.found = True
+        self.count += 1
+
+
+def comments_in(node: cst.CSTNode) -> int:
+    counter = _CommentCounter()
+    node.visit(counter)
+    return counter.count
 
 
 def has_comment(node: cst.CSTNode) -> bool:
     """Replacing a node that holds a comment would drop it: such nodes are edited more narrowly
     or not at all."""
-    finder = _CommentFinder()
-    node.visit(finder)
-    return finder.found
+    return comments_in(node) > 0
 
 
 def is_simple_value(node: cst.BaseExpression) -> bool:
