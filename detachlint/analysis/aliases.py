@@ -950,10 +950,10 @@ class AliasAnalysis:
         if attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES:
             base = self._eval(node.value)
             kind = self._kind(node.value)
+            owner = node.value.attr.value if isinstance(node.value, cst.Attribute) else None
             if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and (
                     _surely_tensor(base) or any(o.relation is Relation.PARAMS for o in base)
-                    or (key or "").rsplit(".", 2)[-2:-1] == ["grad"]
-                    or (key or "").rsplit(".", 2)[-2:-1] in ([a] for a in catalog.MODULE_TENSOR_ATTRIBUTES))):
+                    or owner == "grad" or owner in catalog.MODULE_TENSOR_ATTRIBUTES)):
                 return self._derive(base, Relation.DATA, attr, node)
             return {self._entry(key)} if key is not None else set()
         if attr in catalog.VIEW_ATTRIBUTES and self._kind(node.value) in (Kind.TENSOR, Kind.NDARRAY):
