@@ -255,16 +255,18 @@ class ViewAliasMutation(_AliasRule):
 
     ## Example
     ```python
-    prev = state
-    state += delta
-    change = state - prev        # always zero
+    def advance(state: torch.Tensor, delta: torch.Tensor):
+        prev = state
+        state += delta
+        return state - prev      # always zero
     ```
 
     ## Use instead
     ```python
-    prev = state.clone()
-    state += delta
-    change = state - prev
+    def advance(state: torch.Tensor, delta: torch.Tensor):
+        prev = state.clone()
+        state += delta
+        return state - prev
     ```
     """
 
