@@ -155,6 +155,7 @@ def test_alias_rules_unsafe_fixes():
             img = x.detach().cpu().numpy()
             img *= 255
             x.detach().zero_()
+            x.detach()[0] = 1
             return img
 
 
@@ -169,7 +170,7 @@ def test_alias_rules_unsafe_fixes():
     assert "best = copy.deepcopy(model.state_dict())" in out
     assert "best_opt = copy.deepcopy(optimizer.state_dict())" in out
     assert "img = x.detach().clone().cpu().numpy()" in out
-    assert "    x.detach().zero_()\n" in out  # the write is the point: cloning would make it dead code
+    assert "    x.detach().zero_()\n    x.detach()[0] = 1\n" in out  # the write is the point: no dead clone
     assert "prev = state.clone()" in out
 
 

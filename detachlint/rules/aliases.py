@@ -477,7 +477,10 @@ class StaleSnapshot(_AliasRule):
 # --- unsafe fixes: make the second name a copy (the write then no longer reaches the first) ------
 
 def _discarded(mutation: Mutation) -> bool:
-    """``x.detach().zero_()`` as a statement: the write is the point, a copy would make it dead."""
+    """``x.detach().zero_()`` or ``x.detach()[i] = v`` as a statement: the write is the point, a
+    copy would make it dead code."""
+    if not isinstance(mutation.node, cst.Call):  # item or augmented assignment: always a statement
+        return True
     stmt = mutation.statement
     small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
     return any(isinstance(s, cst.Expr) and s.value is mutation.node for s in small)
