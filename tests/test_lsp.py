@@ -98,8 +98,8 @@ def capabilities(pull: bool = False) -> T.ClientCapabilities:
     )
 
 
-async def start(client: LanguageClient, root: Path, pull: bool = False, init_options=None) -> None:
-    await client.initialize_session(T.InitializeParams(
+async def start(client: LanguageClient, root: Path, pull: bool = False, init_options=None) -> T.InitializeResult:
+    return await client.initialize_session(T.InitializeParams(
         capabilities=capabilities(pull), root_uri=root.as_uri(),
         workspace_folders=[T.WorkspaceFolder(uri=root.as_uri(), name="ws")],
         initialization_options=init_options))
@@ -344,7 +344,9 @@ def notebook_cell(uri: str, kind: T.NotebookCellKind = T.NotebookCellKind.Code) 
 
 @pytest.mark.asyncio
 async def test_notebook_document_sync(client: LanguageClient, tmp_path):
-    await start(client, tmp_path)
+    result = await start(client, tmp_path)
+    (selector,) = result.capabilities.notebook_document_sync.notebook_selector
+    assert [c.language for c in selector.cells] == ["python"]
     nb_uri = (tmp_path / "train.ipynb").as_uri()
     cell = [f"vscode-notebook-cell:{tmp_path}/train.ipynb#W{i}sZmlsZQ%3D%3D" for i in range(4)]
     texts = [
