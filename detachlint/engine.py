@@ -205,6 +205,52 @@ def _compiles(source: str) -> bool:
     return True
 
 
+# LibCST's native parser takes time quadratic in nesting depth and overflows its stack (a
+# segfault, not an exception) somewhere past a few thousand levels. Python's own parser refuses
+# such code cheaply and cleanly, so it is asked first whenever a crude scan (brackets, newlines;
+# strings and comments not excluded, which can only make it ask more often) sees a bracket depth
+# or a logical line long enough to nest that deep.
+_NESTING_RE = re.compile(r"[()\[\]{}\n]")
+_DEEP_BRACKETS = 100
+_LONG_LOGICAL_LINE = 2000
+
+
+def _may_nest_deeply(source: str) -> bool:
+    depth = start = 0
+    for match in _NESTING_RE.finditer(source):
+        char = match.group()
+        if char == "\n":
+            if depth == 0:
+                if match.start() - start > _LONG_LOGICAL_LINE:
+                    return True
+                start = match.end()
+        elif char in "([{":
+            depth += 1
+            if depth > _DEEP_BRACKETS:
+                return True
+        elif depth:
+            depth -= 1
+    return len(source) - start > _LONG_LOGICAL_LINE
+
+
+def _too_deep_for_libcst(source: str) -> Optional[SyntaxError]:
+    """The SyntaxError to report instead of parsing with LibCST, when Python's parser rejects a
+    file that the scan found deeply nested; None to go on with LibCST."""
+    if not _may_nest_deeply(source):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<detachlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc
+    except (RecursionError, MemoryError) as exc:
+        return SyntaxError(f"nesting too deep to parse ({type(exc).__name__})")
+    except Exception:
+        return None
+    return None
+
+
 def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable[str]] = None,
                 precheck: bool = True) -> List[Finding]:
     """Lint Python source text. ``codes`` are the enabled rule codes (None: the default set).
@@ -220,8 +266,13 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
         wants_parse_errors = codes is None or PARSE_ERROR_CODE in set(codes)
         if not wants_parse_errors or _compiles(source):
             return []
+    too_deep = _too_deep_for_libcst(source)
     try:
+        if too_deep is not None:
+            raise too_deep
         module = cst.parse_module(source)
+    except SyntaxError as exc:  # Python's verdict on a deeply nested file (LibCST is not asked)
+        findings = [parse_error_finding(filename, f"SyntaxError: {exc.msg}", exc.lineno or 1, (exc.offset or 1) - 1)]
     except cst.ParserSyntaxError as exc:
         findings = [parse_error_finding(filename, f"SyntaxError: {exc.message}", exc.raw_line, exc.raw_column)]
     except (RecursionError, MemoryError) as exc:
