@@ -247,7 +247,7 @@ def run_check(args: argparse.Namespace) -> int:
                 continue
             codes = resolver.for_path(target.path, is_dir=False).codes_for(target.path)
             try:
-                if fixer is not None and target.path.suffix != ".ipynb":  # notebooks: not fixed yet
+                if fixer is not None:
                     findings.extend(fixer.check_file(target.path, target.display, codes))
                 else:
                     findings.extend(lint_path(target.path, codes, target.display))

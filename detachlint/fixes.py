@@ -29,7 +29,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from .findings import Applicability, Finding, Fix, Location
+from .findings import Applicability, Edit, Finding, Fix, Location
 
 MAX_PASSES = 20
 _NEWLINE_RE = re.compile(r"\r\n?|\n")  # how LibCST (and so every Location) counts lines
@@ -303,13 +303,15 @@ class FileFix:
     written: bool = False
 
 
-def fix_file(path: Path, display: str, lint: Linter, unsafe: bool = False, write: bool = True) -> FileFix:
-    """Fix one file in place (``write``) or only compute the fixed text (``--diff``)."""
+def fix_file(path: Path, display: str, lint: Linter, unsafe: bool = False, write: bool = True,
+             transform: Optional[Callable[[str], FixOutcome]] = None) -> FileFix:
+    """Fix one file in place (``write``) or only compute the fixed text (``--diff``).
+    ``transform`` replaces ``fix_text`` for files that are not Python source (notebooks)."""
     try:
         source = SourceFile.read(path)
     except FixError as exc:
         return FileFix(display, None, str(exc))
-    outcome = fix_text(source.text, lint, unsafe)
+    outcome = transform(source.text) if transform is not None else fix_text(source.text, lint, unsafe)
     if not outcome.changed or not write:
         return FileFix(display, outcome)
     try:
@@ -352,6 +354,111 @@ def summary(counts: Counter) -> str:
     return ", ".join(f"{n} × {code}" for code, n in sorted(counts.items()))
 
 
+# --- notebooks ----------------------------------------------------------------------------------
+
+def fix_notebook(text: str, display: str, codes, unsafe: bool = False, max_passes: int = MAX_PASSES) -> FixOutcome:
+    """Fix the code cells of a notebook's JSON text. The cells are linted joined, as ``check``
+    lints them; a fix is applied when all its edits fall in one cell, on the lines IPython syntax
+    did not touch. The JSON is rewritten only when re-serialising it reproduces the file byte for
+    byte (nbformat's layout: indent 1, keys in file order), so only cell sources change."""
+    import json
+
+    from .engine import lint_source
+    from .notebook import CodeCell, NotebookError, join_cells, lint_notebook_bytes, neutralise, read_cells
+
+    initial = lint_notebook_bytes(text.encode("utf-8"), display, codes)
+    outcome = FixOutcome(text, text, initial=initial, remaining=initial)
+    try:
+        nb = json.loads(text)
+        cells, is_python = read_cells(text)
+    except (ValueError, NotebookError):
+        return outcome
+    layout = _json_layout(nb, text)
+    if not is_python or layout is None or not isinstance(nb.get("cells"), list):
+        return outcome
+    sources = {c.number: c.source for c in cells}
+    rejected: Set[Fix] = set()
+    changed = set()
+    for _ in range(max_passes):
+        joined, cmap = join_cells([CodeCell(n, s) for n, s in sources.items()])
+        findings = lint_source(joined, display, codes)
+        todo = []
+        for f in findings:
+            if not applicable(f.fix, unsafe) or f.fix in rejected:
+                continue
+            where = {cmap.move(loc)[0] for e in f.fix.edits for loc in (e.location, e.end_location)}  # type: ignore
+            if len(where) == 1:
+                todo.append(f)
+        if not todo:
+            break
+        result = apply_fixes(joined, [f.fix for f in todo])  # type: ignore[misc]
+        rejected.update(result.rejected)
+        per_cell: dict = {}
+        for fix in result.applied:
+            for e in fix.edits:
+                number, start = cmap.move(e.location)
+                per_cell.setdefault(number, []).append(Edit(start, cmap.move(e.end_location)[1], e.content))
+        updated = {}
+        for number, edits in per_cell.items():
+            old_neutral = neutralise(sources[number]) or ""
+            new_neutral = apply_fixes(old_neutral, [Fix(Applicability.SAFE, "", tuple(edits))]).text
+            new_source = _transplant(sources[number], old_neutral, new_neutral)
+            if new_source is None:
+                return outcome  # an edit reached a line of IPython syntax: leave the notebook alone
+            updated[number] = new_source
+        if not updated:
+            break
+        sources.update(updated)
+        changed.update(updated)
+        applied = set(map(id, result.applied))
+        outcome.fixed.extend(f for f in todo if id(f.fix) in applied)
+        outcome.passes += 1
+    if not changed:
+        return outcome
+    raw = nb["cells"]
+    for number in changed:
+        cell = raw[number - 1]
+        new = sources[number]
+        cell["source"] = new.splitlines(keepends=True) if isinstance(cell.get("source"), list) else new
+    indent, trailing = layout
+    outcome.text = json.dumps(nb, indent=indent, ensure_ascii=False) + trailing
+    outcome.remaining = lint_notebook_bytes(outcome.text.encode("utf-8"), display, codes)
+    return outcome
+
+
+def _json_layout(nb, text: str) -> Optional[Tuple[int, str]]:
+    """(indent, trailing text) that make ``json.dumps`` reproduce ``text`` exactly, else None."""
+    import json
+
+    match = re.match(r"\{\r?\n( +)", text)
+    indent = len(match.group(1)) if match else 1
+    dumped = json.dumps(nb, indent=indent, ensure_ascii=False)
+    if not text.startswith(dumped) or text[len(dumped):] not in ("", "\n"):
+        return None
+    return indent, text[len(dumped):]
+
+
+def _transplant(source: str, old_neutral: str, new_neutral: str) -> Optional[str]:
+    """Carry the changes between two neutralised versions of a cell into the cell's own source,
+    keeping its magics and line breaks; None if a change touches a line neutralising rewrote."""
+    original = source.splitlines(keepends=True)
+    old, new = old_neutral.splitlines(), new_neutral.splitlines()
+    if len(original) != len(old):
+        return None
+    out: List[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out.extend(original[i1:i2])
+            continue
+        if any(original[i].rstrip("\r\n") != old[i] for i in range(i1, i2)):
+            return None
+        out.extend(line + "\n" for line in new[j1:j2])
+    text = "".join(out)
+    if not source.endswith("\n") and text.endswith("\n"):
+        text = text[:-1]
+    return text
+
+
 # --- the command line's view: ``check --fix / --unsafe-fixes / --diff / --fix-only`` -------------
 
 class FixRun:
@@ -373,8 +480,11 @@ class FixRun:
         """The findings left in ``path`` after fixing it (all of them when it was not written)."""
         from .engine import lint_path, lint_source
 
+        transform = None
+        if path.suffix == ".ipynb":
+            transform = lambda text: fix_notebook(text, display, codes, self.unsafe)  # noqa: E731
         result = fix_file(path, display, lambda text: lint_source(text, display, codes), self.unsafe,
-                          write=not self.diff)
+                          write=not self.diff, transform=transform)
         if result.outcome is None:  # unreadable or undecodable: the normal check says why
             return lint_path(path, codes, display)
         outcome = result.outcome

@@ -653,3 +653,40 @@ async def test_lsp_fix_all_safe_fixes_in_this_file(lsp: LanguageClient, tmp_path
         text_document=T.TextDocumentIdentifier(uri=uri), range=start,
         context=T.CodeActionContext(diagnostics=[], only=[T.CodeActionKind.QuickFix])))
     assert all(a.kind == T.CodeActionKind.QuickFix for a in quick or [])
+
+
+# --- notebooks ----------------------------------------------------------------------------------
+
+NOTEBOOK = REPO / "tests" / "fixtures" / "notebooks" / "train.ipynb"
+
+
+def test_notebook_fix_rewrites_only_cell_sources(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    original = NOTEBOOK.read_text(encoding="utf-8")
+    path.write_text(original, encoding="utf-8")
+    proc = detachlint("check", "--fix", "--unsafe-fixes", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    after = path.read_text(encoding="utf-8")
+    before_nb, after_nb = json.loads(original), json.loads(after)
+    sources = ["".join(c["source"]) for c in after_nb["cells"]]
+    assert any("p.detach().add_(1)" in s for s in sources)
+    assert any("snap = x.clone()" in s for s in sources)
+    assert any("    !echo scaled\n" in s for s in sources) and any("??torch.tensor" in s for s in sources)
+    for a, b in zip(before_nb["cells"], after_nb["cells"]):  # everything but the sources is untouched
+        assert {k: v for k, v in a.items() if k != "source"} == {k: v for k, v in b.items() if k != "source"}
+        assert type(a["source"]) is type(b["source"])
+    assert {k: v for k, v in before_nb.items() if k != "cells"} == {k: v for k, v in after_nb.items() if k != "cells"}
+    assert original.count("\n") == after.count("\n")  # same layout, line for line
+    assert "TAL001" not in proc.stdout.replace("× TAL001", "")  # the fixed finding is gone
+    again = detachlint("check", "--diff", "--unsafe-fixes", "nb.ipynb", cwd=tmp_path)
+    assert again.returncode in (0, 1) and again.stdout == ""
+
+
+def test_notebook_with_another_layout_is_left_alone(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    compact = json.dumps(json.loads(NOTEBOOK.read_text(encoding="utf-8")), separators=(",", ":"))
+    path.write_text(compact, encoding="utf-8")
+    from detachlint.fixes import fix_notebook
+
+    outcome = fix_notebook(compact, "nb.ipynb", None, unsafe=True)
+    assert not outcome.changed and outcome.remaining  # still reported, never rewritten differently
