@@ -11,8 +11,8 @@ on the first line) skips the whole cell; line magics (``%matplotlib inline``), s
 (``!pip install``) and help (``obj?``, ``??obj``) become ``pass`` at the same indentation, and
 ``x = !ls`` / ``x = %who_ls`` become ``x = ...``. Columns on every other line are unchanged.
 
-A notebook that is not valid JSON or has no cell list gives one TAL999 finding. Fixes are dropped
-for notebooks until fixes can be written back into the JSON.
+A notebook that is not valid JSON or has no cell list gives one TAL999 finding. Reported findings
+carry no fix; ``check --fix`` fixes notebooks through ``fixes.fix_notebook`` on the joined cells.
 """
 
 from __future__ import annotations
