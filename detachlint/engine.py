@@ -251,6 +251,15 @@ def _too_deep_for_libcst(source: str) -> Optional[SyntaxError]:
     return None
 
 
+def _inside(source: str, row: int, column: int) -> Tuple[int, int]:
+    """The nearest position that exists in ``source`` (1-based row, 0-based column)."""
+    lines = source.splitlines() or [""]
+    if row > len(lines):
+        return len(lines), len(lines[-1])
+    row = max(row, 1)
+    return row, max(0, min(column, len(lines[row - 1])))
+
+
 def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable[str]] = None,
                 precheck: bool = True) -> List[Finding]:
     """Lint Python source text. ``codes`` are the enabled rule codes (None: the default set).
@@ -272,9 +281,11 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
             raise too_deep
         module = cst.parse_module(source)
     except SyntaxError as exc:  # Python's verdict on a deeply nested file (LibCST is not asked)
-        findings = [parse_error_finding(filename, f"SyntaxError: {exc.msg}", exc.lineno or 1, (exc.offset or 1) - 1)]
+        row, column = _inside(source, exc.lineno or 1, (exc.offset or 1) - 1)
+        findings = [parse_error_finding(filename, f"SyntaxError: {exc.msg}", row, column)]
     except cst.ParserSyntaxError as exc:
-        findings = [parse_error_finding(filename, f"SyntaxError: {exc.message}", exc.raw_line, exc.raw_column)]
+        row, column = _inside(source, exc.raw_line, exc.raw_column)  # LibCST may point past the end
+        findings = [parse_error_finding(filename, f"SyntaxError: {exc.message}", row, column)]
     except (RecursionError, MemoryError) as exc:
         findings = [parse_error_finding(filename, f"cannot parse: {type(exc).__name__} (nesting too deep)")]
     else:
