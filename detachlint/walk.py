@@ -157,8 +157,9 @@ class Walker:
     """
 
     def __init__(self, participants: Sequence[object], parents: Optional[List[CSTNode]] = None,
-                 honour_false: bool = False, skip_trivia: bool = True) -> None:
+                 honour_false: bool = False, skip_trivia: bool = True, prune: Tuple[type, ...] = ()) -> None:
         self.participants = list(participants)
+        self.prune = prune  # node types visited without their children (a collector's shortcut)
         self.parents = parents if parents is not None else []
         self.honour_false = honour_false
         self._plans: Dict[type, _Plan] = {}
@@ -210,13 +211,14 @@ class Walker:
         push, pop = parents.append, parents.pop
         honour = self.honour_false
         make_plan = self._plan
+        prune = self.prune
 
         def visit(node: CSTNode) -> None:
             plan = plans.get(node.__class__)
             if plan is None:
                 plan = make_plan(node.__class__)
             visits, leaves, fields = plan
-            descend = True
+            descend = not prune or not isinstance(node, prune)
             for method in visits:
                 if method(node) is False and honour:
                     descend = False
@@ -244,13 +246,15 @@ class Walker:
         visit(root)
 
 
-def walk(root: CSTNode, visitor: cst.CSTVisitor) -> None:
+def walk(root: CSTNode, visitor: cst.CSTVisitor, prune: Tuple[type, ...] = ()) -> None:
     """``root.visit(visitor)`` for a read-only ``CSTVisitor``, fast. Visitors that override the
-    generic ``on_visit``/``on_leave`` hooks are handed to LibCST unchanged."""
+    generic ``on_visit``/``on_leave`` hooks are handed to LibCST unchanged. ``prune``: node types
+    whose children the visitor does not need (for example ``cst.BaseExpression`` for a visitor
+    that only looks at statements)."""
     cls = type(visitor)
     generic = all(getattr(cls, hook) is getattr(cst.CSTVisitor, hook)
                   for hook in ("on_visit", "on_leave", "on_visit_attribute", "on_leave_attribute"))
     if not generic:
         root.visit(visitor)
         return
-    Walker([visitor], honour_false=True).walk(root)
+    Walker([visitor], honour_false=True, prune=prune).walk(root)

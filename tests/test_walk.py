@@ -168,3 +168,14 @@ def test_same_events_on_torch_sources():  # pragma: no cover - long
         events: List[Tuple[str, str, int]] = []
         Walker([Recorder(events, skip_trivia=False)], skip_trivia=False).walk(module)
         assert events == expected.events, path
+
+
+@pytest.mark.parametrize("index", range(len(SOURCES) + 1))
+def test_import_bindings_unchanged_by_pruning_expressions(index):
+    from detachlint.analysis.torchnames import ImportCollector
+
+    module = cst.parse_module(_sources()[index])
+    pruned, full = ImportCollector(), ImportCollector()
+    walk(module, pruned, prune=(cst.BaseExpression,))
+    module.visit(full)
+    assert pruned.bindings == full.bindings

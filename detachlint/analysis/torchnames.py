@@ -80,7 +80,9 @@ class TorchNames:
 
     def __init__(self, module: cst.Module) -> None:
         collector = ImportCollector()
-        walk(module, collector)  # = module.visit(collector), without rebuilding the tree
+        # = module.visit(collector), without rebuilding the tree; imports are statements, so the
+        # expressions inside statements need not be walked.
+        walk(module, collector, prune=(cst.BaseExpression,))
         self.bindings = collector.bindings
         self.imports_torch = any(v == "torch" or v.startswith("torch.") for v in self.bindings.values())
 
