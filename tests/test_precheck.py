@@ -101,3 +101,12 @@ def test_torch_sources_equal_with_and_without_precheck():  # pragma: no cover - 
         pytest.skip("torch is not installed")
     report = precheck_equality(torch_dir, jobs=os.cpu_count() or 1)
     assert report["differences"] == [], report["differences"][:5]
+
+
+def test_comment_runs_after_a_dot_stay_linear():
+    import time
+
+    source = "x = 1.  #" + " #" * 5000 + "\ny = 2\n"
+    start = time.perf_counter()
+    assert not may_have_findings(source)
+    assert time.perf_counter() - start < 5  # exponential backtracking took minutes on such lines

@@ -48,7 +48,9 @@ ATTRIBUTE_EVIDENCE: FrozenSet[str] = frozenset().union(
 
 _WORD_RE = re.compile(r"\b(?:%s)\b" % "|".join(sorted(WORD_EVIDENCE)))
 # ``.name``, allowing what Python allows between the dot and the name inside brackets.
-_ATTRIBUTE_RE = re.compile(r"\.(?:[ \t\f\r\n\\]|#[^\r\n]*)*(\w+)")
+# A comment runs to the end of its line (the lookahead), which keeps the pattern unambiguous: a
+# line such as ``x = 1.  # ## ##`` must not be split into comments in exponentially many ways.
+_ATTRIBUTE_RE = re.compile(r"\.(?:[ \t\f\r\n\\]|#[^\r\n]*(?=[\r\n]|\Z))*(\w+)")
 
 
 def may_have_findings(source: str) -> bool:
