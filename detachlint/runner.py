@@ -14,7 +14,6 @@ an entry that does not load is a miss and is rewritten.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
@@ -198,22 +197,13 @@ def lint_task(task: Task, cache: Optional[Cache]) -> FileResult:
 
 
 def _lint_data(data: bytes, path: Path, task: Task) -> List[Finding]:
-    """The engine on one file's bytes, with the cyclic garbage collector paused: a LibCST tree
-    is a few hundred thousand acyclic objects that reference counting frees, and collections
-    that walk it while it is alive cost 10-15% of a run. Young cycles are collected after."""
     from .engine import lint_bytes
 
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        if path.suffix == ".ipynb":
-            from .notebook import lint_notebook_bytes
+    if path.suffix == ".ipynb":
+        from .notebook import lint_notebook_bytes
 
-            return lint_notebook_bytes(data, task.display, task.codes)
-        return lint_bytes(data, task.display, task.codes)
-    finally:
-        if paused:
-            gc.enable()
+        return lint_notebook_bytes(data, task.display, task.codes)
+    return lint_bytes(data, task.display, task.codes)
 
 
 _WORKER: Dict[str, object] = {}

@@ -141,10 +141,19 @@ def _hook(participant: object, name: str) -> Optional[Callable]:
     return method
 
 
+def _type_key(cls: type) -> object:
+    """How a participant's class keys the caches: the class itself, or for a class statement run
+    inside a function (a new class object per call, same methods) its name, so that the caches
+    neither miss every time nor keep every such class alive."""
+    return (cls.__module__, cls.__qualname__) if "<locals>" in cls.__qualname__ else cls
+
+
 _HOOK_CACHE: Dict[Tuple, object] = {}
+_PLAN_CACHE: Dict[Tuple, Tuple] = {}
+_IS_NODE: Dict[type, bool] = {}
 
 _Plan = Tuple[Tuple[Callable, ...], Tuple[Callable, ...],
-              Tuple[Tuple[str, Tuple[Callable, ...], Tuple[Callable, ...], bool, bool], ...]]
+              Tuple[Tuple[str, Tuple[Callable, ...], Tuple[Callable, ...], bool, bool], ...], bool]
 
 
 class Walker:
@@ -163,11 +172,12 @@ class Walker:
         self.parents = parents if parents is not None else []
         self.honour_false = honour_false
         self._plans: Dict[type, _Plan] = {}
-        self._types = tuple(type(p) for p in self.participants)
+        self._types = tuple(_type_key(type(p)) for p in self.participants)
         # Participants with instance-level hooks (``__getattr__``, attributes) are inspected per
         # instance; the usual classes once per process.
-        self._per_instance = any("__getattr__" in dir(t) or getattr(p, "__dict__", None) and any(
-            k.startswith(("visit_", "leave_")) for k in vars(p)) for p, t in zip(self.participants, self._types))
+        self._per_instance = any(getattr(t, "__getattr__", None) is not None or any(
+            k.startswith(("visit_", "leave_")) for k in getattr(p, "__dict__", ()))
+            for p, t in ((p, type(p)) for p in self.participants))
         self.skip: FrozenSet[type] = TRIVIA if skip_trivia and not self._hooks_trivia() else frozenset()
 
     def _hooks_trivia(self) -> bool:
@@ -180,29 +190,42 @@ class Walker:
                 _HOOK_CACHE[key] = found
         return bool(found)
 
-    def _methods(self, name: str) -> Tuple[Callable, ...]:
-        key = (self._types, name)
-        indexes = None if self._per_instance else _HOOK_CACHE.get(key)
-        if indexes is None:
-            found = [i for i, p in enumerate(self.participants) if _hook(p, name) is not None]
+    def _plan(self, cls: type) -> _Plan:
+        # Which participant hooks what is a property of the participants' classes: worked out
+        # once per process (names and indexes), then bound to this walker's instances.
+        key = (self._types, bool(self.skip), self.prune, cls)
+        shape = None if self._per_instance else _PLAN_CACHE.get(key)
+        if shape is None:
+            shape = self._shape(cls)
+            if not self._per_instance:
+                _PLAN_CACHE[key] = shape
+        ps = self.participants
+
+        def bind(hooks: Tuple[Tuple[int, str], ...]) -> Tuple[Callable, ...]:
+            return tuple(getattr(ps[i], n) for i, n in hooks) if hooks else ()
+
+        visits, leaves, fields = shape
+        plan = (bind(visits), bind(leaves),
+                tuple((f, bind(before), bind(after), walk_it, cond) for f, before, after, walk_it, cond in fields),
+                not (self.prune and issubclass(cls, self.prune)))
+        self._plans[cls] = plan
+        return plan
+
+    def _shape(self, cls: type):
+        def hooks(name: str) -> Tuple[Tuple[int, str], ...]:
+            found = [(i, name) for i, p in enumerate(self.participants) if _hook(p, name) is not None]
             if name.startswith("leave_"):
                 found.reverse()
-            indexes = tuple(found)
-            if not self._per_instance:
-                _HOOK_CACHE[key] = indexes
-        return tuple(getattr(self.participants[i], name) for i in indexes)
+            return tuple(found)
 
-    def _plan(self, cls: type) -> _Plan:
         name = cls.__name__
         skip_fields = trivia_fields(cls) if self.skip else frozenset()
         conditional = when_present(cls)
         fields = []
         for field in field_order(cls):
-            fields.append((field, self._methods(f"visit_{name}_{field}"), self._methods(f"leave_{name}_{field}"),
+            fields.append((field, hooks(f"visit_{name}_{field}"), hooks(f"leave_{name}_{field}"),
                            field not in skip_fields, field in conditional))
-        plan = (self._methods("visit_" + name), self._methods("leave_" + name), tuple(fields))
-        self._plans[cls] = plan
-        return plan
+        return hooks("visit_" + name), hooks("leave_" + name), tuple(fields)
 
     def walk(self, root: CSTNode) -> None:
         plans = self._plans
@@ -211,14 +234,13 @@ class Walker:
         push, pop = parents.append, parents.pop
         honour = self.honour_false
         make_plan = self._plan
-        prune = self.prune
+        is_node = _IS_NODE
 
         def visit(node: CSTNode) -> None:
             plan = plans.get(node.__class__)
             if plan is None:
                 plan = make_plan(node.__class__)
-            visits, leaves, fields = plan
-            descend = not prune or not isinstance(node, prune)
+            visits, leaves, fields, descend = plan
             for method in visits:
                 if method(node) is False and honour:
                     descend = False
@@ -235,8 +257,13 @@ class Walker:
                             for c in child:
                                 if c.__class__ not in skip:
                                     visit(c)
-                        elif isinstance(child, CSTNode) and child.__class__ not in skip:
-                            visit(child)
+                        elif child is not None and child.__class__ not in skip:
+                            kind = child.__class__
+                            node_class = is_node.get(kind)
+                            if node_class is None:
+                                node_class = is_node[kind] = issubclass(kind, CSTNode)  # not MaybeSentinel
+                            if node_class:
+                                visit(child)
                     for method in after:
                         method(node)
             pop()
