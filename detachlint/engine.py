@@ -208,9 +208,11 @@ def _compiles(source: str) -> bool:
 
 # LibCST's native parser takes time quadratic in nesting depth and overflows its stack (a
 # segfault, not an exception) somewhere past a few thousand levels. Python's own parser refuses
-# such code cheaply and cleanly, so it is asked first whenever a crude scan (brackets, newlines;
-# strings and comments not excluded, which can only make it ask more often) sees a bracket depth
-# or a logical line long enough to nest that deep.
+# such code cheaply and cleanly, so it is asked first whenever a crude scan sees a bracket depth
+# or a logical line long enough to nest that deep. The scan does not tokenize: brackets inside
+# strings and comments count too, and a line starting at column 0 with a name or a decorator
+# starts a new statement (so one stray bracket in a docstring does not make the rest of the file
+# one long line).
 _NESTING_RE = re.compile(r"[()\[\]{}\n]")
 _DEEP_BRACKETS = 100
 _LONG_LOGICAL_LINE = 4000  # a chain needs 1-2 characters per level; LibCST copes with ~3,000
@@ -221,10 +223,10 @@ def _may_nest_deeply(source: str) -> bool:
     for match in _NESTING_RE.finditer(source):
         char = match.group()
         if char == "\n":
-            if depth == 0:
+            if depth == 0 or match.end() < len(source) and source[match.end()] in _STATEMENT_START:
                 if match.start() - start > _LONG_LOGICAL_LINE:
                     return True
-                start = match.end()
+                depth, start = 0, match.end()
         elif char in "([{":
             depth += 1
             if depth > _DEEP_BRACKETS:
@@ -232,6 +234,9 @@ def _may_nest_deeply(source: str) -> bool:
         elif depth:
             depth -= 1
     return len(source) - start > _LONG_LOGICAL_LINE
+
+
+_STATEMENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_@")
 
 
 def _too_deep_for_libcst(source: str) -> Optional[SyntaxError]:
