@@ -8,7 +8,7 @@ import ast
 import gc
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type
 
@@ -100,44 +100,6 @@ class Context:
         return self._cache[key]
 
 
-class _Dispatcher(cst.CSTVisitor):
-    """One traversal serves the analyses and every rule (like LibCST's visit_batched, plus
-    attribute hooks such as ``visit_If_body`` that the flow-sensitive analysis needs)."""
-
-    def __init__(self, ctx: Context, participants: Sequence[object]) -> None:
-        self.ctx = ctx
-        self.participants = participants
-        self._table: Dict[str, List[Callable]] = {}
-
-    def _methods(self, name: str) -> List[Callable]:
-        methods = self._table.get(name)
-        if methods is None:
-            methods = [getattr(p, name) for p in self.participants if hasattr(p, name)]
-            if name.startswith("leave_"):
-                methods.reverse()  # analyses see a node first on the way in, last on the way out
-            self._table[name] = methods
-        return methods
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        for method in self._methods("visit_" + type(node).__name__):
-            method(node)
-        self.ctx.parents.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self.ctx.parents.pop()
-        for method in self._methods("leave_" + type(original_node).__name__):
-            method(original_node)
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        for method in self._methods(f"visit_{type(node).__name__}_{attribute}"):
-            method(node)
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        for method in self._methods(f"leave_{type(original_node).__name__}_{attribute}"):
-            method(original_node)
-
-
 def _location(pos) -> Location:
     return Location(pos.line, pos.column)
 
@@ -179,7 +141,8 @@ def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx = Context(source, filename, wrapper.module, wrapper)
     instances = [rule(ctx) for rule in rules]
-    # The same events as ``module.visit(_Dispatcher(...))``, without LibCST rebuilding every node.
+    # LibCST's visitor events for every participant (analyses first in, last out), without
+    # LibCST rebuilding every node as ``module.visit`` does.
     Walker([ctx.tensors, *instances], parents=ctx.parents).walk(wrapper.module)
     findings = []
     for rep in ctx.reports:
@@ -289,12 +252,14 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]]) -> 
 
 
 def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable[str]] = None,
-                precheck: bool = True) -> List[Finding]:
+                precheck: bool = True, noqa: bool = True) -> List[Finding]:
     """Lint Python source text. ``codes`` are the enabled rule codes (None: the default set).
 
     Never raises for bad input: a file that does not parse yields one TAL999 finding.
     ``precheck``: skip the LibCST parse when no rule can fire (``analysis/precheck.py``); a
     skipped file still gets TAL999 when Python cannot parse it. Results are the same either way.
+    ``noqa=False`` leaves ``# noqa`` comments to the caller (flake8 applies them itself, and
+    its ``--disable-noqa`` must be able to bring the findings back).
     """
     rules = select_rules(codes)
     if SKIP_FILE_RE.search(source):
@@ -314,7 +279,8 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
         if paused:
             gc.enable()
     lines = source.splitlines()
-    findings = [f for f in findings if f.code == PARSE_ERROR_CODE or not is_suppressed(f, lines)]
+    if noqa:
+        findings = [f for f in findings if f.code == PARSE_ERROR_CODE or not is_suppressed(f, lines)]
     if codes is not None and PARSE_ERROR_CODE not in set(codes):
         findings = [f for f in findings if f.code != PARSE_ERROR_CODE]
     return sorted(findings, key=Finding.sort_key)

@@ -84,6 +84,7 @@ class Checker:
             return
         # flake8 only runs AST plugins on files ``ast`` parsed (otherwise it reports E999 itself),
         # so a TAL999 here means LibCST could not analyse a file Python accepts: worth showing.
-        for finding in lint_source(self.source, self.filename, codes):
+        # flake8 applies ``# noqa`` (and honours ``--disable-noqa``) itself.
+        for finding in lint_source(self.source, self.filename, codes, noqa=False):
             yield (finding.location.row, finding.location.column,
                    f"{finding.code} {finding.message}", type(self))

@@ -154,6 +154,8 @@ def test_noqa(config, sample):
     assert (6, "TAL001") not in got  # noqa: TAL001
     assert (7, "TAL001") in got  # noqa for another code does not hide it
     assert (8, "TAL001") not in got  # blanket noqa
+    restored = codes_at(rows(flake8(config, "--disable-noqa", str(sample)).stdout))
+    assert {(6, "TAL001"), (8, "TAL001")} <= restored  # flake8, not the engine, owns noqa
 
 
 def test_tal002_off_by_default_and_opt_in(config, sample):

@@ -10,7 +10,8 @@ import libcst as cst
 import pytest
 
 from detachlint.analysis.tensors import Kind
-from detachlint.engine import Context, _Dispatcher
+from detachlint.engine import Context
+from detachlint.walk import Walker
 from libcst.metadata import MetadataWrapper
 
 
@@ -31,7 +32,7 @@ def kinds(source: str):
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx = Context(module.code, "t.py", wrapper.module, wrapper)
     probe = Probe(ctx)
-    wrapper.module.visit(_Dispatcher(ctx, [ctx.tensors, probe]))
+    Walker([ctx.tensors, probe], parents=ctx.parents).walk(wrapper.module)
     return probe.kinds
 
 

@@ -9,7 +9,7 @@ from typing import List, Optional, Sequence, Tuple
 import libcst as cst
 
 from ..analysis import catalog
-from ..analysis.aliases import HANDLES, AliasAnalysis, Mutation, Origin, Relation, StaleRead, aliases_for
+from ..analysis.aliases import AliasAnalysis, Mutation, Origin, Relation, StaleRead, aliases_for
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind
 from ..findings import Severity
