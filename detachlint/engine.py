@@ -220,9 +220,22 @@ def _too_deep_for_libcst(source: str) -> Optional[SyntaxError]:
     return None
 
 
+_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+
+
+def physical_lines(source: str) -> List[str]:
+    """The source's lines as Python (and LibCST) count them: only ``\n``, ``\r\n`` and ``\r``
+    end a line. ``str.splitlines`` also splits at form feeds, ``\x0b``, ``\x1c``-``\x1e`` and
+    ``\u2028``, which shifts every row after one (a noqa would then silence the wrong line)."""
+    lines = _NEWLINE_RE.split(source)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def _inside(source: str, row: int, column: int) -> Tuple[int, int]:
     """The nearest position that exists in ``source`` (1-based row, 0-based column)."""
-    lines = source.splitlines() or [""]
+    lines = physical_lines(source) or [""]
     if row > len(lines):
         return len(lines), len(lines[-1])
     row = max(row, 1)
@@ -278,7 +291,7 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     finally:
         if paused:
             gc.enable()
-    lines = source.splitlines()
+    lines = physical_lines(source)
     if noqa:
         findings = [f for f in findings if f.code == PARSE_ERROR_CODE or not is_suppressed(f, lines)]
     if codes is not None and PARSE_ERROR_CODE not in set(codes):

@@ -16,7 +16,7 @@ from typing import List, Sequence
 
 import pytest
 
-from detachlint.engine import lint_bytes, lint_path, lint_source
+from detachlint.engine import lint_bytes, lint_path, lint_source, physical_lines
 from detachlint.findings import PARSE_ERROR_CODE, Finding
 from detachlint.rules import ALL_RULES
 
@@ -35,7 +35,7 @@ TORCH_SNIPPET = (
 def assert_inside(findings: Sequence[Finding], source: str) -> None:
     """Every finding (and related location) lies within the text: rows 1..lines, columns within
     the row (an end may sit just past the last character, or at column 0 of the next row)."""
-    lines = source.splitlines() or [""]
+    lines = physical_lines(source) or [""]
     for f in findings:
         locations = [(f.location, f.end_location)] + [(r.location, r.end_location) for r in f.related]
         if f.fix is not None:
@@ -150,6 +150,17 @@ def test_very_long_line():
     source = "import torch\nx = [" + ", ".join(["torch.ones(1)"] * 20000) + "]\ny = torch.tensor(x[0])\n"
     got = lint_source(source, "x.py", ALL)
     assert "TAL101" in codes(got)
+    assert_inside(got, source)
+
+
+@pytest.mark.parametrize("separator", ["\x0c", "\x0b", "\x1c", "\u2028"])
+def test_characters_that_splitlines_splits_at_do_not_shift_noqa(separator):
+    # A form feed on its own line is an old convention; str.splitlines() counts it as a newline.
+    source = ("import torch\n" + separator + "\ndef f(model):\n    for p in model.parameters():\n"
+              "        p.data.mul_(2)  # noqa: TAL001\n        p.data.mul_(3)\n")
+    got = lint_source(source, "x.py", ALL)
+    if separator == "\x0c":  # the others are not whitespace to Python: a syntax error, placed inside
+        assert [(f.code, f.location.row) for f in got] == [("TAL001", 6)]
     assert_inside(got, source)
 
 
