@@ -3,12 +3,14 @@ BOMs, binary files)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
+import tempfile
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 if TYPE_CHECKING:
     from .config import SettingsResolver
@@ -190,3 +192,26 @@ def _walk(directory: Path, resolver: "SettingsResolver", gitignore: GitIgnore) -
             # Symlinked directories are not followed (no loops, no escaping the tree); a broken
             # or looping file symlink is kept so that it is reported rather than silently skipped.
             yield path, None
+
+
+def atomic_write(target: Path, data: bytes, mode: int = 0o644, durable: bool = False,
+                 before_replace: Optional[Callable[[], None]] = None) -> None:
+    """Replace ``target`` with ``data`` at once: a temporary file in the same directory, then
+    ``os.replace``, so a concurrent reader or a crash sees the old file or the new one, never
+    half of one. ``durable`` syncs the data first (for users' files, not for caches);
+    ``before_replace`` may raise to abandon the write at the last moment."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".detachlint.tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        if before_replace is not None:
+            before_replace()
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

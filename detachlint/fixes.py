@@ -19,7 +19,6 @@ import io
 import os
 import re
 import stat
-import tempfile
 import tokenize
 import warnings
 from collections import Counter
@@ -29,6 +28,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from .files import atomic_write
 from .findings import Applicability, Edit, Finding, Fix, Location
 
 MAX_PASSES = 20
@@ -274,22 +274,12 @@ class SourceFile:
         if not self.unchanged_on_disk():
             raise FixError("changed on disk since it was read; not overwritten")
         mode = stat.S_IMODE(os.stat(target).st_mode)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".detachlint.tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, mode)
-            if not self.unchanged_on_disk():  # last look before the rename
+
+        def last_look() -> None:  # just before the rename
+            if not self.unchanged_on_disk():
                 raise FixError("changed on disk since it was read; not overwritten")
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+
+        atomic_write(target, data, mode, durable=True, before_replace=last_look)
 
 
 @dataclass

@@ -19,7 +19,6 @@ import json
 import os
 import resource
 import sys
-import tempfile
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from . import __version__
+from .files import atomic_write
 from .findings import PARSE_ERROR_CODE, Finding, Location, Severity, finding_from_dict, finding_to_dict
 
 CACHE_DIR_NAME = ".detachlint_cache"
@@ -127,7 +127,7 @@ class Cache:
             self._prepare()
             entry.parent.mkdir(parents=True, exist_ok=True)
             text = json.dumps({"findings": [finding_to_dict(f) for f in findings]}, separators=(",", ":"))
-            _atomic_write(entry, text.encode("utf-8", "surrogateescape"))
+            atomic_write(entry, text.encode("utf-8", "surrogateescape"))
         except (OSError, TypeError, ValueError):
             pass  # a read-only or full disk makes the cache useless, never the run
 
@@ -140,23 +140,8 @@ class Cache:
                                             "# This is a cache directory created by detachlint.\n")):
             path = self.directory / name
             if not path.exists():
-                _atomic_write(path, text.encode())
+                atomic_write(path, text.encode())
         self._prepared = True
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".tmp-", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # --------------------------------------------------------------------------------------- work

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ..files import atomic_write
+
 INSTALL_HINT = 'pip install "detachlint[runtime]"'
 DEFAULT_BACKENDS: Tuple[str, ...] = ("eager", "aot_eager")
 ALL_BACKENDS: Tuple[str, ...] = ("eager", "aot_eager", "inductor")
@@ -129,10 +131,8 @@ class Cache:
         target = self.path(key, config)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"signature": key, "config": config.name, "result": result}, fh, indent=1, default=str)
-            os.replace(tmp, target)  # atomic: a concurrent reader sees the old file or the new one
+            entry = {"signature": key, "config": config.name, "result": result}
+            atomic_write(target, json.dumps(entry, indent=1, default=str).encode("utf-8"))
         except OSError:
             pass  # a cache that cannot be written only costs time
 
