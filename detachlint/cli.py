@@ -168,11 +168,7 @@ def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _
             sys.stdout.buffer.write(fixed)
             sys.stdout.flush()
         return findings
-    if name and name.endswith(".ipynb"):
-        from .notebook import lint_notebook_bytes
-
-        return lint_notebook_bytes(data, display, codes)
-    return lint_bytes(data, display, codes)
+    return lint_bytes(data, display, codes, notebook=bool(name) and name.endswith(".ipynb"))
 
 
 def _lint_files(args: argparse.Namespace, resolver: SettingsResolver, targets: Sequence[Any]) -> Tuple[List[Any], int]:

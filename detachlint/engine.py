@@ -304,7 +304,14 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     return sorted(findings, key=Finding.sort_key)
 
 
-def lint_bytes(data: bytes, filename: str, codes: Optional[Iterable[str]] = None) -> List[Finding]:
+def lint_bytes(data: bytes, filename: str, codes: Optional[Iterable[str]] = None,
+               notebook: Optional[bool] = None) -> List[Finding]:
+    """Lint a file's bytes: Python source, or a Jupyter notebook (by default when ``filename``
+    ends in ``.ipynb``)."""
+    if filename.endswith(".ipynb") if notebook is None else notebook:
+        from .notebook import lint_notebook_bytes
+
+        return lint_notebook_bytes(data, filename, codes)
     try:
         source = decode_source(data)
     except SourceError as exc:
@@ -318,8 +325,4 @@ def lint_path(path: Path, codes: Optional[Iterable[str]] = None, display: Option
         data = path.read_bytes()
     except OSError as exc:
         return [parse_error_finding(name, f"cannot read file: {exc.strerror or exc}")]
-    if path.suffix == ".ipynb":
-        from .notebook import lint_notebook_bytes
-
-        return lint_notebook_bytes(data, name, codes)
-    return lint_bytes(data, name, codes)
+    return lint_bytes(data, name, codes, notebook=path.suffix == ".ipynb")

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+from .engine import physical_lines
 from .findings import Edit, Finding, Location, Related
 
 # ``%magic``, ``!shell`` or ``?help`` at the start of a (possibly indented) line.
@@ -100,7 +101,7 @@ def read_cells(text: str) -> Tuple[List[CodeCell], bool]:
 
 def neutralise(source: str) -> Optional[str]:
     """The cell as plain Python with the same lines, or None for a cell magic cell."""
-    lines = source.splitlines()
+    lines = physical_lines(source)
     first = next((line for line in lines if line.strip()), "")
     if _CELL_MAGIC_RE.match(first):
         return None
