@@ -171,6 +171,7 @@ def test_manual_stage_hook_runs_only_when_asked(tmp_path, hook_repo, env):
     # The hook's environment has no torch unless the user adds it (additional_dependencies): the
     # hook fails with the message that says so, rather than a traceback.
     assert "--confirm needs torch" in out and "Traceback" not in out
+    assert "additional_dependencies" in out  # the remedy for a hook environment, not a pip command
 
 
 def test_manual_confirm_hook_with_torch(tmp_path, hook_repo, env):

@@ -75,6 +75,9 @@ def confirm(args: argparse.Namespace, findings: List[Any]) -> Optional[List[Any]
             findings, backends=args.confirm_backends, devices=args.confirm_devices,
             cache_dir=None if args.no_confirm_cache else args.confirm_cache_dir, progress=Progress())
     except TorchMissing as exc:
+        # pre-commit builds the hook's environment itself: torch goes into the hook's config.
+        remedy = ("Add torch to the detachlint-confirm hook: additional_dependencies: [\"torch\"]"
+                  if os.environ.get("PRE_COMMIT") else f"Install the runtime extra: {INSTALL_HINT}")
         print(f"detachlint: error: --confirm needs torch, which is not importable ({exc.detail or 'missing'}).\n"
-              f"Install the runtime extra: {INSTALL_HINT}", file=sys.stderr)
+              f"{remedy}", file=sys.stderr)
         return None
