@@ -13,7 +13,6 @@ import random
 from pathlib import Path
 
 import hypothesmith
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
