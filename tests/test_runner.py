@@ -141,10 +141,10 @@ def test_an_internal_error_in_one_file_does_not_stop_the_run(tmp_path, monkeypat
 
     real = engine.lint_bytes
 
-    def flaky(data, filename, codes=None):
+    def flaky(data, filename, codes=None, notebook=None):
         if filename == "boom.py":
             raise RuntimeError("rule bug")
-        return real(data, filename, codes)
+        return real(data, filename, codes, notebook)
 
     monkeypatch.setattr(engine, "lint_bytes", flaky)
     boom = tmp_path / "boom.py"
