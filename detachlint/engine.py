@@ -15,6 +15,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Ty
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from .analysis.order import ScopeOrder
 from .analysis.precheck import may_have_findings
 from .analysis.tensors import TensorFacts
 from .analysis.torchnames import TorchNames
@@ -93,6 +94,12 @@ class Context:
     def scope(self) -> cst.CSTNode:
         """The function being visited, or the module at top level."""
         return self.tensors.function or self.module
+
+    def scope_order(self) -> ScopeOrder:
+        """Statement order of the current scope (pending backward calls, earlier uses), built
+        once per scope and shared by every rule that asks."""
+        scope = self.scope
+        return self.cached(("order", id(scope)), lambda: ScopeOrder(scope, self.names))  # type: ignore[return-value]
 
     def cached(self, key: object, compute: Callable[[], object]) -> object:
         if key not in self._cache:

@@ -10,7 +10,6 @@ import libcst as cst
 
 from ..analysis import catalog
 from ..analysis.aliases import AliasAnalysis, Mutation, Origin, Relation, StaleRead, aliases_for
-from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind
 from ..findings import Severity
 from .base import Rule
@@ -70,8 +69,7 @@ class _AliasRule(Rule):
         return origin.statement or origin.node or self.ctx.scope
 
     def _pending(self, node: cst.CSTNode) -> Optional[cst.Call]:
-        scope = self.ctx.scope
-        order: ScopeOrder = self.ctx.cached(("order", id(scope)), lambda: ScopeOrder(scope, self.ctx.names))
+        order = self.ctx.scope_order()
         return order.pending_backward(node)
 
     def _signature(self, ops: List[str], origin: Origin, analysis: AliasAnalysis, pending: bool) -> dict:

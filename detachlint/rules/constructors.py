@@ -7,7 +7,6 @@ from typing import Dict, Optional
 import libcst as cst
 
 from ..analysis import catalog
-from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind
 from ..findings import Severity
 from .base import Rule
@@ -205,8 +204,7 @@ class TensorFromTensorList(Rule):
         args = _positional(node)
         if not args or self.ctx.tensors.kind(args[0].value) is not Kind.TENSOR_SEQ:
             return
-        scope = self.ctx.scope
-        order: ScopeOrder = self.ctx.cached(("order", id(scope)), lambda: ScopeOrder(scope, self.ctx.names))
+        order = self.ctx.scope_order()
         spelled = self.ctx.code_for(node.func)
         elements = self.ctx.code_for(args[0].value)
         if order.calls_backward():

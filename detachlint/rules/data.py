@@ -195,8 +195,7 @@ class DataMutation(Rule):
 
     def _severity(self, node: cst.Attribute):
         """Error when a graph that may have saved the tensor is pending, with why and where."""
-        scope = self.ctx.scope
-        order: ScopeOrder = self.ctx.cached(("order", id(scope)), lambda: ScopeOrder(scope, self.ctx.names))
+        order = self.ctx.scope_order()
         pending = order.pending_backward(node)
         if pending is not None:
             return (Severity.ERROR, f"while a graph is pending until `{self.ctx.code_for(pending)}` (line {self.ctx.line(pending)})",
