@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -150,66 +151,102 @@ class _Sources:
         return text.splitlines()
 
 
-def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _Sources, fixer=None) -> List[Any]:
-    from .engine import lint_bytes
+class _FixReport:
+    """What ``--fix`` / ``--diff`` did over all files: the summary line and the exit code."""
+
+    def __init__(self, diff: bool) -> None:
+        self.diff = diff
+        self.fixed: Counter = Counter()  # code -> findings fixed (or that would be, with --diff)
+        self.changed_files = 0
+        self.errors = 0
+
+    def add(self, display: str, result: Any) -> None:
+        if result.fix_error is not None:
+            self.errors += 1
+            print(f"detachlint: error: {display}: not fixed: {result.fix_error}", file=sys.stderr)
+        if result.fixed:
+            self.changed_files += 1
+            self.fixed.update(result.fixed)
+        if result.diff:
+            sys.stdout.write(result.diff)
+
+    def summary(self) -> str:
+        from .fixes import summary
+
+        n = sum(self.fixed.values())
+        files = f"{self.changed_files} file{'' if self.changed_files == 1 else 's'}"
+        if self.diff:
+            return (f"Would fix {n} finding{'' if n == 1 else 's'} in {files} ({summary(self.fixed)}).\n" if n
+                    else "No fixes available.\n")
+        return f"Fixed {n} finding{'' if n == 1 else 's'} in {files} ({summary(self.fixed)}).\n" if n else ""
+
+
+def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _Sources, fix: Any,
+                fixes: Optional[_FixReport]) -> Tuple[List[Any], int]:
+    from .config import DEFAULT_MAX_FILE_SIZE
     from .files import display_path
+    from .pipeline import check_bytes
 
     name = args.stdin_filename
     settings = resolver.for_path(name or os.getcwd(), is_dir=name is None)
     data = sys.stdin.buffer.read()
     if name and settings.force_exclude and settings.is_excluded(name):
-        return []
+        return [], 0
     display = display_path(Path(name)) if name else "-"
     sources.texts[display] = data.decode("utf-8-sig", errors="replace")  # for --output-format full
-    codes = settings.codes_for(name or "-")
-    if fixer is not None and not (name and name.endswith(".ipynb")):
-        fixed, findings = fixer.check_bytes(data, display, codes)
-        if not fixer.diff:  # like ruff: the fixed source on stdout, findings on stderr
-            sys.stdout.buffer.write(fixed)
+    limit = DEFAULT_MAX_FILE_SIZE if settings.max_file_size is None else settings.max_file_size
+    result = check_bytes(data, display, settings.codes_for(name or "-"), fix=fix, max_file_size=limit,
+                         notebook=bool(name) and name.endswith(".ipynb"))
+    if fixes is not None:
+        fixes.add(display, result)
+        if fix.write:  # like ruff: the fixed source on stdout, findings on stderr
+            sys.stdout.buffer.write(result.fixed_data if result.fixed_data is not None else data)
             sys.stdout.flush()
-        return findings
-    return lint_bytes(data, display, codes, notebook=bool(name) and name.endswith(".ipynb"))
+    return _collect([(display, result)])
 
 
-def _lint_files(args: argparse.Namespace, resolver: SettingsResolver, targets: Sequence[Any]) -> Tuple[List[Any], int]:
-    """Lint discovered files in parallel through the cache (``runner``); findings in file order."""
-    from . import runner
-
-    tasks = []
-    for target in targets:
-        settings = resolver.for_path(target.path, is_dir=False)
-        limit = runner.DEFAULT_MAX_FILE_SIZE if settings.max_file_size is None else settings.max_file_size
-        codes = settings.codes_for(target.path) if target.error is None else frozenset(settings.enabled)
-        tasks.append(runner.Task(str(target.path), target.display, codes, error=target.error, max_file_size=limit))
-    cache_dir = None
-    if not args.no_cache:
-        cwd = os.getcwd()
-        cache_dir = args.cache_dir or runner.find_cache_dir(cwd, resolver.for_path(cwd, is_dir=True).config_file)
-    stats = runner.RunStats()
-    results = runner.run(tasks, jobs=args.jobs, cache_dir=cache_dir, stats=stats)
+def _collect(results: Sequence[Tuple[str, Any]]) -> Tuple[List[Any], int]:
+    """Findings in file order, notices and internal errors on stderr."""
     findings: List[Any] = []
     internal_errors = 0
-    for task, result in zip(tasks, results):
+    for display, result in results:
         findings.extend(result.findings)
         if result.skipped:
             print(f"detachlint: warning: {result.skipped}", file=sys.stderr)
         if result.internal_error:
             internal_errors += 1
-            print(f"detachlint: error: internal error while checking {task.display}: "
+            print(f"detachlint: error: internal error while checking {display}: "
                   f"{result.internal_error} (please report this)", file=sys.stderr)
+    return findings, internal_errors
+
+
+def _lint_files(args: argparse.Namespace, resolver: SettingsResolver, paths: Sequence[str], fix: Any,
+                fixes: Optional[_FixReport]) -> Tuple[List[Any], int]:
+    """Discovered files through the pipeline, in parallel and through the cache (``runner``)."""
+    from . import cache, runner
+    from .pipeline import tasks_for
+
+    tasks = tasks_for(paths, resolver)
+    cache_dir = None
+    if not args.no_cache:
+        cwd = os.getcwd()
+        cache_dir = args.cache_dir or cache.find_cache_dir(cwd, resolver.for_path(cwd, is_dir=True).config_file)
+    stats = runner.RunStats()
+    results = runner.run(tasks, jobs=args.jobs, cache_dir=cache_dir, stats=stats, fix=fix)
+    if fixes is not None:
+        for task, result in zip(tasks, results):
+            fixes.add(task.display, result)
     if os.environ.get("DETACHLINT_RUNNER_STATS"):  # for bench/run.py: jobs, cache hits, peak memory per worker
         import json
 
         print("detachlint-stats: " + json.dumps({"files": stats.files, "jobs": stats.jobs, "cache_hits": stats.cache_hits,
                                                  "worker_peak_rss": list(stats.worker_peak_rss.values())}),
               file=sys.stderr)
-    return findings, internal_errors
+    return _collect([(task.display, result) for task, result in zip(tasks, results)])
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from .engine import lint_path, parse_error_finding
-    from .files import discover
-    from .findings import Finding
+    from .pipeline import FixMode
     from .report import ReportOptions, render
     from .report import statistics as stats
 
@@ -224,39 +261,21 @@ def run_check(args: argparse.Namespace) -> int:
         raise UsageError(f"path does not exist: {missing[0]}")
     resolver = SettingsResolver(_overrides(args))  # validates the command line before any work
 
-    findings: List[Finding] = []
-    internal_errors = 0
     sources = _Sources()
-    fixer = None
+    fix = fixes = None
     if args.fix or args.fix_only or args.diff:
-        from .fixes import FixRun
-
-        fixer = FixRun(unsafe=args.unsafe_fixes, diff=args.diff)
+        fix = FixMode(unsafe=args.unsafe_fixes, write=not args.diff)
+        fixes = _FixReport(diff=args.diff)
     if paths == ["-"]:
-        findings = _lint_stdin(args, resolver, sources, fixer)
-    elif fixer is None:
-        findings, internal_errors = _lint_files(args, resolver, discover(paths, resolver))
+        findings, internal_errors = _lint_stdin(args, resolver, sources, fix, fixes)
     else:
-        for target in discover(paths, resolver):
-            if target.error is not None:
-                findings.append(parse_error_finding(target.display, target.error))
-                continue
-            codes = resolver.for_path(target.path, is_dir=False).codes_for(target.path)
-            try:
-                if fixer is not None:
-                    findings.extend(fixer.check_file(target.path, target.display, codes))
-                else:
-                    findings.extend(lint_path(target.path, codes, target.display))
-            except Exception as exc:  # a bug in a rule must not hide the other files' findings
-                internal_errors += 1
-                print(f"detachlint: error: internal error while checking {target.display}: "
-                      f"{type(exc).__name__}: {exc} (please report this)", file=sys.stderr)
+        findings, internal_errors = _lint_files(args, resolver, paths, fix, fixes)
 
-    if fixer is not None and (args.diff or args.fix_only):
-        sys.stderr.write("" if args.quiet else fixer.summary())
-        if internal_errors or fixer.errors:
+    if fixes is not None and (args.diff or args.fix_only):
+        sys.stderr.write("" if args.quiet else fixes.summary())
+        if internal_errors or fixes.errors:
             return EXIT_ERROR
-        return EXIT_FINDINGS if args.diff and fixer.changed_files and not args.exit_zero else EXIT_CLEAN
+        return EXIT_FINDINGS if args.diff and fixes.changed_files and not args.exit_zero else EXIT_CLEAN
     if args.confirm:
         from .runtime.command import confirm
 
@@ -268,12 +287,12 @@ def run_check(args: argparse.Namespace) -> int:
         text = stats.render(findings, options, args.output_format)
     else:
         text = render(args.output_format, findings, options)
-    report = sys.stderr if fixer is not None and paths == ["-"] else sys.stdout  # stdout holds the code
+    report = sys.stderr if fixes is not None and paths == ["-"] else sys.stdout  # stdout holds the code
     report.write(text)
-    if fixer is not None and not args.quiet and args.output_format in ("concise", "full"):
-        report.write(fixer.summary())
+    if fixes is not None and not args.quiet and args.output_format in ("concise", "full"):
+        report.write(fixes.summary())
     report.flush()
-    if internal_errors or (fixer is not None and fixer.errors):
+    if internal_errors or (fixes is not None and fixes.errors):
         return EXIT_ERROR
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 

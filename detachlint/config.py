@@ -19,12 +19,10 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from .files import GitIgnore
 from .findings import PARSE_ERROR_CODE
-
-if TYPE_CHECKING:
-    from .files import GitIgnore
 from .rules import ALL_RULES
 
 if sys.version_info >= (3, 11):
@@ -48,6 +46,10 @@ KNOWN_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "runtime",
 _CODE_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+
+# Files above this size are skipped with a notice (``max-file-size``).
+DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 
 
 class ConfigError(Exception):
@@ -190,8 +192,6 @@ class Settings:
         if any(self.matches_exclude(c) for c in candidates):
             return True
         if self.respect_gitignore:
-            from .files import GitIgnore  # local: files must not import config at load time
-
             return (gitignore or GitIgnore()).ignored(target)
         return False
 
@@ -226,14 +226,37 @@ def _table(raw: Mapping[str, Any], where: str) -> Dict[str, Any]:
         elif norm == "runtime" and not isinstance(value, Mapping):
             raise ConfigError(f"{where}: runtime must be a table")
         elif norm == "max-file-size":
-            from .runner import parse_size
-
             try:
                 value = parse_size(value)
             except ValueError as exc:
                 raise ConfigError(f"{where}: max-file-size: {exc}") from None
         out[norm] = value
     return out
+
+
+def parse_size(value: object) -> int:
+    """``max-file-size``: bytes as an integer, or a string such as ``"512KB"``, ``"10MB"``, ``"1GB"``
+    (powers of 1024); 0 means no limit."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a size such as 10MB, got {value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"expected a size of 0 or more, got {value!r}")
+        return value
+    if isinstance(value, str):
+        text = value.strip().upper().replace(" ", "")
+        for suffix, scale in (("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("K", 1 << 10), ("M", 1 << 20),
+                              ("G", 1 << 30), ("B", 1), ("", 1)):
+            if text.endswith(suffix):
+                number = text[: len(text) - len(suffix)] if suffix else text
+                try:
+                    amount = float(number)
+                except ValueError:
+                    break
+                if amount < 0:
+                    break
+                return int(amount * scale)
+    raise ValueError(f"expected a size such as 10MB, got {value!r}")
 
 
 def read_config(path: Path) -> Optional[Dict[str, Any]]:

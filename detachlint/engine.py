@@ -1,5 +1,6 @@
-"""Source in, findings out: decode, parse once, build the analyses once, run every selected rule
-in one traversal, apply suppressions. Every surface (CLI, flake8, pre-commit, LSP) calls this.
+"""Source text in, findings out: parse once, build the analyses once, run every selected rule in
+one traversal, apply suppressions. Reading, decoding, notebooks, size limits, caching and crash
+containment are the pipeline's (``pipeline.py``), which every surface calls.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ import gc
 import re
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
@@ -19,8 +19,7 @@ from .analysis.order import ScopeOrder
 from .analysis.precheck import may_have_findings
 from .analysis.tensors import TensorFacts
 from .analysis.torchnames import TorchNames
-from .findings import PARSE_ERROR_CODE, Finding, Fix, Location, Related, Severity
-from .files import SourceError, decode_source
+from .findings import PARSE_ERROR_CODE, Finding, Fix, Location, Related, Severity, parse_error_finding
 from .rules import ALL_RULES
 from .rules.base import Rule
 from .walk import Walker
@@ -109,11 +108,6 @@ class Context:
 
 def _location(pos) -> Location:
     return Location(pos.line, pos.column)
-
-
-def parse_error_finding(filename: str, message: str, row: int = 1, column: int = 0) -> Finding:
-    loc = Location(max(row, 1), max(column, 0))
-    return Finding(PARSE_ERROR_CODE, message, Severity.ERROR, filename, loc, loc)
 
 
 def noqa_codes(line: str) -> Optional[frozenset]:
@@ -309,27 +303,3 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     if codes is not None and PARSE_ERROR_CODE not in set(codes):
         findings = [f for f in findings if f.code != PARSE_ERROR_CODE]
     return sorted(findings, key=Finding.sort_key)
-
-
-def lint_bytes(data: bytes, filename: str, codes: Optional[Iterable[str]] = None,
-               notebook: Optional[bool] = None) -> List[Finding]:
-    """Lint a file's bytes: Python source, or a Jupyter notebook (by default when ``filename``
-    ends in ``.ipynb``)."""
-    if filename.endswith(".ipynb") if notebook is None else notebook:
-        from .notebook import lint_notebook_bytes
-
-        return lint_notebook_bytes(data, filename, codes)
-    try:
-        source = decode_source(data)
-    except SourceError as exc:
-        return [parse_error_finding(filename, exc.message, exc.row, exc.column)]
-    return lint_source(source, filename, codes)
-
-
-def lint_path(path: Path, codes: Optional[Iterable[str]] = None, display: Optional[str] = None) -> List[Finding]:
-    name = display or str(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return [parse_error_finding(name, f"cannot read file: {exc.strerror or exc}")]
-    return lint_bytes(data, name, codes, notebook=path.suffix == ".ipynb")

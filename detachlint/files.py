@@ -1,5 +1,6 @@
-"""Finding the files to lint, and turning their bytes into source text (PEP 263 coding cookies,
-BOMs, binary files)."""
+"""Files as bytes and text: decoding source (PEP 263 coding cookies, BOMs, binary files),
+.gitignore matching, displayed paths and atomic writes. Which files are linted is decided in
+``pipeline`` (discovery), with the settings."""
 
 from __future__ import annotations
 
@@ -8,12 +9,8 @@ import io
 import os
 import tempfile
 import tokenize
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
-
-if TYPE_CHECKING:
-    from .config import SettingsResolver
+from typing import Callable, Dict, List, Optional, Tuple
 
 
 class SourceError(Exception):
@@ -51,22 +48,7 @@ def _raise_binary(data: bytes) -> str:
     raise SourceError("binary file (contains NUL bytes), not Python source", row, offset - (data.rfind(b"\n", 0, offset) + 1))
 
 
-# --- discovery ---------------------------------------------------------------------------------
-# Which files ``detachlint check PATH ...`` lints. Like ruff: walk directories in sorted order,
-# take .py/.pyi/.ipynb, prune what the settings exclude (ruff's default list) and what .gitignore
-# files ignore; files named explicitly are linted whatever their suffix and even when excluded,
-# unless force-exclude is on (pre-commit passes every staged file explicitly).
-
 LINTED_SUFFIXES = (".py", ".pyi", ".ipynb")
-
-
-@dataclass(frozen=True)
-class Target:
-    """A file to lint, or a path that could not be walked (``error`` says why)."""
-
-    path: Path
-    display: str
-    error: Optional[str] = None
 
 
 def display_path(path: Path, cwd: Optional[Path] = None) -> str:
@@ -141,57 +123,6 @@ class GitIgnore:
             if parent.parent != parent and self.entry_ignored(parent, True):
                 return True
         return self.entry_ignored(path, path.is_dir())
-
-
-def discover(paths: Iterable[str], resolver: "SettingsResolver") -> List[Target]:
-    """The files to lint under ``paths``, each once, sorted by displayed path."""
-    cwd = Path(os.getcwd())
-    gitignore = GitIgnore()
-    found: Dict[str, Target] = {}
-
-    def add(path: Path, error: Optional[str] = None) -> None:
-        key = os.path.abspath(path)
-        if key not in found:
-            found[key] = Target(path, display_path(path, cwd), error)
-
-    for arg in paths:
-        path = Path(arg)
-        settings = resolver.for_path(path)
-        if settings.force_exclude and settings.is_excluded(path, gitignore=gitignore):
-            continue
-        if path.is_dir():
-            for target_path, error in _walk(path, resolver, gitignore):
-                add(target_path, error)
-        else:
-            add(path)  # named explicitly: linted whatever its suffix; unreadable → TAL999
-    return sorted(found.values(), key=lambda t: t.display)
-
-
-def _walk(directory: Path, resolver: "SettingsResolver", gitignore: GitIgnore) -> Iterator[Tuple[Path, Optional[str]]]:
-    try:
-        with os.scandir(directory) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError as exc:
-        yield directory, f"cannot read directory: {exc.strerror or exc}"
-        return
-    settings = resolver.for_path(directory, is_dir=True)
-    for entry in entries:
-        path = Path(entry.path)
-        try:
-            is_dir = entry.is_dir(follow_symlinks=False)
-        except OSError:
-            is_dir = False
-        absolute = Path(os.path.abspath(path))
-        if settings.matches_exclude(absolute):
-            continue
-        if settings.respect_gitignore and gitignore.entry_ignored(absolute, is_dir):
-            continue
-        if is_dir:
-            yield from _walk(path, resolver, gitignore)
-        elif path.suffix in LINTED_SUFFIXES and not (entry.is_symlink() and os.path.isdir(path)):
-            # Symlinked directories are not followed (no loops, no escaping the tree); a broken
-            # or looping file symlink is kept so that it is reported rather than silently skipped.
-            yield path, None
 
 
 def atomic_write(target: Path, data: bytes, mode: int = 0o644, durable: bool = False,

@@ -81,15 +81,14 @@ class Finding:
     # Set by ``--confirm``: the runtime companion's verdict and per-configuration results.
     confirmation: Optional[dict] = field(default=None, compare=False, hash=False)
 
-    @property
-    def url(self) -> Optional[str]:
-        from .rules import rule_by_code  # local: rules import findings
-
-        rule = rule_by_code(self.code)
-        return rule.url() if rule is not None else None
-
     def sort_key(self) -> Tuple[Any, ...]:
         return (self.filename, self.cell or 0, self.location, self.code)
+
+
+def parse_error_finding(filename: str, message: str, row: int = 1, column: int = 0) -> Finding:
+    """TAL999: a file that cannot be read, decoded, parsed or analysed."""
+    loc = Location(max(row, 1), max(column, 0))
+    return Finding(PARSE_ERROR_CODE, message, Severity.ERROR, filename, loc, loc)
 
 
 def _location_from(data: Any) -> Location:

@@ -28,8 +28,10 @@ from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from .files import atomic_write
+from .engine import lint_source
+from .files import SourceError, atomic_write, decode_source
 from .findings import Applicability, Edit, Finding, Fix, Location
+from .notebook import CodeCell, NotebookError, join_cells, lint_notebook_bytes, neutralise, read_cells
 
 MAX_PASSES = 20
 _NEWLINE_RE = re.compile(r"\r\n?|\n")  # how LibCST (and so every Location) counts lines
@@ -232,8 +234,6 @@ class SourceFile:
 
     @classmethod
     def read(cls, path: Path) -> "SourceFile":
-        from .files import SourceError, decode_source
-
         try:
             st = os.stat(path)
             data = Path(path).read_bytes()
@@ -353,9 +353,6 @@ def fix_notebook(text: str, display: str, codes, unsafe: bool = False, max_passe
     byte (nbformat's layout: indent 1, keys in file order), so only cell sources change."""
     import json
 
-    from .engine import lint_source
-    from .notebook import CodeCell, NotebookError, join_cells, lint_notebook_bytes, neutralise, read_cells
-
     initial = lint_notebook_bytes(text.encode("utf-8"), display, codes)
     outcome = FixOutcome(text, text, initial=initial, remaining=initial)
     try:
@@ -447,81 +444,6 @@ def _transplant(source: str, old_neutral: str, new_neutral: str) -> Optional[str
     if not source.endswith("\n") and text.endswith("\n"):
         text = text[:-1]
     return text
-
-
-# --- the command line's view: ``check --fix / --unsafe-fixes / --diff / --fix-only`` -------------
-
-class FixRun:
-    """Fixes every file ``check`` visits and remembers what happened, for the summary line and
-    the exit code. ``diff`` computes the fixed text, prints a unified diff and writes nothing."""
-
-    def __init__(self, unsafe: bool = False, diff: bool = False, out=None, err=None) -> None:
-        import sys
-
-        self.unsafe = unsafe
-        self.diff = diff
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
-        self.fixed: Counter = Counter()  # code -> findings fixed (or that would be, with --diff)
-        self.changed_files = 0
-        self.errors = 0
-
-    def check_file(self, path: Path, display: str, codes) -> List[Finding]:
-        """The findings left in ``path`` after fixing it (all of them when it was not written)."""
-        from .engine import lint_path, lint_source
-
-        transform = None
-        if path.suffix == ".ipynb":
-            transform = lambda text: fix_notebook(text, display, codes, self.unsafe)  # noqa: E731
-        result = fix_file(path, display, lambda text: lint_source(text, display, codes), self.unsafe,
-                          write=not self.diff, transform=transform)
-        if result.outcome is None:  # unreadable or undecodable: the normal check says why
-            return lint_path(path, codes, display)
-        outcome = result.outcome
-        if result.error is not None:
-            self.errors += 1
-            self.err.write(f"detachlint: error: {display}: not fixed: {result.error}\n")
-            return outcome.initial
-        self._count(outcome, display)
-        return outcome.remaining
-
-    def check_bytes(self, data: bytes, display: str, codes) -> Tuple[bytes, List[Finding]]:
-        """For stdin: the fixed bytes (in the input's encoding) and the remaining findings. Input
-        that cannot be decoded or re-encoded comes back unchanged, with its findings."""
-        from .engine import lint_bytes, lint_source
-        from .files import SourceError, decode_source
-
-        try:
-            text = decode_source(data)
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        except (SourceError, SyntaxError):
-            return data, lint_bytes(data, display, codes)
-        outcome = fix_text(text, lambda t: lint_source(t, display, codes), self.unsafe)
-        if data.startswith(codecs.BOM_UTF8):
-            encoding = "utf-8-sig"
-        try:
-            fixed = outcome.text.encode(encoding)
-        except (UnicodeEncodeError, LookupError):
-            return data, outcome.initial
-        self._count(outcome, display)
-        return fixed, outcome.remaining
-
-    def _count(self, outcome: FixOutcome, display: str) -> None:
-        if not outcome.changed:
-            return
-        self.changed_files += 1
-        self.fixed.update(f.code for f in outcome.fixed)
-        if self.diff:
-            self.out.write(unified_diff(outcome.original, outcome.text, display))
-
-    def summary(self) -> str:
-        n = sum(self.fixed.values())
-        if self.diff:
-            return (f"Would fix {n} finding{'' if n == 1 else 's'} in {self.changed_files} "
-                    f"file{'' if self.changed_files == 1 else 's'} ({summary(self.fixed)}).\n" if n
-                    else "No fixes available.\n")
-        return (f"Fixed {n} finding{'' if n == 1 else 's'} in {self.changed_files} "
-                f"file{'' if self.changed_files == 1 else 's'} ({summary(self.fixed)}).\n" if n else "")
 
 
 def changed_lines(before: str, after: str) -> Tuple[int, int, str]:

@@ -77,14 +77,18 @@ class Checker:
         cls.selected = flake8_selection(options)
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
-        from .engine import lint_source
+        from .pipeline import check_source
 
         codes = _all_codes() if self.selected is None else self.selected
         if not codes:
             return
         # flake8 only runs AST plugins on files ``ast`` parsed (otherwise it reports E999 itself),
         # so a TAL999 here means LibCST could not analyse a file Python accepts: worth showing.
-        # flake8 applies ``# noqa`` (and honours ``--disable-noqa``) itself.
-        for finding in lint_source(self.source, self.filename, codes, noqa=False):
+        # flake8 applies ``# noqa`` (and honours ``--disable-noqa``) itself. flake8 has read the
+        # whole file already, so no size limit applies here.
+        result = check_source(self.source, self.filename, codes, noqa=False)
+        if result.internal_error is not None:  # flake8 reports a plugin's exception for its file
+            raise RuntimeError(f"detachlint: internal error: {result.internal_error} (please report this)")
+        for finding in result.findings:
             yield (finding.location.row, finding.location.column,
                    f"{finding.code} {finding.message}", type(self))

@@ -33,6 +33,7 @@ from urllib.parse import unquote, urlparse
 
 from . import __version__
 from .findings import PARSE_ERROR_CODE, Finding, Location, Related, Severity
+from .report.common import rule_url
 
 try:
     from lsprotocol import types as T
@@ -150,14 +151,16 @@ def _uri_path(uri: str) -> Optional[Path]:
 
 
 def lint_target(target: Target, overrides: Mapping[str, Any], fallback_root: Optional[Path]
-                ) -> Tuple[List[Placed], Optional[str]]:
-    """Run the engine for one target (in a worker thread): placed findings and a config error."""
-    from .config import ConfigError, load_settings
-    from .engine import lint_source
-    from .notebook import CodeCell, lint_joined, neutralise, place
+                ) -> Tuple[List[Placed], Optional[str], Optional[str]]:
+    """Run the pipeline for one target (in a worker thread): placed findings, a configuration
+    warning, and the internal error that stopped the lint (a bug in a rule), if any."""
+    from .config import DEFAULT_MAX_FILE_SIZE, ConfigError, load_settings
+    from .notebook import CodeCell, neutralise, place
+    from .pipeline import check_cells, check_source
 
     warning = None
     codes: Optional[FrozenSet[str]] = None
+    limit = DEFAULT_MAX_FILE_SIZE
     start = target.path or fallback_root or Path.cwd()
     try:
         settings = load_settings(start, overrides)
@@ -165,27 +168,28 @@ def lint_target(target: Target, overrides: Mapping[str, Any], fallback_root: Opt
         warning = f"detachlint: {exc}; using the default rules"
     else:
         if target.path is not None and settings.is_excluded(target.path):
-            return [], None
+            return [], None, None
         codes = settings.codes_for(target.path or start)
+        if settings.max_file_size is not None:
+            limit = settings.max_file_size
 
     if not target.notebook:
-        if target.as_cell:
-            source = neutralise(target.source)
-            findings = lint_source(source, target.filename, codes) if source is not None else []
-        else:
-            findings = lint_source(target.source, target.filename, codes)
-        placed = [Placed(target.key, f, tuple((target.key, r) for r in f.related)) for f in findings]
-        return placed, warning
+        source = neutralise(target.source) if target.as_cell else target.source
+        if source is None:
+            return [], warning, None
+        result = check_source(source, target.filename, codes, max_file_size=limit)
+        placed = [Placed(target.key, f, tuple((target.key, r) for r in f.related)) for f in result.findings]
+        return placed, warning or result.skipped, result.internal_error
 
     cells = [CodeCell(number, source) for number, _, source in target.cells]
     uris = {number: uri for number, uri, _ in target.cells}
-    findings, cmap = lint_joined(cells, target.filename, codes)
+    result, cmap = check_cells(cells, target.filename, codes)
     placed = []
-    for finding in findings:
+    for finding in result.findings:
         where = place(finding, cmap)
         related = tuple((uris[c], rel) for rel, c in zip(where.finding.related, where.related_cells))
         placed.append(Placed(uris[where.cell], where.finding, related))
-    return placed, warning
+    return placed, warning, result.internal_error
 
 
 def fix_all(target: Target, overrides: Mapping[str, Any], fallback_root: Optional[Path]) -> Optional[str]:
@@ -198,9 +202,15 @@ def fix_all(target: Target, overrides: Mapping[str, Any], fallback_root: Optiona
     from .fixes import fix_text
 
     def lint(text: str) -> List[Finding]:
-        return [p.finding for p in lint_target(dataclasses.replace(target, source=text), overrides, fallback_root)[0]]
+        placed, _, error = lint_target(dataclasses.replace(target, source=text), overrides, fallback_root)
+        if error is not None:
+            raise RuntimeError(error)  # no fix over a text the rules could not analyse
+        return [p.finding for p in placed]
 
-    outcome = fix_text(target.source, lint, unsafe=False)
+    try:
+        outcome = fix_text(target.source, lint, unsafe=False)
+    except RuntimeError:  # the lint failed (already in the client's log): offer nothing
+        return None
     return outcome.text if outcome.changed else None
 
 
@@ -303,13 +313,12 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
         if target is None:
             return None
         loop = asyncio.get_running_loop()
-        try:
-            placed, warning = await loop.run_in_executor(None, lint_target, target, dict(self.overrides),
-                                                         self._root())
-        except Exception as exc:  # a bug in a rule: say so in the log, keep serving
-            log.exception("detachlint failed on %s", key)
+        placed, warning, error = await loop.run_in_executor(None, lint_target, target, dict(self.overrides),
+                                                            self._root())
+        if error is not None:  # a bug in a rule (contained by the pipeline): say so in the log, keep serving
+            log.error("detachlint failed on %s: %s", key, error)
             self.window_log_message(T.LogMessageParams(
-                type=T.MessageType.Error, message=f"detachlint failed on {key}: {type(exc).__name__}: {exc}"))
+                type=T.MessageType.Error, message=f"detachlint failed on {key}: {error}"))
             return None
         self.lint_count += 1
         if warning and warning not in self._warned:
@@ -392,7 +401,7 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
 
     def diagnostic(self, item: Placed) -> "T.Diagnostic":
         f = item.finding
-        url = f.url
+        url = rule_url(f.code)
         related = [
             T.DiagnosticRelatedInformation(
                 location=T.Location(uri=uri, range=self.range_of(uri, rel.location, rel.end_location)),

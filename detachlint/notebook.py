@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
-from .engine import physical_lines
-from .findings import Edit, Finding, Location, Related
+from .engine import lint_source, physical_lines
+from .findings import Edit, Finding, Location, Related, parse_error_finding
 
 # ``%magic``, ``!shell`` or ``?help`` at the start of a (possibly indented) line.
 _ESCAPE_RE = re.compile(r"^(?P<indent>[ \t]*)[%!?]")
@@ -191,8 +191,6 @@ def lint_joined(cells: Sequence[CodeCell], filename: str,
                 codes: Optional[Iterable[str]] = None) -> Tuple[List[Finding], CellMap]:
     """Findings in joined-module coordinates, and the map back to cells (for callers such as the
     language server that place each location, related ones included, in its own cell)."""
-    from .engine import lint_source
-
     source, cmap = join_cells(cells)
     if not source.strip():
         return [], cmap
@@ -206,8 +204,6 @@ def lint_notebook_cells(cells: Sequence[CodeCell], filename: str,
 
 
 def lint_notebook_bytes(data: bytes, filename: str, codes: Optional[Iterable[str]] = None) -> List[Finding]:
-    from .engine import parse_error_finding
-
     try:
         text = data.decode("utf-8-sig")
         cells, is_python = read_cells(text)

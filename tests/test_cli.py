@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from detachlint.rules import ALL_RULES
+from detachlint.rules import ALL_RULES, rule_by_code
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -212,7 +212,7 @@ def test_full_and_json_show_related_locations_and_fixes():
         "  |       ^",
         "  = note: m.py:1:1: b is a view of a",
         "  = note: m.py:2:1: a is mutated here",
-        "  = help: " + finding.url,
+        "  = help: " + rule_by_code(finding.code).url(),
     ]
     assert full[-1] == "Found 1 finding (1 error, 0 warnings)."
     data = json.loads(render("json", [finding], options))[0]

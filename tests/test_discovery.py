@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from detachlint.config import SettingsResolver
-from detachlint.files import discover
+from detachlint.pipeline import discover
 
 
 def touch(root: Path, *rels: str) -> None:

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from detachlint import runner
-from detachlint.engine import lint_bytes, lint_source
+from detachlint.engine import lint_source
+from detachlint.pipeline import Task, lint_bytes
 from detachlint.findings import PARSE_ERROR_CODE
 
 from test_robustness import ALL, assert_inside
@@ -120,7 +121,7 @@ def test_the_run_continues_past_bad_files(tmp_path):
         path = tmp_path / f"f{i:02}.py"
         text = TEXTS[i % len(TEXTS)]
         path.write_text(text if i % 3 == 0 else _mutate(text, KINDS[i % len(KINDS)], rng), encoding="utf-8")
-        tasks.append(runner.Task(str(path), path.name, frozenset(ALL)))
+        tasks.append(Task(str(path), path.name, frozenset(ALL)))
     results = runner.run(tasks, jobs=2)
     assert all(r.internal_error is None for r in results)
     for i, result in enumerate(results):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from detachlint.engine import lint_path
+from detachlint.pipeline import lint_path
 from detachlint.findings import PARSE_ERROR_CODE
 from detachlint.notebook import CodeCell, join_cells, lint_notebook_bytes, neutralise, read_cells
 

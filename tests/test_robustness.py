@@ -1,6 +1,6 @@
 """Whatever it is fed, detachlint never crashes, never reports outside the file, and goes on.
 
-Engine-level cases call ``lint_bytes``/``lint_path``; file-system and configuration cases go
+Pipeline-level cases call ``lint_bytes``/``lint_path``; file-system and configuration cases go
 through the real command line in a subprocess (``python -m detachlint check``).
 """
 
@@ -16,7 +16,8 @@ from typing import List, Sequence
 
 import pytest
 
-from detachlint.engine import lint_bytes, lint_path, lint_source, physical_lines
+from detachlint.engine import lint_source, physical_lines
+from detachlint.pipeline import lint_bytes, lint_path
 from detachlint.findings import PARSE_ERROR_CODE, Finding
 from detachlint.rules import ALL_RULES
 

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from detachlint import runner
-from detachlint.engine import lint_path
+from detachlint.cache import Cache
+from detachlint.config import parse_size
 from detachlint.findings import PARSE_ERROR_CODE, finding_from_dict, finding_to_dict
+from detachlint.pipeline import Task, lint_path
 from detachlint.rules import ALL_RULES
 
 ROOT = Path(__file__).parents[1]
@@ -22,7 +24,7 @@ ALL = frozenset([r.code for r in ALL_RULES] + [PARSE_ERROR_CODE])
 
 
 def _tasks(paths, codes=ALL):
-    return [runner.Task(str(p), p.name, codes) for p in paths]
+    return [Task(str(p), p.name, codes) for p in paths]
 
 
 def _expected(paths, codes=ALL):
@@ -56,14 +58,13 @@ def test_cache_hits_return_the_same_findings(tmp_path):
 
 
 def test_cache_key_follows_content_codes_and_name(tmp_path):
-    cache = runner.Cache(tmp_path)
-    task = runner.Task("x.py", "x.py", frozenset({"TAL001"}))
-    key = cache.key(task, b"a")
-    assert key != cache.key(task, b"b")
-    assert key != cache.key(runner.Task("x.py", "x.py", frozenset({"TAL001", "TAL002"})), b"a")
-    assert key != cache.key(runner.Task("x.py", "y.py", frozenset({"TAL001"})), b"a")
-    assert key != cache.key(runner.Task("x.py", "x.py", frozenset({"TAL001"}), options="strict"), b"a")
-    assert key == runner.Cache(tmp_path).key(task, b"a")
+    cache = Cache(tmp_path)
+    key = cache.key("x.py", frozenset({"TAL001"}), "", b"a")
+    assert key != cache.key("x.py", frozenset({"TAL001"}), "", b"b")
+    assert key != cache.key("x.py", frozenset({"TAL001", "TAL002"}), "", b"a")
+    assert key != cache.key("y.py", frozenset({"TAL001"}), "", b"a")
+    assert key != cache.key("x.py", frozenset({"TAL001"}), "strict", b"a")
+    assert key == Cache(tmp_path).key("x.py", frozenset({"TAL001"}), "", b"a")
 
 
 def test_corrupt_entries_are_misses_and_get_rewritten(tmp_path):
@@ -93,9 +94,10 @@ _CONCURRENT = """
 import sys
 from pathlib import Path
 from detachlint import runner
+from detachlint.pipeline import Task
 paths = [Path(p) for p in sys.argv[2:]]
 for _ in range(3):
-    res = runner.run([runner.Task(str(p), p.name, None) for p in paths], jobs=2, cache_dir=sys.argv[1])
+    res = runner.run([Task(str(p), p.name, None) for p in paths], jobs=2, cache_dir=sys.argv[1])
 print(sum(len(r.findings) for r in res), sum(1 for r in res if r.internal_error))
 """
 
@@ -117,8 +119,8 @@ def test_file_over_the_size_limit_is_skipped_with_a_notice(tmp_path):
     big.write_text("x = 1\n" * 1000)
     small = tmp_path / "small.py"
     small.write_text("import torch\nt = torch.tensor(torch.ones(2))\n")
-    tasks = [runner.Task(str(big), "big.py", None, max_file_size=1000),
-             runner.Task(str(small), "small.py", None, max_file_size=1000)]
+    tasks = [Task(str(big), "big.py", None, max_file_size=1000),
+             Task(str(small), "small.py", None, max_file_size=1000)]
     big_result, small_result = runner.run(tasks, jobs=1)
     assert big_result.findings == [] and "max-file-size" in big_result.skipped
     assert [f.code for f in small_result.findings] == ["TAL101"]
@@ -127,29 +129,29 @@ def test_file_over_the_size_limit_is_skipped_with_a_notice(tmp_path):
 @pytest.mark.parametrize("text, expected", [(0, 0), (123, 123), ("10MB", 10 << 20), ("512kb", 512 << 10),
                                             ("1.5M", int(1.5 * (1 << 20))), ("2G", 2 << 30), ("77", 77)])
 def test_parse_size(text, expected):
-    assert runner.parse_size(text) == expected
+    assert parse_size(text) == expected
 
 
 @pytest.mark.parametrize("bad", [-1, "ten", "-5MB", True, None, 1.5])
 def test_parse_size_rejects(bad):
     with pytest.raises(ValueError):
-        runner.parse_size(bad)
+        parse_size(bad)
 
 
 def test_an_internal_error_in_one_file_does_not_stop_the_run(tmp_path, monkeypatch):
-    import detachlint.engine as engine
+    import detachlint.pipeline as pipeline
 
-    real = engine.lint_bytes
+    real = pipeline.lint_source
 
-    def flaky(data, filename, codes=None, notebook=None):
+    def flaky(source, filename, codes=None, **options):
         if filename == "boom.py":
             raise RuntimeError("rule bug")
-        return real(data, filename, codes, notebook)
+        return real(source, filename, codes, **options)
 
-    monkeypatch.setattr(engine, "lint_bytes", flaky)
+    monkeypatch.setattr(pipeline, "lint_source", flaky)
     boom = tmp_path / "boom.py"
     boom.write_text("import torch\n")
-    tasks = [runner.Task(str(boom), "boom.py", None), *_tasks(FIXTURES[:1], None)]
+    tasks = [Task(str(boom), "boom.py", None), *_tasks(FIXTURES[:1], None)]
     first, second = runner.run(tasks, jobs=1)
     assert first.internal_error == "RuntimeError: rule bug"
     assert second.findings == _expected(FIXTURES[:1], None)[0]
@@ -157,17 +159,17 @@ def test_an_internal_error_in_one_file_does_not_stop_the_run(tmp_path, monkeypat
 
 @pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="injecting a crash needs fork")
 def test_a_crashing_worker_costs_only_its_file(tmp_path, monkeypatch):
-    real = runner.lint_task
+    real = runner.lint_file
 
-    def crashing(task, cache):
+    def crashing(task, cache, fix):
         if task.display == "crash.py":
             os._exit(3)  # as a segfault in native code would
-        return real(task, cache)
+        return real(task, cache, fix)
 
-    monkeypatch.setattr(runner, "lint_task", crashing)
+    monkeypatch.setattr(runner, "lint_file", crashing)
     crash = tmp_path / "crash.py"
     crash.write_text("import torch\n")
-    tasks = [*_tasks(FIXTURES[:2], None), runner.Task(str(crash), "crash.py", None), *_tasks(FIXTURES[2:4], None)]
+    tasks = [*_tasks(FIXTURES[:2], None), Task(str(crash), "crash.py", None), *_tasks(FIXTURES[2:4], None)]
     results = runner.run(tasks, jobs=2)
     assert [f.code for f in results[2].findings] == [PARSE_ERROR_CODE]
     assert "crashed" in results[2].findings[0].message
@@ -176,8 +178,8 @@ def test_a_crashing_worker_costs_only_its_file(tmp_path, monkeypatch):
 
 
 def test_discovery_errors_become_findings_when_wanted():
-    task = runner.Task("loop.py", "loop.py", None, error="symlink loop")
+    task = Task("loop.py", "loop.py", None, error="symlink loop")
     (result,) = runner.run([task], jobs=1)
     assert [f.message for f in result.findings] == ["symlink loop"]
-    (quiet,) = runner.run([runner.Task("loop.py", "loop.py", frozenset({"TAL001"}), error="x")], jobs=1)
+    (quiet,) = runner.run([Task("loop.py", "loop.py", frozenset({"TAL001"}), error="x")], jobs=1)
     assert quiet.findings == []

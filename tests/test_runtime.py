@@ -199,7 +199,7 @@ def test_crash_and_hang_are_isolated(tmp_path, monkeypatch):
 def test_every_fixture_finding_gets_a_verdict(tmp_path):
     """The rules' own fixtures, through the companion: every finding is reproduced (no recipe
     error, nothing inconclusive); .data writes are confirmed exactly where a graph is pending."""
-    from detachlint.engine import lint_path
+    from detachlint.pipeline import lint_path
     from fixture_expectations import fixture_files, selected_codes
 
     findings = []

@@ -1,100 +1,23 @@
 """Reporters: findings in, text out. One module per ``--output-format``; none of them decides
-what is a finding, only how it reads.
-
-Positions: a ``Finding`` holds 1-based rows and 0-based columns in code points (LibCST's view).
-Every format prints **1-based columns**, as ruff (text, JSON, SARIF, GitHub) and flake8 do, so
-``path:row:col`` jumps to the same character in every tool.
+what is a finding, only how it reads. Shared pieces live in ``common``.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, Sequence
 
-from ..findings import PARSE_ERROR_CODE, Finding, Location, Severity
-from ..rules import rule_by_code
+from ..findings import Finding
+from . import concise, full, github, json, sarif
+from .common import ReportOptions, rule_url
 
-# Reads the source lines a finding points into: (filename, cell) -> lines, or None if unavailable.
-SourceLines = Callable[[str, Optional[int]], Optional[List[str]]]
-
-
-@dataclass
-class ReportOptions:
-    color: bool = False
-    quiet: bool = False
-    sources: SourceLines = field(default=lambda filename, cell: None)
-
-
-def rule_name(code: str) -> str:
-    rule = rule_by_code(code)
-    if rule is not None:
-        return rule.name
-    return "parse-error" if code == PARSE_ERROR_CODE else code.lower()
-
-
-def column1(loc: Location) -> int:
-    return loc.column + 1
-
-
-def position(f: Finding, loc: Optional[Location] = None) -> str:
-    """``path:row:col`` or, in a notebook, ``path:cell N:row:col``."""
-    loc = loc or f.location
-    cell = f"cell {f.cell}:" if f.cell is not None else ""
-    return f"{f.filename}:{cell}{loc.row}:{column1(loc)}"
-
-
-def absolute_filename(filename: str) -> str:
-    """JSON and SARIF consumers want absolute paths (ruff's JSON does the same); stdin stays '-'."""
-    return filename if filename in ("-", "<stdin>") else os.path.abspath(filename)
-
-
-class Style:
-    """ANSI styling that vanishes when colour is off; presentation never lives in the data."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-
-    def _wrap(self, code: str, text: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
-
-    def bold(self, text: str) -> str:
-        return self._wrap("1", text)
-
-    def dim(self, text: str) -> str:
-        return self._wrap("2", text)
-
-    def cyan(self, text: str) -> str:
-        return self._wrap("36", text)
-
-    def severity(self, severity: Severity, text: str) -> str:
-        return self._wrap("1;31" if severity == Severity.ERROR else "1;33", text)
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def summary(findings: Sequence[Finding]) -> str:
-    if not findings:
-        return "All checks passed!"
-    errors = sum(1 for f in findings if f.severity == Severity.ERROR)
-    warnings = len(findings) - errors
-    return f"Found {plural(len(findings), 'finding')} ({plural(errors, 'error')}, {plural(warnings, 'warning')})."
-
+__all__ = ["FORMATS", "ReportOptions", "render", "rule_url"]
 
 Renderer = Callable[[Sequence[Finding], ReportOptions], str]
 
-
-def _registry() -> Dict[str, Renderer]:
-    from . import concise, full, github, json, sarif
-
-    return {"concise": concise.render, "full": full.render, "json": json.render,
-            "sarif": sarif.render, "github": github.render}
-
-
+_RENDERERS: Dict[str, Renderer] = {"concise": concise.render, "full": full.render, "json": json.render,
+                                   "sarif": sarif.render, "github": github.render}
 FORMATS = ("concise", "full", "json", "sarif", "github")
 
 
 def render(fmt: str, findings: Sequence[Finding], options: ReportOptions) -> str:
-    return _registry()[fmt](findings, options)
+    return _RENDERERS[fmt](findings, options)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..findings import Finding
-from . import ReportOptions, Style, position, summary
+from .common import ReportOptions, Style, position, summary
 
 
 def line(f: Finding, style: Style) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import List, Sequence
 
 from ..findings import Finding
-from . import ReportOptions, Style, concise, position, summary
+from . import concise
+from .common import ReportOptions, Style, position, rule_url, summary
 
 
 def _snippet(f: Finding, options: ReportOptions, style: Style) -> List[str]:
@@ -34,8 +35,9 @@ def render(findings: Sequence[Finding], options: ReportOptions) -> str:
         out.extend(_snippet(f, options, style))
         for rel in f.related:
             out.append(f"  = note: {position(f, rel.location)}: {rel.message}")
-        if f.url:
-            out.append(f"  = help: {style.cyan(f.url)}")
+        url = rule_url(f.code)
+        if url:
+            out.append(f"  = help: {style.cyan(url)}")
         out.append("")
     if not options.quiet:
         out.append(summary(findings))

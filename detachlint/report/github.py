@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..findings import Finding, Severity
-from . import ReportOptions, column1, position
+from .common import ReportOptions, column1, position
 
 
 def _escape_data(text: str) -> str:

@@ -7,7 +7,7 @@ import json
 from typing import Any, Dict, Optional, Sequence
 
 from ..findings import Finding, Fix, Location
-from . import ReportOptions, absolute_filename, column1, rule_name
+from .common import ReportOptions, absolute_filename, column1, rule_name, rule_url
 
 
 def location(loc: Location) -> Dict[str, int]:
@@ -37,7 +37,7 @@ def finding_object(f: Finding) -> Dict[str, Any]:
         "end_location": location(f.end_location),
         "noqa_row": f.location.row,  # suppressions are read on the line where a finding starts
         "fix": fix_object(f.fix),
-        "url": f.url,
+        "url": rule_url(f.code),
         "related": [{"row": r.location.row, "column": column1(r.location), "end_row": r.end_location.row,
                      "end_column": column1(r.end_location), "message": r.message} for r in f.related],
         "signature": f.signature,

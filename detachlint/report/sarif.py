@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Sequence
 from .. import __version__
 from ..findings import PARSE_ERROR_CODE, Finding, Fix, Location, Severity
 from ..rules import ALL_RULES
-from . import ReportOptions, column1
+from .common import ReportOptions, column1
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/detachlint/detachlint"

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Sequence
 
 from ..findings import Finding
-from . import ReportOptions, Style, rule_name, summary
+from .common import ReportOptions, Style, rule_name, summary
 
 
 def render(findings: Sequence[Finding], options: ReportOptions, fmt: str = "concise") -> str:

@@ -1,0 +1,101 @@
+"""The on-disk lint cache (``.detachlint_cache/`` by default, like ruff's ``.ruff_cache/``).
+
+A key is made of the detachlint version and code, the effective configuration for the file (its
+enabled codes and rule-affecting settings), its displayed name and its bytes; the entry holds the
+findings. Entries are written atomically (a temporary file, then ``os.replace``), so concurrent
+runs never read half an entry; an entry that does not load is a miss and is rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import FrozenSet, List, Optional, Sequence
+
+from . import __version__
+from .files import atomic_write
+from .findings import Finding, finding_from_dict, finding_to_dict
+
+CACHE_DIR_NAME = ".detachlint_cache"
+CACHE_FORMAT = "1"
+
+_FINGERPRINT: Optional[str] = None
+
+
+def code_fingerprint() -> str:
+    """The version plus the size and mtime of every module of this package, so that a changed
+    checkout (not only a new release) invalidates the cache."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        digest = hashlib.sha256(f"{__version__}\0{CACHE_FORMAT}".encode())
+        root = Path(__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            digest.update(f"{path.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        _FINGERPRINT = digest.hexdigest()[:16]
+    return _FINGERPRINT
+
+
+class Cache:
+    def __init__(self, directory: os.PathLike) -> None:
+        self.directory = Path(directory)
+        self._fingerprint = code_fingerprint()
+        self._prepared = False
+
+    def key(self, display: str, codes: Optional[FrozenSet[str]], options: str, data: bytes) -> str:
+        digest = hashlib.sha256()
+        selected = "*" if codes is None else ",".join(sorted(codes))
+        for part in (self._fingerprint, selected, options, display):
+            digest.update(part.encode("utf-8", "surrogateescape"))
+            digest.update(b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def _entry(self, key: str) -> Path:
+        return self.directory / self._fingerprint / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Optional[List[Finding]]:
+        try:
+            with open(self._entry(key), "rb") as fh:
+                payload = json.loads(fh.read())
+            return [finding_from_dict(d) for d in payload["findings"]]
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            return None  # absent, or corrupt: a miss; the entry is rewritten
+
+    def put(self, key: str, findings: Sequence[Finding]) -> None:
+        entry = self._entry(key)
+        try:
+            self._prepare()
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps({"findings": [finding_to_dict(f) for f in findings]}, separators=(",", ":"))
+            atomic_write(entry, text.encode("utf-8", "surrogateescape"))
+        except (OSError, TypeError, ValueError):
+            pass  # a read-only or full disk makes the cache useless, never the run
+
+    def _prepare(self) -> None:
+        if self._prepared:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for name, text in ((".gitignore", "# Created by detachlint automatically.\n*\n"),
+                           ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"
+                                            "# This is a cache directory created by detachlint.\n")):
+            path = self.directory / name
+            if not path.exists():
+                atomic_write(path, text.encode())
+        self._prepared = True
+
+
+def find_cache_dir(start: os.PathLike, config_file: Optional[os.PathLike] = None) -> Path:
+    """``.detachlint_cache`` next to the configuration file, else in ``start``; the
+    ``DETACHLINT_CACHE_DIR`` environment variable wins."""
+    env = os.environ.get("DETACHLINT_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = Path(config_file).parent if config_file else Path(start)
+    return base / CACHE_DIR_NAME
+

@@ -1,0 +1,327 @@
+"""The one pipeline every surface goes through: paths → files → bytes → findings.
+
+Fixit's ``fixit_paths → fixit_file → fixit_bytes`` is the model. This module owns, once:
+
+- **discovery and selection**: which files ``check PATH ...`` lints, and with which rule codes
+  and size limit (``tasks_for``, from the settings in ``config``);
+- **reading and size limits**: a file over ``max-file-size`` is skipped with a notice, in
+  ``check`` and ``--fix`` alike;
+- **notebooks**: ``.ipynb`` bytes go to ``notebook``, Python source to ``engine``;
+- **noqa**: applied by ``engine`` unless the caller owns it (flake8);
+- **caching**: results per file content and settings (``cache``);
+- **crash containment**: a bug in a rule becomes ``FileResult.internal_error`` for that file
+  only; each surface decides how to show it, none decides again whether to go on.
+
+``lint_file`` (a file on disk, optionally fixed), ``check_bytes`` (stdin and other bytes) and
+``check_source`` / ``check_cells`` (an editor's buffers) all end in the same ``_lint_bytes`` /
+``engine.lint_source``. ``runner`` runs ``lint_file`` for many tasks in parallel.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import tokenize
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+from .cache import Cache
+from .config import DEFAULT_MAX_FILE_SIZE, SettingsResolver
+from .engine import lint_source
+from .files import LINTED_SUFFIXES, GitIgnore, SourceError, decode_source, display_path
+from .findings import PARSE_ERROR_CODE, Finding, parse_error_finding
+from .fixes import FixOutcome, fix_file, fix_notebook, fix_text, unified_diff
+from .notebook import CellMap, CodeCell, lint_joined, lint_notebook_bytes
+
+Codes = Optional[FrozenSet[str]]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One file to lint. ``codes``: the enabled codes (None: the default set); ``options``: any
+    other setting that changes findings, as a stable string (part of the cache key)."""
+
+    path: str
+    display: str
+    codes: Codes = None
+    options: str = ""
+    error: Optional[str] = None  # discovery already failed (e.g. a symlink loop): report it
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes; 0: no limit
+
+
+@dataclass(frozen=True)
+class FixMode:
+    """``--fix`` (``write``), ``--diff`` (not ``write``: the diff is computed, nothing written)."""
+
+    unsafe: bool = False
+    write: bool = True
+
+
+@dataclass
+class FileResult:
+    findings: List[Finding] = field(default_factory=list)  # what is left after fixing, if fixed
+    skipped: Optional[str] = None  # why the file was not linted (too large): a notice, not a finding
+    internal_error: Optional[str] = None  # a bug in detachlint while linting this file
+    cached: bool = False
+    # With a FixMode: the codes of the findings fixed, the unified diff of the change, why the
+    # fixed text was not written, and (for ``check_bytes``) the fixed bytes.
+    fixed: Dict[str, int] = field(default_factory=dict)
+    diff: Optional[str] = None
+    fix_error: Optional[str] = None
+    fixed_data: Optional[bytes] = None
+
+
+def _wanted(codes: Codes, code: str) -> bool:
+    return codes is None or code in codes
+
+
+def _error_result(display: str, codes: Codes, message: str) -> FileResult:
+    return FileResult([parse_error_finding(display, message)] if _wanted(codes, PARSE_ERROR_CODE) else [])
+
+
+def contained(work: Callable[[], FileResult]) -> FileResult:
+    """The one crash policy: a bug while linting one file is reported for that file, never
+    raised into the surface, which goes on with the next file (or the next edit)."""
+    try:
+        return work()
+    except Exception as exc:
+        return FileResult(internal_error=f"{type(exc).__name__}: {exc}")
+
+
+def _too_large(display: str, size: int, limit: int) -> Optional[str]:
+    if limit and size > limit:
+        return f"{display}: skipped, {size / 1e6:.1f} MB is over the max-file-size limit of {limit / 1e6:.1f} MB"
+    return None
+
+
+# --- bytes and text ----------------------------------------------------------------------------
+
+def _lint_bytes(data: bytes, display: str, codes: Codes, notebook: bool, noqa: bool = True) -> List[Finding]:
+    """A file's bytes: Python source, or a Jupyter notebook. May raise on a bug in a rule."""
+    if notebook:
+        return lint_notebook_bytes(data, display, codes)
+    try:
+        source = decode_source(data)
+    except SourceError as exc:
+        return [parse_error_finding(display, exc.message, exc.row, exc.column)]
+    return lint_source(source, display, codes, noqa=noqa)
+
+
+def _outcome_result(outcome: FixOutcome, display: str, fix: FixMode) -> FileResult:
+    result = FileResult(list(outcome.remaining))
+    if outcome.changed:
+        result.fixed = dict(Counter(f.code for f in outcome.fixed))
+        if not fix.write:
+            result.diff = unified_diff(outcome.original, outcome.text, display)
+    return result
+
+
+def check_bytes(data: bytes, display: str, codes: Codes = None, *, notebook: bool = False,
+                fix: Optional[FixMode] = None, max_file_size: int = 0) -> FileResult:
+    """Bytes that are not (or not yet) a file on disk: stdin. With ``fix``, ``fixed_data`` holds
+    the fixed bytes in the input's own encoding (the input unchanged when it cannot be fixed)."""
+    def work() -> FileResult:
+        skipped = _too_large(display, len(data), max_file_size)
+        if skipped:
+            return FileResult(skipped=skipped, fixed_data=data if fix else None)
+        if fix is None or notebook:
+            return FileResult(_lint_bytes(data, display, codes, notebook), fixed_data=data if fix else None)
+        try:
+            text = decode_source(data)
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except (SourceError, SyntaxError):
+            return FileResult(_lint_bytes(data, display, codes, notebook), fixed_data=data)
+        outcome = fix_text(text, lambda t: lint_source(t, display, codes), fix.unsafe)
+        if data.startswith(codecs.BOM_UTF8):
+            encoding = "utf-8-sig"
+        try:
+            fixed = outcome.text.encode(encoding)
+        except (UnicodeEncodeError, LookupError):
+            return FileResult(outcome.initial, fixed_data=data)
+        result = _outcome_result(outcome, display, fix)
+        result.fixed_data = fixed
+        return result
+
+    return contained(work)
+
+
+def check_source(source: str, display: str, codes: Codes = None, *, noqa: bool = True,
+                 max_file_size: int = 0) -> FileResult:
+    """Text already decoded: an editor's buffer, or the lines flake8 read. ``noqa=False`` leaves
+    ``# noqa`` to the caller (flake8 applies it, and ``--disable-noqa`` must work)."""
+    def work() -> FileResult:
+        skipped = _too_large(display, len(source.encode("utf-8", "surrogatepass")), max_file_size)
+        if skipped:
+            return FileResult(skipped=skipped)
+        return FileResult(lint_source(source, display, codes, noqa=noqa))
+
+    return contained(work)
+
+
+def check_cells(cells: Sequence[CodeCell], display: str, codes: Codes = None) -> Tuple[FileResult, CellMap]:
+    """A notebook's code cells, linted joined: findings in joined coordinates and the map back to
+    cells (an editor places each location, related ones included, in its own cell)."""
+    out: List[CellMap] = []
+
+    def work() -> FileResult:
+        findings, cmap = lint_joined(cells, display, codes)
+        out.append(cmap)
+        return FileResult(findings)
+
+    result = contained(work)
+    return result, out[0] if out else CellMap([], [])
+
+
+# --- files -------------------------------------------------------------------------------------
+
+def lint_file(task: Task, cache: Optional[Cache] = None, fix: Optional[FixMode] = None) -> FileResult:
+    """Lint one file (in a worker or in this process), through the cache; with ``fix``, fix it
+    (written atomically, or only diffed). Never raises."""
+    if task.error is not None:
+        return _error_result(task.display, task.codes, task.error)
+
+    def work() -> FileResult:
+        path = Path(task.path)
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = 0  # reading will say what is wrong
+        skipped = _too_large(task.display, size, task.max_file_size)
+        if skipped:
+            return FileResult(skipped=skipped)
+        notebook = path.suffix == ".ipynb"
+        if fix is not None:
+            fixed = _fix_file(task, path, notebook, fix)
+            if fixed is not None:
+                return fixed
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            return _error_result(task.display, task.codes, f"cannot read file: {exc.strerror or exc}")
+        key = cache.key(task.display, task.codes, task.options, data) if cache is not None else None
+        if key is not None:
+            hit = cache.get(key)
+            if hit is not None:
+                return FileResult(hit, cached=True)
+        findings = _lint_bytes(data, task.display, task.codes, notebook)
+        if key is not None:
+            cache.put(key, findings)
+        return FileResult(findings)
+
+    return contained(work)
+
+
+def _fix_file(task: Task, path: Path, notebook: bool, fix: FixMode) -> Optional[FileResult]:
+    """None when the file cannot be read or decoded: the normal check then says why."""
+    display, codes = task.display, task.codes
+    transform = (lambda text: fix_notebook(text, display, codes, fix.unsafe)) if notebook else None
+    done = fix_file(path, display, lambda text: lint_source(text, display, codes), fix.unsafe,
+                    write=fix.write, transform=transform)
+    if done.outcome is None:
+        return None
+    if done.error is not None:
+        return FileResult(done.outcome.initial, fix_error=done.error)
+    return _outcome_result(done.outcome, display, fix)
+
+
+def _raised(result: FileResult) -> List[Finding]:
+    if result.internal_error is not None:
+        raise RuntimeError(f"internal error: {result.internal_error}")
+    return result.findings
+
+
+def lint_path(path: os.PathLike, codes: Optional[Iterable[str]] = None, display: Optional[str] = None) -> List[Finding]:
+    """One file's findings, no size limit or cache (for scripts, tests and the runtime companion);
+    an internal error raises."""
+    selected = None if codes is None else frozenset(codes)
+    return _raised(lint_file(Task(str(path), display or str(path), selected, max_file_size=0)))
+
+
+def lint_bytes(data: bytes, filename: str, codes: Optional[Iterable[str]] = None,
+               notebook: Optional[bool] = None) -> List[Finding]:
+    """Bytes' findings: a notebook by default when ``filename`` ends in ``.ipynb``; an internal
+    error raises."""
+    selected = None if codes is None else frozenset(codes)
+    is_notebook = filename.endswith(".ipynb") if notebook is None else notebook
+    return _raised(check_bytes(data, filename, selected, notebook=is_notebook))
+
+
+# --- discovery ---------------------------------------------------------------------------------
+# Which files ``detachlint check PATH ...`` lints. Like ruff: walk directories in sorted order,
+# take .py/.pyi/.ipynb, prune what the settings exclude (ruff's default list) and what .gitignore
+# files ignore; files named explicitly are linted whatever their suffix and even when excluded,
+# unless force-exclude is on (pre-commit passes every staged file explicitly).
+
+@dataclass(frozen=True)
+class Target:
+    """A file to lint, or a path that could not be walked (``error`` says why)."""
+
+    path: Path
+    display: str
+    error: Optional[str] = None
+
+
+def discover(paths: Iterable[str], resolver: "SettingsResolver") -> List[Target]:
+    """The files to lint under ``paths``, each once, sorted by displayed path."""
+    cwd = Path(os.getcwd())
+    gitignore = GitIgnore()
+    found: Dict[str, Target] = {}
+
+    def add(path: Path, error: Optional[str] = None) -> None:
+        key = os.path.abspath(path)
+        if key not in found:
+            found[key] = Target(path, display_path(path, cwd), error)
+
+    for arg in paths:
+        path = Path(arg)
+        settings = resolver.for_path(path)
+        if settings.force_exclude and settings.is_excluded(path, gitignore=gitignore):
+            continue
+        if path.is_dir():
+            for target_path, error in _walk(path, resolver, gitignore):
+                add(target_path, error)
+        else:
+            add(path)  # named explicitly: linted whatever its suffix; unreadable → TAL999
+    return sorted(found.values(), key=lambda t: t.display)
+
+
+def _walk(directory: Path, resolver: "SettingsResolver", gitignore: GitIgnore) -> Iterator[Tuple[Path, Optional[str]]]:
+    try:
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        yield directory, f"cannot read directory: {exc.strerror or exc}"
+        return
+    settings = resolver.for_path(directory, is_dir=True)
+    for entry in entries:
+        path = Path(entry.path)
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        absolute = Path(os.path.abspath(path))
+        if settings.matches_exclude(absolute):
+            continue
+        if settings.respect_gitignore and gitignore.entry_ignored(absolute, is_dir):
+            continue
+        if is_dir:
+            yield from _walk(path, resolver, gitignore)
+        elif path.suffix in LINTED_SUFFIXES and not (entry.is_symlink() and os.path.isdir(path)):
+            # Symlinked directories are not followed (no loops, no escaping the tree); a broken
+            # or looping file symlink is kept so that it is reported rather than silently skipped.
+            yield path, None
+
+
+
+def tasks_for(paths: Iterable[str], resolver: SettingsResolver) -> List[Task]:
+    """Discovery and selection: one task per file, with its enabled codes and size limit."""
+    tasks = []
+    for target in discover(paths, resolver):
+        settings = resolver.for_path(target.path, is_dir=False)
+        limit = DEFAULT_MAX_FILE_SIZE if settings.max_file_size is None else settings.max_file_size
+        codes = settings.codes_for(target.path) if target.error is None else frozenset(settings.enabled)
+        tasks.append(Task(str(target.path), target.display, codes, error=target.error, max_file_size=limit))
+    return tasks
