@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import FrozenSet, List, Optional, Sequence
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set
 
 from . import __version__
 from .files import atomic_write
@@ -78,16 +78,20 @@ class Cache:
             pass  # a read-only or full disk makes the cache useless, never the run
 
     def _prepare(self) -> None:
-        if self._prepared:
-            return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        for name, text in ((".gitignore", "# Created by detachlint automatically.\n*\n"),
-                           ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"
-                                            "# This is a cache directory created by detachlint.\n")):
-            path = self.directory / name
-            if not path.exists():
-                atomic_write(path, text.encode())
-        self._prepared = True
+        if not self._prepared:
+            prepare_cache_dir(self.directory)
+            self._prepared = True
+
+
+def prepare_cache_dir(directory: Path) -> None:
+    """Create the cache directory, marked so that git and backup tools leave it alone."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in ((".gitignore", "# Created by detachlint automatically.\n*\n"),
+                       ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"
+                                        "# This is a cache directory created by detachlint.\n")):
+        path = directory / name
+        if not path.exists():
+            atomic_write(path, text.encode())
 
 
 def find_cache_dir(start: os.PathLike, config_file: Optional[os.PathLike] = None) -> Path:
@@ -99,3 +103,39 @@ def find_cache_dir(start: os.PathLike, config_file: Optional[os.PathLike] = None
     base = Path(config_file).parent if config_file else Path(start)
     return base / CACHE_DIR_NAME
 
+
+
+class FactsCache:
+    """The project index's local facts per file content (``analysis.project``), in one JSON file
+    next to the lint cache: read once per run, written back (atomically) when it changed."""
+
+    LIMIT = 50_000  # entries kept: this run's, then older ones up to the limit
+
+    def __init__(self, directory: os.PathLike) -> None:
+        from .analysis.project import FORMAT
+
+        self.path = Path(directory) / f"index-{FORMAT}.json"
+        self.entries: Dict[str, dict] = {}
+        self._loaded: Set[str] = set()
+        try:
+            with open(self.path, "rb") as fh:
+                data = json.loads(fh.read())
+            if isinstance(data, dict):
+                self.entries = data
+        except (OSError, ValueError):
+            pass  # absent or corrupt: rebuilt
+        self._loaded = set(self.entries)
+
+    def save(self, used: Set[str]) -> None:
+        if used <= self._loaded:
+            return
+        keep = {k: self.entries[k] for k in used if k in self.entries}
+        for key in self._loaded - used:
+            if len(keep) >= self.LIMIT:
+                break
+            keep[key] = self.entries[key]
+        try:
+            prepare_cache_dir(self.path.parent)
+            atomic_write(self.path, json.dumps(keep, separators=(",", ":")).encode())
+        except (OSError, TypeError, ValueError):
+            pass  # a read-only disk makes the cache useless, never the run

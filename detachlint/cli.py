@@ -181,11 +181,21 @@ class _FixReport:
         return f"Fixed {n} finding{'' if n == 1 else 's'} in {files} ({summary(self.fixed)}).\n" if n else ""
 
 
+def _cache_dir(args: argparse.Namespace, resolver: SettingsResolver) -> Optional[str]:
+    from .cache import find_cache_dir
+
+    if args.no_cache:
+        return None
+    cwd = os.getcwd()
+    return args.cache_dir or str(find_cache_dir(cwd, resolver.for_path(cwd, is_dir=True).config_file))
+
+
 def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _Sources, fix: Any,
                 fixes: Optional[_FixReport]) -> Tuple[List[Any], int]:
+    from .analysis.project import ModuleView, module_name
     from .config import DEFAULT_MAX_FILE_SIZE
-    from .files import display_path
-    from .pipeline import check_bytes
+    from .files import SourceError, decode_source, display_path
+    from .pipeline import build_project, check_bytes, project_root
 
     name = args.stdin_filename
     settings = resolver.for_path(name or os.getcwd(), is_dir=name is None)
@@ -195,8 +205,16 @@ def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _
     display = display_path(Path(name)) if name else "-"
     sources.texts[display] = data.decode("utf-8-sig", errors="replace")  # for --output-format full
     limit = DEFAULT_MAX_FILE_SIZE if settings.max_file_size is None else settings.max_file_size
+    project = None
+    if name and name.endswith((".py", ".pyi")):  # the project it belongs to, with this text for its file
+        try:
+            overrides = {name: decode_source(data)}
+        except SourceError:
+            overrides = {}
+        index = build_project(project_root(name), resolver, _cache_dir(args, resolver), overrides)
+        project = ModuleView(index, module_name(Path(name))[0])
     result = check_bytes(data, display, settings.codes_for(name or "-"), fix=fix, max_file_size=limit,
-                         notebook=bool(name) and name.endswith(".ipynb"))
+                         notebook=bool(name) and name.endswith(".ipynb"), project=project)
     if fixes is not None:
         fixes.add(display, result)
         if fix.write:  # like ruff: the fixed source on stdout, findings on stderr
@@ -223,16 +241,14 @@ def _collect(results: Sequence[Tuple[str, Any]]) -> Tuple[List[Any], int]:
 def _lint_files(args: argparse.Namespace, resolver: SettingsResolver, paths: Sequence[str], fix: Any,
                 fixes: Optional[_FixReport]) -> Tuple[List[Any], int]:
     """Discovered files through the pipeline, in parallel and through the cache (``runner``)."""
-    from . import cache, runner
-    from .pipeline import tasks_for
+    from . import runner
+    from .pipeline import build_projects, tasks_for
 
     tasks = tasks_for(paths, resolver)
-    cache_dir = None
-    if not args.no_cache:
-        cwd = os.getcwd()
-        cache_dir = args.cache_dir or cache.find_cache_dir(cwd, resolver.for_path(cwd, is_dir=True).config_file)
+    cache_dir = _cache_dir(args, resolver)
     stats = runner.RunStats()
-    results = runner.run(tasks, jobs=args.jobs, cache_dir=cache_dir, stats=stats, fix=fix)
+    indexes = build_projects(tasks, resolver, cache_dir)
+    results = runner.run(tasks, jobs=args.jobs, cache_dir=cache_dir, stats=stats, fix=fix, indexes=indexes)
     if fixes is not None:
         for task, result in zip(tasks, results):
             fixes.add(task.display, result)

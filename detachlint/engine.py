@@ -17,6 +17,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from .analysis.order import ScopeOrder
 from .analysis.precheck import may_have_findings
+from .analysis.project import ModuleView
 from .analysis.tensors import TensorFacts
 from .analysis.torchnames import TorchNames
 from .findings import PARSE_ERROR_CODE, Finding, Fix, Location, Related, Severity, parse_error_finding
@@ -138,9 +139,11 @@ def select_rules(codes: Optional[Iterable[str]]) -> List[Type[Rule]]:
     return [r for r in ALL_RULES if r.code in wanted]
 
 
-def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[Type[Rule]]) -> List[Finding]:
+def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[Type[Rule]],
+                project: Optional[ModuleView] = None) -> List[Finding]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx = Context(source, filename, wrapper.module, wrapper)
+    ctx.project = project
     instances = [rule(ctx) for rule in rules]
     # LibCST's visitor events for every participant (analyses first in, last out), without
     # LibCST rebuilding every node as ``module.visit`` does.
@@ -248,7 +251,8 @@ def _inside(source: str, row: int, column: int) -> Tuple[int, int]:
     return row, max(0, min(column, len(lines[row - 1])))
 
 
-def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]]) -> List[Finding]:
+def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
+                    project: Optional[ModuleView] = None) -> List[Finding]:
     too_deep = _too_deep_for_libcst(source)
     try:
         if too_deep is not None:
@@ -264,21 +268,22 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]]) -> 
         findings = [parse_error_finding(filename, f"cannot parse: {type(exc).__name__} (nesting too deep)")]
     else:
         try:
-            findings = lint_module(module, source, filename, rules)
+            findings = lint_module(module, source, filename, rules, project)
         except RecursionError:
             findings = [parse_error_finding(filename, "cannot analyse: nesting too deep")]
     return findings
 
 
 def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable[str]] = None,
-                precheck: bool = True, noqa: bool = True) -> List[Finding]:
+                precheck: bool = True, noqa: bool = True, project: Optional[ModuleView] = None) -> List[Finding]:
     """Lint Python source text. ``codes`` are the enabled rule codes (None: the default set).
 
     Never raises for bad input: a file that does not parse yields one TAL999 finding.
     ``precheck``: skip the LibCST parse when no rule can fire (``analysis/precheck.py``); a
     skipped file still gets TAL999 when Python cannot parse it. Results are the same either way.
     ``noqa=False`` leaves ``# noqa`` comments to the caller (flake8 applies them itself, and
-    its ``--disable-noqa`` must be able to bring the findings back).
+    its ``--disable-noqa`` must be able to bring the findings back). ``project``: what the
+    project index knows of this module and the rest of the project (None: this file alone).
     """
     rules = select_rules(codes)
     if SKIP_FILE_RE.search(source):
@@ -293,7 +298,7 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     paused = gc.isenabled()
     gc.disable()
     try:
-        findings = _parse_and_lint(source, filename, rules)
+        findings = _parse_and_lint(source, filename, rules, project)
     finally:
         if paused:
             gc.enable()

@@ -10,6 +10,9 @@ would drop, and a file gets the same analysis as under ``detachlint check`` with
 Columns: the engine reports 0-based code-point columns; flake8 expects 0-based and adds 1 itself,
 so they pass through unchanged.
 
+Facts across files come from the project index of the file's project (``pipeline.Projects``),
+built once per flake8 process from the same files ``detachlint check`` would index.
+
 Importing this module is cheap: the engine (and with it LibCST) is imported on first use, and
 torch never is.
 """
@@ -52,6 +55,22 @@ def flake8_selection(options: Any) -> Optional[FrozenSet[str]]:
         return None
 
 
+_PROJECTS: Any = None  # pipeline.Projects, one per flake8 process
+
+
+def _project_view(filename: str) -> Any:
+    """The project index for ``filename`` (built once per project root and process, its facts
+    cached on disk), so that flake8 sees what ``detachlint check`` sees; None for stdin."""
+    global _PROJECTS
+    if filename in ("-", "stdin", "<stdin>"):
+        return None
+    from .pipeline import Projects
+
+    if _PROJECTS is None:
+        _PROJECTS = Projects()
+    return _PROJECTS.view(filename)
+
+
 class Checker:
     """flake8 AST plugin. ``tree`` is unused but makes flake8 treat this as an AST plugin;
     ``lines`` gives the source text (files and stdin alike) without rereading the file."""
@@ -86,7 +105,7 @@ class Checker:
         # so a TAL999 here means LibCST could not analyse a file Python accepts: worth showing.
         # flake8 applies ``# noqa`` (and honours ``--disable-noqa``) itself. flake8 has read the
         # whole file already, so no size limit applies here.
-        result = check_source(self.source, self.filename, codes, noqa=False)
+        result = check_source(self.source, self.filename, codes, noqa=False, project=_project_view(self.filename))
         if result.internal_error is not None:  # flake8 reports a plugin's exception for its file
             raise RuntimeError(f"detachlint: internal error: {result.internal_error} (please report this)")
         for finding in result.findings:

@@ -150,10 +150,11 @@ def _uri_path(uri: str) -> Optional[Path]:
     return None
 
 
-def lint_target(target: Target, overrides: Mapping[str, Any], fallback_root: Optional[Path]
-                ) -> Tuple[List[Placed], Optional[str], Optional[str]]:
+def lint_target(target: Target, overrides: Mapping[str, Any], fallback_root: Optional[Path],
+                projects: Optional[Any] = None) -> Tuple[List[Placed], Optional[str], Optional[str]]:
     """Run the pipeline for one target (in a worker thread): placed findings, a configuration
-    warning, and the internal error that stopped the lint (a bug in a rule), if any."""
+    warning, and the internal error that stopped the lint (a bug in a rule), if any.
+    ``projects``: the server's ``pipeline.Projects`` (facts across the files of the workspace)."""
     from .config import DEFAULT_MAX_FILE_SIZE, ConfigError, load_settings
     from .notebook import CodeCell, neutralise, place
     from .pipeline import check_cells, check_source
@@ -177,7 +178,10 @@ def lint_target(target: Target, overrides: Mapping[str, Any], fallback_root: Opt
         source = neutralise(target.source) if target.as_cell else target.source
         if source is None:
             return [], warning, None
-        result = check_source(source, target.filename, codes, max_file_size=limit)
+        project = None
+        if projects is not None and target.path is not None and not target.as_cell:
+            project = projects.view(target.path)
+        result = check_source(source, target.filename, codes, max_file_size=limit, project=project)
         placed = [Placed(target.key, f, tuple((target.key, r) for r in f.related)) for f in result.findings]
         return placed, warning or result.skipped, result.internal_error
 
@@ -192,7 +196,8 @@ def lint_target(target: Target, overrides: Mapping[str, Any], fallback_root: Opt
     return placed, warning, result.internal_error
 
 
-def fix_all(target: Target, overrides: Mapping[str, Any], fallback_root: Optional[Path]) -> Optional[str]:
+def fix_all(target: Target, overrides: Mapping[str, Any], fallback_root: Optional[Path],
+            projects: Optional[Any] = None) -> Optional[str]:
     """The document with every safe fix applied (passes until none is left), or None when nothing
     changes. Notebooks are not fixed here: a fix's rows are those of the joined cells."""
     if target.notebook or target.as_cell:
@@ -202,7 +207,7 @@ def fix_all(target: Target, overrides: Mapping[str, Any], fallback_root: Optiona
     from .fixes import fix_text
 
     def lint(text: str) -> List[Finding]:
-        placed, _, error = lint_target(dataclasses.replace(target, source=text), overrides, fallback_root)
+        placed, _, error = lint_target(dataclasses.replace(target, source=text), overrides, fallback_root, projects)
         if error is not None:
             raise RuntimeError(error)  # no fix over a text the rules could not analyse
         return [p.finding for p in placed]
@@ -239,6 +244,9 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
         self.opened: Dict[str, None] = {}  # open targets, keyed by the uri as the client spells it
         self._warned: set = set()
         self.lint_count = 0  # how many lints ran (debounce is observable through this)
+        from .pipeline import Projects
+
+        self.projects = Projects()  # the workspace's project index, rebuilt when a file is saved
 
     # -- targets --
 
@@ -314,7 +322,7 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
             return None
         loop = asyncio.get_running_loop()
         placed, warning, error = await loop.run_in_executor(None, lint_target, target, dict(self.overrides),
-                                                            self._root())
+                                                            self._root(), self.projects)
         if error is not None:  # a bug in a rule (contained by the pipeline): say so in the log, keep serving
             log.error("detachlint failed on %s: %s", key, error)
             self.window_log_message(T.LogMessageParams(
@@ -479,7 +487,7 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
         if target is None:
             return None
         loop = asyncio.get_running_loop()
-        fixed = await loop.run_in_executor(None, fix_all, target, dict(self.overrides), self._root())
+        fixed = await loop.run_in_executor(None, fix_all, target, dict(self.overrides), self._root(), self.projects)
         current = self.target_for(uri)
         if fixed is None or current is None or current.versions != target.versions:
             return None
@@ -549,6 +557,12 @@ def create_server() -> "DetachlintServer":
 
     @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: DetachlintServer, params: T.DidSaveTextDocumentParams) -> None:
+        path = _uri_path(params.text_document.uri)
+        if path is not None:  # its facts changed on disk: other open files may see it differently
+            ls.projects.invalidate(path)
+            for key in list(ls.opened):
+                if key != ls.key_for(params.text_document.uri):
+                    ls.schedule(key)
         ls.schedule(ls.key_for(params.text_document.uri), 0)
 
     @server.feature(T.TEXT_DOCUMENT_DID_CLOSE)

@@ -26,10 +26,11 @@ import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from .cache import Cache
-from .config import DEFAULT_MAX_FILE_SIZE, SettingsResolver
+from .analysis.project import ModuleView, ProjectIndex, build_index, module_name
+from .cache import Cache, FactsCache
+from .config import DEFAULT_MAX_FILE_SIZE, ConfigError, SettingsResolver
 from .engine import lint_source
 from .files import LINTED_SUFFIXES, GitIgnore, SourceError, decode_source, display_path
 from .findings import PARSE_ERROR_CODE, Finding, parse_error_finding
@@ -50,6 +51,7 @@ class Task:
     options: str = ""
     error: Optional[str] = None  # discovery already failed (e.g. a symlink loop): report it
     max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes; 0: no limit
+    project: Optional[str] = None  # the project root whose index this file is linted with
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,8 @@ def _too_large(display: str, size: int, limit: int) -> Optional[str]:
 
 # --- bytes and text ----------------------------------------------------------------------------
 
-def _lint_bytes(data: bytes, display: str, codes: Codes, notebook: bool, noqa: bool = True) -> List[Finding]:
+def _lint_bytes(data: bytes, display: str, codes: Codes, notebook: bool, noqa: bool = True,
+                project: Optional[ModuleView] = None) -> List[Finding]:
     """A file's bytes: Python source, or a Jupyter notebook. May raise on a bug in a rule."""
     if notebook:
         return lint_notebook_bytes(data, display, codes)
@@ -107,7 +110,7 @@ def _lint_bytes(data: bytes, display: str, codes: Codes, notebook: bool, noqa: b
         source = decode_source(data)
     except SourceError as exc:
         return [parse_error_finding(display, exc.message, exc.row, exc.column)]
-    return lint_source(source, display, codes, noqa=noqa)
+    return lint_source(source, display, codes, noqa=noqa, project=project)
 
 
 def _outcome_result(outcome: FixOutcome, display: str, fix: FixMode) -> FileResult:
@@ -120,7 +123,8 @@ def _outcome_result(outcome: FixOutcome, display: str, fix: FixMode) -> FileResu
 
 
 def check_bytes(data: bytes, display: str, codes: Codes = None, *, notebook: bool = False,
-                fix: Optional[FixMode] = None, max_file_size: int = 0) -> FileResult:
+                fix: Optional[FixMode] = None, max_file_size: int = 0,
+                project: Optional[ModuleView] = None) -> FileResult:
     """Bytes that are not (or not yet) a file on disk: stdin. With ``fix``, ``fixed_data`` holds
     the fixed bytes in the input's own encoding (the input unchanged when it cannot be fixed)."""
     def work() -> FileResult:
@@ -128,13 +132,14 @@ def check_bytes(data: bytes, display: str, codes: Codes = None, *, notebook: boo
         if skipped:
             return FileResult(skipped=skipped, fixed_data=data if fix else None)
         if fix is None or notebook:
-            return FileResult(_lint_bytes(data, display, codes, notebook), fixed_data=data if fix else None)
+            return FileResult(_lint_bytes(data, display, codes, notebook, project=project),
+                              fixed_data=data if fix else None)
         try:
             text = decode_source(data)
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         except (SourceError, SyntaxError):
-            return FileResult(_lint_bytes(data, display, codes, notebook), fixed_data=data)
-        outcome = fix_text(text, lambda t: lint_source(t, display, codes), fix.unsafe)
+            return FileResult(_lint_bytes(data, display, codes, notebook, project=project), fixed_data=data)
+        outcome = fix_text(text, lambda t: lint_source(t, display, codes, project=project), fix.unsafe)
         if data.startswith(codecs.BOM_UTF8):
             encoding = "utf-8-sig"
         try:
@@ -149,14 +154,14 @@ def check_bytes(data: bytes, display: str, codes: Codes = None, *, notebook: boo
 
 
 def check_source(source: str, display: str, codes: Codes = None, *, noqa: bool = True,
-                 max_file_size: int = 0) -> FileResult:
+                 max_file_size: int = 0, project: Optional[ModuleView] = None) -> FileResult:
     """Text already decoded: an editor's buffer, or the lines flake8 read. ``noqa=False`` leaves
     ``# noqa`` to the caller (flake8 applies it, and ``--disable-noqa`` must work)."""
     def work() -> FileResult:
         skipped = _too_large(display, len(source.encode("utf-8", "surrogatepass")), max_file_size)
         if skipped:
             return FileResult(skipped=skipped)
-        return FileResult(lint_source(source, display, codes, noqa=noqa))
+        return FileResult(lint_source(source, display, codes, noqa=noqa, project=project))
 
     return contained(work)
 
@@ -177,14 +182,17 @@ def check_cells(cells: Sequence[CodeCell], display: str, codes: Codes = None) ->
 
 # --- files -------------------------------------------------------------------------------------
 
-def lint_file(task: Task, cache: Optional[Cache] = None, fix: Optional[FixMode] = None) -> FileResult:
+def lint_file(task: Task, cache: Optional[Cache] = None, fix: Optional[FixMode] = None,
+              indexes: Optional[Mapping[str, ProjectIndex]] = None) -> FileResult:
     """Lint one file (in a worker or in this process), through the cache; with ``fix``, fix it
-    (written atomically, or only diffed). Never raises."""
+    (written atomically, or only diffed); ``indexes``: the project indexes by root. Never raises."""
     if task.error is not None:
         return _error_result(task.display, task.codes, task.error)
 
     def work() -> FileResult:
         path = Path(task.path)
+        index = indexes.get(task.project) if indexes and task.project else None
+        project = ModuleView(index, module_name(path)[0]) if index is not None else None
         try:
             size = path.stat().st_size
         except OSError:
@@ -194,19 +202,19 @@ def lint_file(task: Task, cache: Optional[Cache] = None, fix: Optional[FixMode] 
             return FileResult(skipped=skipped)
         notebook = path.suffix == ".ipynb"
         if fix is not None:
-            fixed = _fix_file(task, path, notebook, fix)
+            fixed = _fix_file(task, path, notebook, fix, project)
             if fixed is not None:
                 return fixed
         try:
             data = path.read_bytes()
         except OSError as exc:
             return _error_result(task.display, task.codes, f"cannot read file: {exc.strerror or exc}")
-        key = cache.key(task.display, task.codes, task.options, data) if cache is not None else None
+        key = cache.key(task.display, task.codes, cache_options(task, indexes), data) if cache is not None else None
         if key is not None:
             hit = cache.get(key)
             if hit is not None:
                 return FileResult(hit, cached=True)
-        findings = _lint_bytes(data, task.display, task.codes, notebook)
+        findings = _lint_bytes(data, task.display, task.codes, notebook, project=project)
         if key is not None:
             cache.put(key, findings)
         return FileResult(findings)
@@ -214,11 +222,19 @@ def lint_file(task: Task, cache: Optional[Cache] = None, fix: Optional[FixMode] 
     return contained(work)
 
 
-def _fix_file(task: Task, path: Path, notebook: bool, fix: FixMode) -> Optional[FileResult]:
+def cache_options(task: Task, indexes: Optional[Mapping[str, ProjectIndex]]) -> str:
+    """Everything besides codes, name and bytes that changes a file's findings: its settings and
+    what the project index knows (any change to a composed fact invalidates the project's files)."""
+    index = indexes.get(task.project) if indexes and task.project else None
+    return task.options + (f"\0index={index.digest}" if index is not None else "")
+
+
+def _fix_file(task: Task, path: Path, notebook: bool, fix: FixMode,
+              project: Optional[ModuleView]) -> Optional[FileResult]:
     """None when the file cannot be read or decoded: the normal check then says why."""
     display, codes = task.display, task.codes
     transform = (lambda text: fix_notebook(text, display, codes, fix.unsafe)) if notebook else None
-    done = fix_file(path, display, lambda text: lint_source(text, display, codes), fix.unsafe,
+    done = fix_file(path, display, lambda text: lint_source(text, display, codes, project=project), fix.unsafe,
                     write=fix.write, transform=transform)
     if done.outcome is None:
         return None
@@ -317,11 +333,102 @@ def _walk(directory: Path, resolver: "SettingsResolver", gitignore: GitIgnore) -
 
 
 def tasks_for(paths: Iterable[str], resolver: SettingsResolver) -> List[Task]:
-    """Discovery and selection: one task per file, with its enabled codes and size limit."""
+    """Discovery and selection: one task per file, with its enabled codes, size limit and the
+    root of the project it belongs to."""
     tasks = []
+    paths = list(paths)
+    named = [os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
+    fallback = Path(os.path.commonpath(named)) if named else None
     for target in discover(paths, resolver):
         settings = resolver.for_path(target.path, is_dir=False)
         limit = DEFAULT_MAX_FILE_SIZE if settings.max_file_size is None else settings.max_file_size
         codes = settings.codes_for(target.path) if target.error is None else frozenset(settings.enabled)
-        tasks.append(Task(str(target.path), target.display, codes, error=target.error, max_file_size=limit))
+        tasks.append(Task(str(target.path), target.display, codes, error=target.error, max_file_size=limit,
+                          project=str(project_root(target.path, fallback))))
     return tasks
+
+
+# --- the project index -------------------------------------------------------------------------
+# Facts that cross files (``analysis.project``) come from every Python file of the project a
+# linted file belongs to, whichever of its files are linted, so that the CLI on one file, the
+# CLI on the whole tree, flake8 (one file at a time) and the editor all see the same project.
+
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def project_root(path: os.PathLike, fallback: Optional[Path] = None) -> Path:
+    """The nearest directory above ``path`` that holds a project marker; else ``fallback`` (what
+    the command line named) or the working directory, when ``path`` is below it; else the file's
+    own directory."""
+    absolute = Path(os.path.abspath(path))
+    for parent in absolute.parents:
+        if any((parent / marker).exists() for marker in PROJECT_MARKERS):
+            return parent
+    for candidate in (fallback, Path(os.getcwd())):
+        if candidate is not None and (candidate == absolute.parent or candidate in absolute.parents):
+            return candidate
+    return absolute.parent
+
+
+def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
+                  overrides: Optional[Mapping[str, str]] = None) -> ProjectIndex:
+    """The index of the Python files under ``root`` (discovered as ``check`` discovers them);
+    ``overrides`` maps paths to text that replaces what is on disk (an editor's buffers)."""
+    facts = FactsCache(cache_dir) if cache_dir is not None else None
+    overrides = {os.path.abspath(p): t for p, t in (overrides or {}).items()}
+    files: List[Tuple[Path, str]] = []
+    for target in discover([str(root)], resolver):
+        path = target.path
+        if target.error is not None or path.suffix not in (".py", ".pyi"):
+            continue
+        text = overrides.get(os.path.abspath(path))
+        if text is None:
+            try:
+                if path.stat().st_size > DEFAULT_MAX_FILE_SIZE:
+                    continue
+                text = decode_source(path.read_bytes())
+            except (OSError, SourceError):
+                continue
+        files.append((path, text))
+    used: set = set()
+    index = build_index(files, facts.entries if facts is not None else None, used)
+    if facts is not None:
+        facts.save(used)
+    return index
+
+
+def build_projects(tasks: Sequence[Task], resolver: SettingsResolver,
+                   cache_dir: Optional[os.PathLike] = None) -> Dict[str, ProjectIndex]:
+    """One index per project root among ``tasks``."""
+    roots = sorted({t.project for t in tasks if t.project is not None and t.error is None})
+    return {root: build_project(root, resolver, cache_dir) for root in roots}
+
+
+class Projects:
+    """The project indexes a long-lived process keeps (a flake8 worker, the language server):
+    built once per project root, again after ``invalidate``; facts cached on disk per content."""
+
+    def __init__(self, resolver: Optional[SettingsResolver] = None) -> None:
+        self.resolver = resolver or SettingsResolver()
+        self._indexes: Dict[Path, ProjectIndex] = {}
+
+    def view(self, path: os.PathLike, overrides: Optional[Mapping[str, str]] = None) -> Optional[ModuleView]:
+        """What the lint of ``path`` sees of its project; ``overrides``: unsaved texts by path."""
+        from .cache import find_cache_dir
+
+        root = project_root(path)
+        index = self._indexes.get(root)
+        if index is None:
+            try:
+                config = self.resolver.for_path(root, is_dir=True).config_file
+                index = build_project(root, self.resolver, find_cache_dir(root, config), overrides)
+            except ConfigError:  # a broken [tool.detachlint]: the file is linted on its own
+                return None
+            self._indexes[root] = index
+        return ModuleView(index, module_name(Path(path))[0])
+
+    def invalidate(self, path: Optional[os.PathLike] = None) -> None:
+        if path is None:
+            self._indexes.clear()
+        else:
+            self._indexes.pop(project_root(path), None)

@@ -19,7 +19,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .cache import Cache
 from .findings import PARSE_ERROR_CODE, parse_error_finding
-from .pipeline import FileResult, FixMode, Task, lint_file
+from .analysis.project import ProjectIndex
+from .pipeline import FileResult, FixMode, Task, cache_options, lint_file
+
+Indexes = Dict[str, ProjectIndex]
 
 
 @dataclass
@@ -33,9 +36,10 @@ class RunStats:
 _WORKER: Dict[str, object] = {}
 
 
-def _init_worker(cache_dir: Optional[str], fix: Optional[FixMode]) -> None:
+def _init_worker(cache_dir: Optional[str], fix: Optional[FixMode], indexes: Optional[Indexes]) -> None:
     _WORKER["cache"] = Cache(cache_dir) if cache_dir else None
     _WORKER["fix"] = fix
+    _WORKER["indexes"] = indexes
 
 
 def _peak_rss() -> int:
@@ -44,8 +48,8 @@ def _peak_rss() -> int:
 
 
 def _work(batch: Sequence[Tuple[int, Task]]) -> Tuple[int, int, List[Tuple[int, FileResult]]]:
-    cache, fix = _WORKER.get("cache"), _WORKER.get("fix")
-    out = [(i, lint_file(task, cache, fix)) for i, task in batch]  # type: ignore[arg-type]
+    cache, fix, indexes = _WORKER.get("cache"), _WORKER.get("fix"), _WORKER.get("indexes")
+    out = [(i, lint_file(task, cache, fix, indexes)) for i, task in batch]  # type: ignore[arg-type]
     return os.getpid(), _peak_rss(), out
 
 
@@ -57,10 +61,11 @@ def default_jobs() -> int:
 
 
 def run(tasks: Sequence[Task], jobs: Optional[int] = None, cache_dir: Optional[os.PathLike] = None,
-        stats: Optional[RunStats] = None, fix: Optional[FixMode] = None) -> List[FileResult]:
+        stats: Optional[RunStats] = None, fix: Optional[FixMode] = None,
+        indexes: Optional[Indexes] = None) -> List[FileResult]:
     """Lint ``tasks``; results in the same order. ``jobs``: worker processes (None: all cores;
     1: this process). ``cache_dir``: None disables the cache (so does ``fix``: fixing needs the
-    text, not the findings)."""
+    text, not the findings). ``indexes``: the project indexes by root (``pipeline.build_projects``)."""
     if fix is not None:
         cache_dir = None
     jobs = default_jobs() if jobs is None or jobs <= 0 else jobs
@@ -73,29 +78,29 @@ def run(tasks: Sequence[Task], jobs: Optional[int] = None, cache_dir: Optional[o
     if cache is not None and jobs > 1:
         # Hits first, here: an unchanged tree re-lints without starting a single worker.
         for i, task in enumerate(tasks):
-            results[i] = _cached(task, cache)
+            results[i] = _cached(task, cache, indexes)
     todo = [i for i, r in enumerate(results) if r is None]
     jobs = min(jobs, max(1, len(todo)))
     stats.jobs = jobs
     if jobs == 1:
         for i in todo:
-            results[i] = lint_file(tasks[i], cache, fix)
+            results[i] = lint_file(tasks[i], cache, fix, indexes)
         stats.worker_peak_rss[os.getpid()] = _peak_rss()
     else:
-        _run_parallel([tasks[i] for i in todo], jobs, (cache_str, fix), todo, results, stats)
+        _run_parallel([tasks[i] for i in todo], jobs, (cache_str, fix, indexes), todo, results, stats)
     done = [r if r is not None else FileResult(internal_error="not linted") for r in results]
     stats.cache_hits = sum(1 for r in done if r.cached)
     return done
 
 
-def _cached(task: Task, cache: Cache) -> Optional[FileResult]:
+def _cached(task: Task, cache: Cache, indexes: Optional[Indexes]) -> Optional[FileResult]:
     if task.error is not None:
         return None
     try:
         path = Path(task.path)
         if task.max_file_size and path.stat().st_size > task.max_file_size:
             return None
-        findings = cache.get(cache.key(task.display, task.codes, task.options, path.read_bytes()))
+        findings = cache.get(cache.key(task.display, task.codes, cache_options(task, indexes), path.read_bytes()))
     except (OSError, ValueError):
         return None
     return FileResult(findings, cached=True) if findings is not None else None
@@ -115,7 +120,7 @@ def _batches(tasks: Sequence[Task], jobs: int) -> List[List[Tuple[int, Task]]]:
     return [[(i, tasks[i]) for i in order[k:k + per_batch]] for k in range(0, len(order), per_batch)]
 
 
-def _run_parallel(tasks: Sequence[Task], jobs: int, init: Tuple[Optional[str], Optional[FixMode]], slots: Sequence[int], results: List[Optional[FileResult]], stats: RunStats) -> None:
+def _run_parallel(tasks: Sequence[Task], jobs: int, init: Tuple[Optional[str], Optional[FixMode], Optional[Indexes]], slots: Sequence[int], results: List[Optional[FileResult]], stats: RunStats) -> None:
     batches = _batches(tasks, jobs)
     try:
         with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=init) as pool:
@@ -137,7 +142,7 @@ def _run_parallel(tasks: Sequence[Task], jobs: int, init: Tuple[Optional[str], O
             results[slot] = _isolated(tasks[i], init)
 
 
-def _isolated(task: Task, init: Tuple[Optional[str], Optional[FixMode]]) -> FileResult:
+def _isolated(task: Task, init: Tuple[Optional[str], Optional[FixMode], Optional[Indexes]]) -> FileResult:
     try:
         with ProcessPoolExecutor(1, initializer=_init_worker, initargs=init) as pool:
             _, _, out = pool.submit(_work, [(0, task)]).result()

@@ -161,10 +161,10 @@ def test_an_internal_error_in_one_file_does_not_stop_the_run(tmp_path, monkeypat
 def test_a_crashing_worker_costs_only_its_file(tmp_path, monkeypatch):
     real = runner.lint_file
 
-    def crashing(task, cache, fix):
+    def crashing(task, cache, fix, indexes):
         if task.display == "crash.py":
             os._exit(3)  # as a segfault in native code would
-        return real(task, cache, fix)
+        return real(task, cache, fix, indexes)
 
     monkeypatch.setattr(runner, "lint_file", crashing)
     crash = tmp_path / "crash.py"

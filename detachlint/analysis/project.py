@@ -1,0 +1,620 @@
+"""The project index: what each function and method of the linted project does to its inputs and
+to ``self``, across functions, classes and modules.
+
+Real bugs rarely sit in one function: the "best" snapshot is stored on ``self`` in one method while
+the optimizer steps in another; an in-place helper lives in another module. One cheap pass with
+Python's own parser (``ast``, no LibCST) over every file being linted gives each file's *local*
+facts (``ModuleFacts``: imports, classes and their bases, and per function which parameters it
+writes in place, whether it steps an optimizer or calls backward, which live-state snapshots it
+stores on ``self`` and where it uses them, whom it calls). ``ProjectIndex`` then composes them:
+calls are resolved through the project's own imports, ``self.method()`` through the class and its
+bases (in other files too), and the facts flow through calls to a bounded fixpoint.
+
+Local facts depend only on a file's text, so they are cached per content (``to_json`` /
+``from_json``); composing is cheap and always redone, so an edit in one file reaches its callers.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+from . import catalog
+
+FORMAT = "1"
+_FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
+
+_OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN)
+# Framework callbacks that run over and over between training steps (Lightning, Keras-style,
+# Hugging Face ``TrainerCallback``, hand-written early stopping): state stored there is taken
+# before the next steps run.
+_CALLBACK_METHOD = re.compile(r"^on_\w+$|^__call__$|^step$")
+_CALLBACK_CLASS = re.compile(r"callback|early_?stop|checkpoint|stopper|saver|tracker", re.IGNORECASE)
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _last_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Call):
+        return _last_name(node.func)
+    return ""
+
+
+def is_optimizer_name(name: str) -> bool:
+    lowered = name.lower()
+    return bool(_OPTIMIZER_NAME.search(lowered)) and not any(h in lowered for h in ("sched", "scaler"))
+
+
+def _live_state_receiver(node: ast.AST) -> Optional[str]:
+    """``<x>.state_dict()`` whose result holds the live tensors of ``x`` (a model or an
+    optimizer, not a scheduler/scaler/sampler, whose state dicts are fresh numbers)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in catalog.STATE_SNAPSHOT_METHODS and not node.args):
+        return None
+    receiver = _dotted(node.func.value)
+    if receiver is None:
+        return None
+    last = receiver.rsplit(".", 1)[-1].lower()
+    if any(h in last for h in catalog.NOT_PARAMETER_STATE_HINTS):
+        return None
+    return receiver
+
+
+def _snapshot_of(node: ast.AST) -> Optional[str]:
+    """The receiver when ``node`` keeps live state by reference: ``x.state_dict()``, its shallow
+    copies (``.copy()``, ``dict(...)``, ``OrderedDict(...)``, ``copy.copy(...)``)."""
+    receiver = _live_state_receiver(node)
+    if receiver is not None:
+        return receiver
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "copy" and not node.args:
+            return _live_state_receiver(node.func.value)
+        name = _dotted(node.func) or ""
+        if name.rsplit(".", 1)[-1] in ("dict", "OrderedDict") or name == "copy.copy":
+            if len(node.args) == 1 and not node.keywords:
+                return _live_state_receiver(node.args[0])
+    return None
+
+
+@dataclass
+class CallSite:
+    """A call the function makes: the callee as written (``helper``, ``utils.helper``,
+    ``self.step``) and, per positional argument, the caller's parameter it passes (or -1)."""
+
+    callee: str
+    args: Tuple[int, ...]
+    line: int
+
+
+@dataclass
+class FunctionFacts:
+    name: str  # qualified within the module: ``f`` or ``Class.method``
+    params: Tuple[str, ...]
+    line: int
+    is_method: bool = False
+    writes: Tuple[int, ...] = ()  # parameters written in place here
+    steps: Optional[int] = None  # line of an optimizer step
+    backward: Optional[int] = None  # line of a backward call
+    stores: Dict[str, Tuple[int, str]] = field(default_factory=dict)  # self attr -> (line, snapshot of what)
+    uses: Dict[str, Tuple[int, str]] = field(default_factory=dict)  # self attr -> (line, how it is used)
+    calls: List[CallSite] = field(default_factory=list)
+
+
+@dataclass
+class ClassFacts:
+    name: str
+    bases: Tuple[str, ...]  # as written, resolved through imports by the index
+    line: int
+
+
+@dataclass
+class ModuleFacts:
+    imports: Dict[str, str] = field(default_factory=dict)  # local name -> dotted target
+    classes: Dict[str, ClassFacts] = field(default_factory=dict)
+    functions: Dict[str, FunctionFacts] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "imports": self.imports,
+            "classes": {k: [c.bases, c.line] for k, c in self.classes.items()},
+            "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
+                              {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
+                              [[c.callee, c.args, c.line] for c in f.calls]]
+                          for k, f in self.functions.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> "ModuleFacts":
+        facts = cls(dict(data["imports"]))
+        for name, (bases, line) in data["classes"].items():
+            facts.classes[name] = ClassFacts(name, tuple(bases), line)
+        for name, row in data["functions"].items():
+            params, line, is_method, writes, steps, backward, stores, uses, calls = row
+            facts.functions[name] = FunctionFacts(
+                name, tuple(params), line, is_method, tuple(writes), steps, backward,
+                {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
+                [CallSite(c, tuple(a), ln) for c, a, ln in calls])
+        return facts
+
+
+# --- local facts --------------------------------------------------------------------------------
+
+class _FunctionScanner(ast.NodeVisitor):
+    """One function body (nested functions and classes are scanned on their own)."""
+
+    def __init__(self, facts: FunctionFacts, self_name: Optional[str]) -> None:
+        self.facts = facts
+        self.self_name = self_name
+        self.param_index = {p: i for i, p in enumerate(facts.params)}
+        self.writes: Set[int] = set()
+        self.rebound: Set[str] = set()  # parameters assigned a new value: no longer the caller's
+        self.snapshot_names: Dict[str, Tuple[int, str]] = {}  # local name -> (line, of what)
+
+    def scan(self, body: Sequence[ast.stmt]) -> None:
+        for stmt in body:
+            self.visit(stmt)
+        self.facts.writes = tuple(sorted(self.writes))
+
+    # nested scopes have their own facts
+    def visit_FunctionDef(self, node: ast.AST) -> None:
+        pass
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def _param(self, node: ast.AST) -> int:
+        """The parameter a written expression belongs to: ``p``, ``p.data``, ``p[i]``, ``p.grad``."""
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            if isinstance(node, ast.Attribute) and node.attr not in ("data", "grad", "weight", "bias"):
+                return -1
+            node = node.value
+        if isinstance(node, ast.Name) and node.id not in self.rebound:
+            return self.param_index.get(node.id, -1)
+        return -1
+
+    def _self_attr(self, node: ast.AST) -> Optional[str]:
+        if (self.self_name and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id == self.self_name):
+            return node.attr
+        return None
+
+    def _write(self, target: ast.AST) -> None:
+        index = self._param(target)
+        if index >= 0 and not (self.facts.is_method and index == 0):
+            self.writes.add(index)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        snapshot = _snapshot_of(node.value)
+        if snapshot is None and isinstance(node.value, ast.Name):
+            snapshot_line = self.snapshot_names.get(node.value.id)
+            snapshot = snapshot_line[1] if snapshot_line else None
+        for target in node.targets:
+            if isinstance(target, ast.Subscript):
+                self._write(target.value)
+            attr = self._self_attr(target)
+            if attr is not None and snapshot is not None:
+                self.facts.stores.setdefault(attr, (node.lineno, snapshot))
+            if isinstance(target, ast.Name):
+                self.rebound.add(target.id)
+                if snapshot is not None:
+                    self.snapshot_names[target.id] = (node.lineno, snapshot)
+                else:
+                    self.snapshot_names.pop(target.id, None)
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.AST) -> None:
+        for name in ast.walk(node.target):  # type: ignore[attr-defined]
+            if isinstance(name, ast.Name):
+                self.rebound.add(name.id)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        # ``p += x`` writes a tensor parameter in place, but rebinds a number: only through
+        # ``.data``/subscripts, which only containers and tensors have, is it surely a write.
+        if isinstance(node.target, (ast.Subscript, ast.Attribute)):
+            self._write(node.target)
+        self.generic_visit(node)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            attr = self._self_attr(node.value)
+            if attr is not None:
+                self.facts.uses.setdefault(attr, (node.lineno, "returned"))
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        line = node.lineno
+        if isinstance(func, ast.Attribute):
+            method = func.attr
+            receiver = func.value
+            if method in catalog.INPLACE_METHODS or method in catalog.INPLACE_VIEW_METHODS:
+                self._write(receiver)
+            elif method in catalog.OPTIMIZER_UPDATE_METHODS and not node.args and is_optimizer_name(_last_name(receiver)):
+                self._first("steps", line)
+            elif method == "step" and node.args and is_optimizer_name(_last_name(node.args[0])):
+                self._first("steps", line)  # ``scaler.step(optimizer)``
+            elif method == "backward":
+                self._first("backward", line)  # loss.backward(), accelerator/fabric.backward(loss)
+            elif method in catalog.STATE_LOAD_METHODS and node.args:
+                self._use(node.args[0], line, f"restored by `{_dotted(func) or method}()`")
+            if method == "save" and _dotted(receiver) == "torch" and node.args:
+                self._use(node.args[0], line, "saved by `torch.save()`")
+        name = _dotted(func) or ""
+        if name.rsplit(".", 1)[-1] in catalog.INIT_FUNCTIONS and "init" in name and node.args:
+            self._write(node.args[0])
+        for keyword in node.keywords:
+            if keyword.arg == "out":
+                self._write(keyword.value)
+        if name:
+            args = tuple(self._param_arg(a) for a in node.args if not isinstance(a, ast.Starred))
+            self.facts.calls.append(CallSite(name, args, line))
+        self.generic_visit(node)
+
+    def _param_arg(self, node: ast.AST) -> int:
+        if isinstance(node, ast.Name) and node.id not in self.rebound:
+            return self.param_index.get(node.id, -1)
+        if isinstance(node, ast.Attribute) and node.attr == "data":
+            return self._param_arg(node.value)
+        return -1
+
+    def _use(self, node: ast.AST, line: int, how: str) -> None:
+        attr = self._self_attr(node)
+        if attr is None and isinstance(node, ast.Name) and self.self_name is None:
+            return
+        if attr is not None:
+            self.facts.uses.setdefault(attr, (line, how))
+
+    def _first(self, what: str, line: int) -> None:
+        if getattr(self.facts, what) is None:
+            setattr(self.facts, what, line)
+
+
+def _params(node: ast.AST) -> Tuple[str, ...]:
+    args = node.args  # type: ignore[attr-defined]
+    return tuple(a.arg for a in list(args.posonlyargs) + list(args.args))
+
+
+def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFacts) -> None:
+    decorators = {_dotted(d) for d in node.decorator_list}  # type: ignore[attr-defined]
+    params = _params(node)
+    is_method = in_class and "staticmethod" not in decorators and bool(params)
+    summary = FunctionFacts(qualname, params, node.lineno, is_method)  # type: ignore[attr-defined]
+    self_name = params[0] if is_method and "classmethod" not in decorators else None
+    _FunctionScanner(summary, self_name).scan(node.body)  # type: ignore[attr-defined]
+    facts.functions[qualname] = summary
+
+
+def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts) -> None:
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _scan_function(stmt, prefix + stmt.name, in_class, facts)
+        elif isinstance(stmt, ast.ClassDef):
+            bases = tuple(b for b in (_dotted(base) for base in stmt.bases) if b)
+            facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno)
+            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts)
+        elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
+            # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
+            for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
+                _scan_body(block, prefix, in_class, facts)
+            for handler in getattr(stmt, "handlers", []):
+                _scan_body(handler.body, prefix, in_class, facts)
+
+
+def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
+    out: Dict[str, str] = {}
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out[alias.asname] = alias.name
+                else:
+                    out[alias.name.split(".")[0]] = alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module or ""
+            for alias in node.names:
+                if alias.name != "*":
+                    out[alias.asname or alias.name] = f"{prefix}.{alias.name}" if prefix else alias.name
+    return out
+
+
+def module_facts(source: str, module: str, is_package: bool = False) -> Optional[ModuleFacts]:
+    """The local facts of one file; None when Python cannot parse it."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    try:
+        facts = ModuleFacts(_imports(tree, module, is_package))
+        _scan_body(tree.body, "", False, facts)
+    except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
+        return None
+    return facts
+
+
+def module_name(path: Path, root: Optional[Path] = None) -> Tuple[str, bool]:
+    """The dotted name Python would import ``path`` as: packages (directories with an
+    ``__init__.py``) above it, else its stem (a script imports its siblings by stem)."""
+    path = Path(path)
+    is_package = path.name == "__init__.py"
+    parts = [] if is_package else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and directory != root:
+        parts.append(directory.name)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    return ".".join(reversed(parts)), is_package
+
+
+def content_key(source: str, module: str) -> str:
+    return hashlib.sha256(f"{FORMAT}\0{module}\0{source}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# --- the composed index -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Summary:
+    """What a function does, through everything it calls."""
+
+    qualname: str
+    params: Tuple[str, ...]
+    writes: FrozenSet[int]  # parameters written in place, directly or through calls
+    steps: Optional[str]  # where an optimizer step happens: "train_epoch (line 40)"
+    backward: Optional[str]
+
+
+@dataclass(frozen=True)
+class SnapshotHazard:
+    """A live-state snapshot stored on ``self`` in one method and used as a snapshot in another,
+    while something between calls updates the live state."""
+
+    cls: str
+    attr: str
+    method: str  # where it is stored
+    line: int
+    of: str  # the receiver of ``state_dict()``
+    update: str  # what updates the live state (names the method and line, or the framework loop)
+    use: Optional[str]  # how the snapshot is used afterwards (restored, saved, returned)
+
+
+class ProjectIndex:
+    """Composed summaries of every function of the linted files, keyed by qualified name."""
+
+    def __init__(self, modules: Mapping[str, ModuleFacts]) -> None:
+        self.modules = dict(modules)
+        self._functions: Dict[str, FunctionFacts] = {}
+        self._classes: Dict[str, ClassFacts] = {}
+        self._module_of: Dict[str, str] = {}
+        for module, facts in self.modules.items():
+            for name, fn in facts.functions.items():
+                self._functions[f"{module}.{name}" if module else name] = fn
+                self._module_of[f"{module}.{name}" if module else name] = module
+            for name, cls in facts.classes.items():
+                self._classes[f"{module}.{name}" if module else name] = cls
+                self._module_of[f"{module}.{name}" if module else name] = module
+        self._summaries = self._compose()
+
+    @property
+    def digest(self) -> str:
+        """Changes whenever a composed fact changes (part of every file's lint cache key)."""
+        text = repr(sorted((k, sorted(s.writes), s.steps, s.backward) for k, s in self._summaries.items()))
+        text += repr(sorted((k, c.bases) for k, c in self._classes.items()))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    # resolution
+
+    def resolve(self, module: str, dotted: str) -> Optional[str]:
+        """The qualified name of the project function or class that ``dotted``, written in
+        ``module``, refers to (through its imports); None outside the project."""
+        facts = self.modules.get(module)
+        if facts is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        candidates = []
+        if head in facts.imports:
+            target = facts.imports[head] + (f".{rest}" if rest else "")
+            candidates.append(target)
+            # a script's ``from utils import f`` where utils.py sits beside it, in a package
+            package = module.rpartition(".")[0]
+            if package:
+                candidates.append(f"{package}.{target}")
+        candidates.append(f"{module}.{dotted}" if module else dotted)
+        for candidate in candidates:
+            if candidate in self._functions or candidate in self._classes:
+                return candidate
+        return None
+
+    def class_of(self, qualname: str) -> Optional[str]:
+        owner = qualname.rpartition(".")[0]
+        return owner if owner in self._classes else None
+
+    def bases(self, cls: str) -> List[str]:
+        """Base classes as qualified names (project classes resolved, others as imported)."""
+        facts = self._classes.get(cls)
+        if facts is None:
+            return []
+        module = self._module_of[cls]
+        out = []
+        for base in facts.bases:
+            resolved = self.resolve(module, base)
+            if resolved is None:
+                imports = self.modules[module].imports
+                head, _, rest = base.partition(".")
+                resolved = imports[head] + (f".{rest}" if rest else "") if head in imports else base
+            out.append(resolved)
+        return out
+
+    def ancestors(self, cls: str) -> List[str]:
+        """``cls`` and its bases, nearest first, each once (project classes and external names)."""
+        out: List[str] = []
+        todo = [cls]
+        while todo and len(out) < 64:
+            current = todo.pop(0)
+            if current in out:
+                continue
+            out.append(current)
+            todo.extend(self.bases(current))
+        return out
+
+    def is_module_class(self, cls: str) -> bool:
+        """An ``nn.Module`` subclass, also when the base class lives in another file."""
+        return any(a.startswith("torch.nn.") and a.rsplit(".", 1)[-1][:1].isupper() and "utils" not in a
+                   or a in ("pytorch_lightning.LightningModule", "lightning.LightningModule",
+                            "lightning.pytorch.LightningModule")
+                   for a in self.ancestors(cls))
+
+    def method(self, cls: str, name: str) -> Optional[str]:
+        for ancestor in self.ancestors(cls):
+            candidate = f"{ancestor}.{name}"
+            if candidate in self._functions:
+                return candidate
+        return None
+
+    def summary(self, qualname: str) -> Optional[Summary]:
+        return self._summaries.get(qualname)
+
+    def function(self, module: str, dotted: str) -> Optional[Summary]:
+        resolved = self.resolve(module, dotted)
+        return self._summaries.get(resolved) if resolved else None
+
+    # composition
+
+    def _callee(self, qualname: str, site: CallSite) -> Optional[str]:
+        module = self._module_of[qualname]
+        fn = self._functions[qualname]
+        head, _, rest = site.callee.partition(".")
+        cls = self.class_of(qualname)
+        if cls is not None and fn.is_method and head == fn.params[0] and rest and "." not in rest:
+            return self.method(cls, rest)
+        return self.resolve(module, site.callee)
+
+    def _compose(self) -> Dict[str, Summary]:
+        writes = {q: set(f.writes) for q, f in self._functions.items()}
+        steps = {q: (f"`{f.name}` (line {f.steps})" if f.steps else None) for q, f in self._functions.items()}
+        backward = {q: (f"`{f.name}` (line {f.backward})" if f.backward else None) for q, f in self._functions.items()}
+        edges = {q: [(c, self._callee(q, c)) for c in f.calls] for q, f in self._functions.items()}
+        for _ in range(_FIXPOINT_ROUNDS):
+            changed = False
+            for q, calls in edges.items():
+                for site, callee in calls:
+                    if callee is None or callee not in self._functions:
+                        continue
+                    offset = 1 if self._functions[callee].is_method and not site.callee.count(".") == 0 else 0
+                    for index in writes[callee]:
+                        position = index - offset
+                        if 0 <= position < len(site.args) and site.args[position] >= 0 \
+                                and site.args[position] not in writes[q]:
+                            writes[q].add(site.args[position])
+                            changed = True
+                    if steps[q] is None and steps[callee] is not None:
+                        steps[q] = f"`{self._functions[q].name}` (line {site.line}, through {steps[callee]})"
+                        changed = True
+                    if backward[q] is None and backward[callee] is not None:
+                        backward[q] = f"`{self._functions[q].name}` (line {site.line}, through {backward[callee]})"
+                        changed = True
+            if not changed:
+                break
+        return {q: Summary(q, f.params, frozenset(writes[q]), steps[q], backward[q]) for q, f in self._functions.items()}
+
+    # class state across methods
+
+    def snapshot_hazards(self, module: str) -> List[SnapshotHazard]:
+        """Live state snapshots stored on ``self`` by a method of a class in ``module`` and used
+        as snapshots (restored, saved, returned) by the class, while the live state is updated
+        between: by a method of the class that steps an optimizer, or by the training loop that
+        calls a callback hook over and over."""
+        out = []
+        facts = self.modules.get(module)
+        if facts is None:
+            return out
+        for cls_name in facts.classes:
+            cls = f"{module}.{cls_name}" if module else cls_name
+            methods = {q.rpartition(".")[2]: q for a in reversed(self.ancestors(cls))
+                       for q in self._functions if q.rpartition(".")[0] == a}
+            # methods that step themselves first: they name the update most directly
+            stepping = sorted(((name, self._summaries[q].steps) for name, q in methods.items()
+                               if self._summaries[q].steps), key=lambda s: "through" in (s[1] or ""))
+            for name, q in methods.items():
+                if q.rpartition(".")[0] != cls:
+                    continue
+                fn = self._functions[q]
+                for attr, (line, of) in fn.stores.items():
+                    use = next((f"`{self._functions[u].name}` (line {self._functions[u].uses[attr][0]}): "
+                                f"{self._functions[u].uses[attr][1]}"
+                                for u in methods.values() if attr in self._functions[u].uses), None)
+                    if use is None:
+                        continue  # never used as a snapshot: maybe read for its current values on purpose
+                    update = None
+                    others = [(n, s) for n, s in stepping if n != name]
+                    if others:
+                        update = f"the optimizer step in {others[0][1]}"
+                    elif _CALLBACK_METHOD.match(name) and (
+                            _CALLBACK_CLASS.search(cls_name)
+                            or any(_CALLBACK_CLASS.search(a.rsplit(".", 1)[-1]) for a in self.ancestors(cls)[1:])):
+                        update = f"the training steps that run between calls of the callback `{name}`"
+                    if update is not None:
+                        out.append(SnapshotHazard(cls, attr, name, line, of, update, use))
+        return out
+
+
+@dataclass(frozen=True)
+class ModuleView:
+    """What one module's lint sees of the project: the index and the module's own name."""
+
+    index: ProjectIndex
+    module: str
+
+
+def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dict]] = None,
+                used: Optional[Set[str]] = None) -> ProjectIndex:
+    """The index of ``files`` (path, source text). ``cache`` maps content keys to local facts
+    (``ModuleFacts.to_json``); it is read and filled in place, and ``used`` gets the keys this
+    index needed (what is worth keeping)."""
+    modules: Dict[str, ModuleFacts] = {}
+    for path, source in files:
+        module, is_package = module_name(path)
+        key = content_key(source, module)
+        if used is not None:
+            used.add(key)
+        cached = cache.get(key) if cache is not None else None
+        facts = None
+        if cached is not None:
+            try:
+                facts = ModuleFacts.from_json(cached)
+            except (KeyError, TypeError, ValueError):
+                facts = None
+        if facts is None:
+            facts = module_facts(source, module, is_package)
+            if facts is None:
+                continue
+            if cache is not None:
+                cache[key] = facts.to_json()
+        modules.setdefault(module, facts)
+    return ProjectIndex(modules)

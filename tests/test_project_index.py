@@ -1,0 +1,186 @@
+"""The project index: local facts per file, composed across functions, classes and modules."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from detachlint.analysis.project import ModuleFacts, build_index, module_facts, module_name
+
+
+def _project(tmp_path: Path, files: dict) -> list:
+    out = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        out.append((path, path.read_text()))
+    return out
+
+
+UTILS = """
+    def normalize_(x, mean):
+        x.sub_(mean)
+        return x
+
+    def scale(batch):
+        normalize_(batch, 0.5)
+
+    def reads_only(x):
+        return x.sum()
+
+    def rebinds(x):
+        x = x + 1          # a new tensor: the caller's is untouched
+        x.add_(1)
+        return x
+"""
+
+TRAINER = """
+    import torch
+    from torch import nn
+    from .utils import scale
+    from . import utils
+    from .base import Base
+
+    class Trainer(Base):
+        def __init__(self, model, optimizer):
+            self.model = model
+            self.optimizer = optimizer
+            self.best = None
+
+        def train_epoch(self, loader):
+            for x, y in loader:
+                self.model(x).sum().backward()
+                self.optimizer.step()
+
+        def validate(self):
+            self.best = self.model.state_dict()
+            self.current = self.model.state_dict()   # never used as a snapshot
+
+        def fit(self, loader):
+            for epoch in range(3):
+                self.train_epoch(loader)
+                self.validate()
+            self.model.load_state_dict(self.best)
+
+    class Safe(Base):
+        def train_epoch(self):
+            self.optimizer.step()
+
+        def validate(self):
+            self.best = copy.deepcopy(self.model.state_dict())
+
+        def fit(self):
+            self.model.load_state_dict(self.best)
+
+    class EarlyStopping:
+        def __call__(self, val_loss, model):
+            self.best_state = model.state_dict()
+
+        def restore(self, model):
+            model.load_state_dict(self.best_state)
+
+    class Logger:
+        def log(self, model):
+            self.last = model.state_dict()
+
+        def dump(self):
+            torch.save(self.last, "x.pt")
+
+    class Net(Base):
+        pass
+
+    def run(b):
+        utils.scale(b)
+
+    def run_direct(b, c):
+        scale(c)
+"""
+
+BASE = """
+    import torch.nn as nn
+
+    class Base(nn.Module):
+        pass
+"""
+
+
+def test_writes_follow_calls_across_modules(tmp_path):
+    files = _project(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": UTILS, "pkg/trainer.py": TRAINER,
+                                "pkg/base.py": BASE})
+    index = build_index(files)
+    assert index.summary("pkg.utils.normalize_").writes == {0}
+    assert index.summary("pkg.utils.scale").writes == {0}
+    assert index.summary("pkg.utils.reads_only").writes == set()
+    assert index.summary("pkg.trainer.run").writes == {0}
+    assert index.summary("pkg.trainer.run_direct").writes == {1}
+    assert index.function("pkg.trainer", "scale").writes == {0}
+    assert index.function("pkg.trainer", "utils.normalize_").writes == {0}
+
+
+def test_a_rebound_parameter_is_not_the_callers(tmp_path):
+    files = _project(tmp_path, {"m.py": UTILS})
+    assert build_index(files).summary("m.rebinds").writes == set()
+
+
+def test_steps_and_backward_compose_through_self_methods(tmp_path):
+    files = _project(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": UTILS, "pkg/trainer.py": TRAINER,
+                                "pkg/base.py": BASE})
+    index = build_index(files)
+    fit = index.summary("pkg.trainer.Trainer.fit")
+    assert "train_epoch" in fit.steps and "train_epoch" in fit.backward
+    assert index.summary("pkg.trainer.Trainer.validate").steps is None
+
+
+def test_class_hierarchy_across_files(tmp_path):
+    files = _project(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": UTILS, "pkg/trainer.py": TRAINER,
+                                "pkg/base.py": BASE})
+    index = build_index(files)
+    assert index.is_module_class("pkg.trainer.Net")
+    assert index.is_module_class("pkg.base.Base")
+    assert not index.is_module_class("pkg.trainer.EarlyStopping")
+
+
+def test_snapshot_hazards_across_methods(tmp_path):
+    files = _project(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": UTILS, "pkg/trainer.py": TRAINER,
+                                "pkg/base.py": BASE})
+    hazards = {(h.cls.rsplit(".", 1)[-1], h.attr): h for h in build_index(files).snapshot_hazards("pkg.trainer")}
+    assert set(hazards) == {("Trainer", "best"), ("EarlyStopping", "best_state")}
+    trainer = hazards["Trainer", "best"]
+    assert trainer.method == "validate" and trainer.line == 20 and trainer.of == "self.model"
+    assert "train_epoch" in trainer.update and "load_state_dict" in trainer.use
+    assert "callback" in hazards["EarlyStopping", "best_state"].update
+    # traps: a deep copy (Safe), a snapshot never used as one (Trainer.current), a logger whose
+    # class neither steps nor is a callback (Logger)
+
+
+def test_local_facts_round_trip_through_json(tmp_path):
+    facts = module_facts(textwrap.dedent(TRAINER), "pkg.trainer")
+    again = ModuleFacts.from_json(json.loads(json.dumps(facts.to_json())))
+    assert again == facts
+
+
+def test_cache_is_used_and_filled(tmp_path):
+    files = _project(tmp_path, {"m.py": UTILS})
+    cache: dict = {}
+    first = build_index(files, cache)
+    assert len(cache) == 1
+    key = next(iter(cache))
+    cache[key]["functions"]["normalize_"][3] = []  # a cached fact wins over the source
+    second = build_index(files, cache)
+    assert second.summary("m.normalize_").writes == set()
+    assert first.digest != second.digest
+
+
+def test_unparsable_files_are_left_out(tmp_path):
+    files = _project(tmp_path, {"bad.py": "def f(:\n", "ok.py": UTILS})
+    index = build_index(files)
+    assert index.summary("ok.normalize_") is not None and "bad" not in index.modules
+
+
+def test_module_names(tmp_path):
+    _project(tmp_path, {"pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/sub/m.py": "", "script.py": ""})
+    assert module_name(tmp_path / "pkg" / "sub" / "m.py") == ("pkg.sub.m", False)
+    assert module_name(tmp_path / "pkg" / "sub" / "__init__.py") == ("pkg.sub", True)
+    assert module_name(tmp_path / "script.py") == ("script", False)
