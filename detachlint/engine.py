@@ -211,22 +211,55 @@ def _may_nest_deeply(source: str) -> bool:
 _STATEMENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_@")
 
 
+# Deep trees that Python's parser accepts still crash LibCST: an ``or`` chain is one flat node for
+# Python and thousands of nested ones for LibCST (about 7,000 segfault), and so is a long ``elif``
+# ladder (about 10,000). Where the scan above or the number of ``elif`` lines says the tree may
+# be that deep, Python's tree is measured the way LibCST nests it, and a file deeper than
+# _LIBCST_MAX_DEPTH is reported as TAL999 instead of being handed to LibCST.
+_LIBCST_MAX_DEPTH = 2500
+_MANY_ELIFS = 1000
+
+
+def libcst_depth(tree: ast.AST) -> int:
+    """How deep LibCST's tree of this code is, about (iterative: the tree may be deeper than
+    Python's recursion limit)."""
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+        # LibCST nests a chain of n ``and``/``or`` operands n - 1 deep
+        step = len(node.values) - 1 if isinstance(node, ast.BoolOp) else 1
+        for child in ast.iter_child_nodes(node):
+            stack.append((child, depth + max(step, 1)))
+    return deepest
+
+
 def _too_deep_for_libcst(source: str) -> Optional[SyntaxError]:
     """The SyntaxError to report instead of parsing with LibCST, when Python's parser rejects a
-    file that the scan found deeply nested; None to go on with LibCST."""
-    if not _may_nest_deeply(source):
+    file that may be deeply nested, or accepts it but its tree is deeper than LibCST can take;
+    None to go on with LibCST."""
+    if not _may_nest_deeply(source) and source.count("elif") < _MANY_ELIFS:
         return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(source, "<detachlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(source, "<detachlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         return exc
     except (RecursionError, MemoryError) as exc:
         return SyntaxError(f"nesting too deep to parse ({type(exc).__name__})")
     except Exception:
         return None
+    depth = libcst_depth(tree)
+    if depth > _LIBCST_MAX_DEPTH:
+        return _TooDeep(f"cannot analyse: nesting too deep ({depth} levels; the parser takes {_LIBCST_MAX_DEPTH})")
     return None
+
+
+class _TooDeep(SyntaxError):
+    """Valid Python that is nested deeper than LibCST can parse (not a syntax error)."""
 
 
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
@@ -258,6 +291,8 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
         if too_deep is not None:
             raise too_deep
         module = cst.parse_module(source)
+    except _TooDeep as exc:
+        findings = [parse_error_finding(filename, exc.msg)]
     except SyntaxError as exc:  # Python's verdict on a deeply nested file (LibCST is not asked)
         row, column = _inside(source, exc.lineno or 1, (exc.offset or 1) - 1)
         findings = [parse_error_finding(filename, f"SyntaxError: {exc.msg}", row, column)]

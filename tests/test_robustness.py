@@ -6,6 +6,7 @@ through the real command line in a subprocess (``python -m detachlint check``).
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -138,6 +139,39 @@ def test_10000_deep_nesting_is_refused_quickly(kind):
     assert codes(got) == [PARSE_ERROR_CODE]
     assert_inside(got, source)
     assert time.perf_counter() - start < 30  # generous: a broken guard takes minutes or crashes
+
+
+# Valid Python whose LibCST tree is thousands deep: LibCST's native parser segfaults on these
+# (issue 14), so they must become TAL999 before it is asked, in every surface, with any -j.
+VALID_BUT_DEEP = {
+    "or_chain": "import torch\nx = " + " or ".join(["a"] * 12500) + "\n",
+    "and_chain_in_function": "import torch\ndef f(a):\n    return " + " and ".join(["a"] * 9000) + "\n",
+    "elif_ladder": "import torch\nx = 0\nif x == 0:\n    y = 0\n"
+                   + "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, 12000)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALID_BUT_DEEP))
+def test_valid_python_too_deep_for_libcst_is_tal999_in_every_surface(tmp_path, name):
+    path = tmp_path / f"{name}.py"
+    path.write_text(VALID_BUT_DEEP[name])
+    commands = [[sys.executable, "-m", "detachlint", "check", "-j", "1", "--no-cache", str(path)],
+                [sys.executable, "-m", "detachlint", "check", "-j", "2", "--no-cache", str(path)]]
+    try:
+        compile(VALID_BUT_DEEP[name], name, "exec", ast.PyCF_ONLY_AST)
+    except MemoryError:
+        pass  # flake8 itself cannot parse it (its own ast.parse fails before any plugin runs)
+    else:
+        commands.append([sys.executable, "-m", "flake8", "--select", "TAL", "-j", "1", str(path)])
+    for command in commands:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert proc.returncode == 1, (command, proc.returncode, proc.stderr[-2000:])  # not -11
+        assert "TAL999" in proc.stdout and "nesting too deep" in proc.stdout, proc.stdout
+
+
+def test_a_long_but_shallow_chain_is_still_linted():
+    source = "import torch\nok = " + " or ".join(["a"] * 300) + "\ny = torch.tensor(torch.ones(2))\n"
+    assert codes(lint_source(source, "x.py", ALL)) == ["TAL101"]
 
 
 def test_deep_indentation():
