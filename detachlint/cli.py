@@ -206,12 +206,13 @@ def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _
     sources.texts[display] = data.decode("utf-8-sig", errors="replace")  # for --output-format full
     limit = DEFAULT_MAX_FILE_SIZE if settings.max_file_size is None else settings.max_file_size
     project = None
-    if name and name.endswith((".py", ".pyi")):  # the project it belongs to, with this text for its file
+    root = project_root(name) if name and name.endswith((".py", ".pyi")) else None
+    if root is not None:  # the project it belongs to, with this text for its file
         try:
             overrides = {name: decode_source(data)}
         except SourceError:
             overrides = {}
-        index = build_project(project_root(name), resolver, _cache_dir(args, resolver), overrides)
+        index = build_project(root, resolver, _cache_dir(args, resolver), overrides)
         project = ModuleView(index, module_name(Path(name))[0])
     result = check_bytes(data, display, settings.codes_for(name or "-"), fix=fix, max_file_size=limit,
                          notebook=bool(name) and name.endswith(".ipynb"), project=project)

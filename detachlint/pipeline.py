@@ -343,8 +343,9 @@ def tasks_for(paths: Iterable[str], resolver: SettingsResolver) -> List[Task]:
         settings = resolver.for_path(target.path, is_dir=False)
         limit = DEFAULT_MAX_FILE_SIZE if settings.max_file_size is None else settings.max_file_size
         codes = settings.codes_for(target.path) if target.error is None else frozenset(settings.enabled)
+        root = project_root(target.path, fallback)
         tasks.append(Task(str(target.path), target.display, codes, error=target.error, max_file_size=limit,
-                          project=str(project_root(target.path, fallback))))
+                          project=str(root) if root is not None else None))
     return tasks
 
 
@@ -356,10 +357,10 @@ def tasks_for(paths: Iterable[str], resolver: SettingsResolver) -> List[Task]:
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
-def project_root(path: os.PathLike, fallback: Optional[Path] = None) -> Path:
+def project_root(path: os.PathLike, fallback: Optional[Path] = None) -> Optional[Path]:
     """The nearest directory above ``path`` that holds a project marker; else ``fallback`` (what
-    the command line named) or the working directory, when ``path`` is below it; else the file's
-    own directory."""
+    the command line named) or the working directory, when ``path`` is below it; else None (the
+    file is linted on its own)."""
     absolute = Path(os.path.abspath(path))
     for parent in absolute.parents:
         if any((parent / marker).exists() for marker in PROJECT_MARKERS):
@@ -367,7 +368,7 @@ def project_root(path: os.PathLike, fallback: Optional[Path] = None) -> Path:
     for candidate in (fallback, Path(os.getcwd())):
         if candidate is not None and (candidate == absolute.parent or candidate in absolute.parents):
             return candidate
-    return absolute.parent
+    return None
 
 
 def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
@@ -417,6 +418,8 @@ class Projects:
         from .cache import find_cache_dir
 
         root = project_root(path)
+        if root is None:
+            return None
         index = self._indexes.get(root)
         if index is None:
             try:
@@ -431,4 +434,6 @@ class Projects:
         if path is None:
             self._indexes.clear()
         else:
-            self._indexes.pop(project_root(path), None)
+            root = project_root(path)
+            if root is not None:
+                self._indexes.pop(root, None)
