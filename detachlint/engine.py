@@ -9,18 +9,15 @@ import ast
 import gc
 import re
 import warnings
-from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type
+from typing import Iterable, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
 
-from .analysis.order import ScopeOrder
 from .analysis.precheck import may_have_findings
 from .analysis.project import ModuleView
-from .analysis.tensors import TensorFacts
-from .analysis.torchnames import TorchNames
-from .findings import PARSE_ERROR_CODE, Finding, Fix, Location, Related, Severity, parse_error_finding
+from .context import Context
+from .findings import PARSE_ERROR_CODE, Finding, Location, Related, parse_error_finding
 from .rules import ALL_RULES
 from .rules.base import Rule
 from .walk import Walker
@@ -30,81 +27,6 @@ SKIP_FILE_RE = re.compile(r"^\s*#\s*detachlint:\s*skip-file\b", re.MULTILINE)
 NOQA_RE = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
-
-
-@dataclass
-class Report:
-    """A finding as a rule reports it: nodes, not yet positions."""
-
-    node: cst.CSTNode
-    code: str
-    message: str
-    severity: Severity
-    related: Sequence[Tuple[cst.CSTNode, str]] = ()
-    fix: Optional[Callable[["Context"], Optional[Fix]]] = None
-    signature: Optional[dict] = None
-
-
-class Context:
-    """Per-module facts every rule may ask for, computed once."""
-
-    def __init__(self, source: str, filename: str, module: cst.Module, wrapper: MetadataWrapper) -> None:
-        self.source = source
-        self.filename = filename
-        self.module = module
-        self._wrapper = wrapper
-        self.names = TorchNames(module)
-        self.tensors = TensorFacts(self.names, module)
-        self.parents: List[cst.CSTNode] = []  # the nodes enclosing the one being visited
-        self.reports: List[Report] = []
-        self._positions: Optional[Dict[cst.CSTNode, CodeRange]] = None
-        self._cache: Dict[object, object] = {}
-
-    def report(
-        self,
-        node: cst.CSTNode,
-        code: str,
-        message: str,
-        severity: Severity,
-        related: Sequence[Tuple[cst.CSTNode, str]] = (),
-        fix: Optional[Callable[["Context"], Optional[Fix]]] = None,
-        signature: Optional[dict] = None,
-    ) -> None:
-        self.reports.append(Report(node, code, message, severity, related, fix, signature))
-
-    def position(self, node: cst.CSTNode) -> CodeRange:
-        if self._positions is None:
-            self._positions = self._wrapper.resolve(PositionProvider)
-        return self._positions[node]
-
-    def line(self, node: cst.CSTNode) -> int:
-        return self.position(node).start.line
-
-    def code_for(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
-
-    def statement(self) -> Optional[cst.CSTNode]:
-        """The innermost statement enclosing the node being visited."""
-        for node in reversed(self.parents):
-            if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
-                return node
-        return None
-
-    @property
-    def scope(self) -> cst.CSTNode:
-        """The function being visited, or the module at top level."""
-        return self.tensors.function or self.module
-
-    def scope_order(self) -> ScopeOrder:
-        """Statement order of the current scope (pending backward calls, earlier uses), built
-        once per scope and shared by every rule that asks."""
-        scope = self.scope
-        return self.cached(("order", id(scope)), lambda: ScopeOrder(scope, self.names))  # type: ignore[return-value]
-
-    def cached(self, key: object, compute: Callable[[], object]) -> object:
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
 
 
 def _location(pos) -> Location:
@@ -142,12 +64,14 @@ def select_rules(codes: Optional[Iterable[str]]) -> List[Type[Rule]]:
 def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[Type[Rule]],
                 project: Optional[ModuleView] = None) -> List[Finding]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    ctx = Context(source, filename, wrapper.module, wrapper)
-    ctx.project = project
+    ctx = Context(source, filename, wrapper.module, wrapper, project)
     instances = [rule(ctx) for rule in rules]
-    # LibCST's visitor events for every participant (analyses first in, last out), without
-    # LibCST rebuilding every node as ``module.visit`` does.
-    Walker([ctx.tensors, *instances], parents=ctx.parents).walk(wrapper.module)
+    # Analyses that follow the traversal (flow-sensitive tensor kinds) take part in it, first in
+    # and last out; the others are built when a rule first asks. One walk gives LibCST's visitor
+    # events to every participant, without LibCST rebuilding every node as ``module.visit`` does.
+    walking = {a for rule in rules for a in rule.requires if a.walks}
+    participants = [ctx.get(a) for a in sorted(walking, key=lambda a: a.__name__)]
+    Walker([*participants, *instances], parents=ctx.parents).walk(wrapper.module)
     findings = []
     for rep in ctx.reports:
         pos = ctx.position(rep.node)

@@ -8,9 +8,10 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper
 
-from detachlint.analysis import aliases as aliases_module
-from detachlint.analysis.aliases import AliasAnalysis, Relation, build
-from detachlint.engine import Context, lint_source
+from detachlint.analysis.alias_model import Relation
+from detachlint.analysis.aliases import AliasAnalysis
+from detachlint.context import Context
+from detachlint.engine import lint_source
 
 HEADER = "import copy\nimport torch\nimport torch as T\nimport numpy as np\nimport torch.nn as nn\n"
 
@@ -24,7 +25,7 @@ def analyse(source: str, function: str = "f"):
     for node in _functions(wrapper.module):
         if node.name.value == function:
             scope = node
-    analysis = build(ctx, scope)
+    analysis = AliasAnalysis.build(ctx, scope)
     return analysis, _Finder(wrapper.module)
 
 
@@ -319,13 +320,13 @@ def test_module_level_scope():
 
 def test_built_once_per_scope_and_only_when_asked(monkeypatch):
     built = []
-    original = aliases_module.build
+    original = AliasAnalysis.build.__func__
 
-    def counting(ctx, scope):
+    def counting(cls, ctx, scope):
         built.append(getattr(scope, "name", None) and scope.name.value)
-        return original(ctx, scope)
+        return original(cls, ctx, scope)
 
-    monkeypatch.setattr(aliases_module, "build", counting)
+    monkeypatch.setattr(AliasAnalysis, "build", classmethod(counting))
     source = HEADER + textwrap.dedent("""
         def quiet(x):
             return x + 1

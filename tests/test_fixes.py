@@ -179,7 +179,7 @@ def test_alias_rules_unsafe_fixes():
 def _ctx(source: str):
     from libcst.metadata import MetadataWrapper
 
-    from detachlint.engine import Context
+    from detachlint.context import Context
 
     wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
     return Context(source, "t.py", wrapper.module, wrapper)

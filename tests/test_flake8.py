@@ -19,6 +19,7 @@ from typing import List, Optional, Sequence, Set, Tuple
 import pytest
 
 from detachlint.engine import lint_source
+from detachlint.pipeline import Projects
 from detachlint.findings import PARSE_ERROR_CODE
 from detachlint.rules import ALL_RULES
 
@@ -84,11 +85,16 @@ def rows(output: str, prefix: str = "TAL") -> List[Row]:
 
 
 def engine_rows(path: Path, display: str) -> List[Row]:
+    """What the engine finds in ``path`` with the index of the project the file belongs to (as
+    ``detachlint check`` and the plugin both use it)."""
     text = path.read_text(encoding="utf-8")
     return [
         (display, f.location.row, f.location.column + 1, f.code, f.message)
-        for f in lint_source(text, display, ALL_CODES)
+        for f in lint_source(text, display, ALL_CODES, project=PROJECTS.view(path))
     ]
+
+
+PROJECTS = Projects()
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from detachlint.analysis.tensors import Kind
-from detachlint.engine import Context
+from detachlint.analysis.tensors import Kind, TensorFacts
+from detachlint.context import Context
 from detachlint.walk import Walker
 from libcst.metadata import MetadataWrapper
 
@@ -24,7 +24,7 @@ class Probe:
 
     def visit_Call(self, node):
         if isinstance(node.func, cst.Name) and node.func.value == "probe":
-            self.kinds.append(self.ctx.tensors.kind(node.args[0].value))
+            self.kinds.append(self.ctx.get(TensorFacts).kind(node.args[0].value))
 
 
 def kinds(source: str):
@@ -32,7 +32,7 @@ def kinds(source: str):
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx = Context(module.code, "t.py", wrapper.module, wrapper)
     probe = Probe(ctx)
-    Walker([ctx.tensors, probe], parents=ctx.parents).walk(wrapper.module)
+    Walker([ctx.get(TensorFacts), probe], parents=ctx.parents).walk(wrapper.module)
     return probe.kinds
 
 

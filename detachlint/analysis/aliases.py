@@ -26,166 +26,20 @@ for the node being visited).
 from __future__ import annotations
 
 import copy
-import enum
-import re
-from dataclasses import dataclass, field
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from . import catalog
+from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
+                          join_states)
+from .base import Analysis, AnalysisContext
+from .project import is_optimizer_name
 from .tensors import Frame, Kind, TensorFacts
 from .torchnames import TorchNames, dotted_name
 
 
-class Relation(enum.Enum):
-    ENTRY = "entry"  # what a parameter, global or attribute holds when the scope starts
-    FRESH = "fresh"  # storage created in this scope and owned by the name it is bound to
-    PARAMS = "params"  # the live parameters of a module (``model.parameters()`` and its elements)
-    PLAIN = "plain"  # ``b = a``: the same object
-    VIEW = "view"  # slicing, indexing, ``view``/``transpose``/``T``...: a window on the storage
-    CONVERSION = "conversion"  # ``.cpu()``, ``.float()``, ``.to()``, ``.numpy()``, ``as_tensor``: same memory when nothing changes
-    DETACH = "detach"  # ``.detach()``: same memory, cut from the graph
-    DATA = "data"  # ``.data``: same memory, invisible to the version counter
-    SNAPSHOT = "snapshot"  # ``state_dict()``: references to every live tensor of the module
-
-
-# Relations of a value that *is* the thing itself rather than a second name for it.
-HANDLES = frozenset({Relation.ENTRY, Relation.FRESH, Relation.PARAMS})
-_OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-
-class Storage:
-    """An identity for memory. Attribute storages hang under their object's (``model.fc.weight``
-    under ``model``), so an update of the whole module reaches a snapshot of one parameter."""
-
-    __slots__ = ("key", "parent")
-
-    def __init__(self, key: str, parent: Optional["Storage"] = None) -> None:
-        self.key = key
-        self.parent = parent
-
-    def is_ancestor_of(self, other: "Storage") -> bool:
-        node = other.parent
-        while node is not None:
-            if node is self:
-                return True
-            node = node.parent
-        return False
-
-    def __repr__(self) -> str:
-        return f"Storage({self.key})"
-
-
-class Origin:
-    """How a value came to be: one expression (or parameter) and the origin it was derived from."""
-
-    __slots__ = ("relation", "op", "node", "statement", "storage", "parent", "source")
-
-    def __init__(self, relation: Relation, op: Optional[str], node: Optional[cst.CSTNode],
-                 statement: Optional[cst.CSTNode], storage: Storage, parent: Optional["Origin"],
-                 source: str) -> None:
-        self.relation = relation
-        self.op = op  # the concrete op: "detach", "cpu", "numpy", "__getitem__", "state_dict", ...
-        self.node = node  # the expression that made it (None for an entry)
-        self.statement = statement  # the statement holding ``node``
-        self.storage = storage
-        self.parent = parent
-        self.source = source  # the name it was derived from, or its own name for handles
-
-    def chain(self) -> List["Origin"]:
-        """From the owning handle down to this origin."""
-        out = []
-        node: Optional[Origin] = self
-        while node is not None:
-            out.append(node)
-            node = node.parent
-        out.reverse()
-        return out
-
-    @property
-    def root(self) -> "Origin":
-        node = self
-        while node.parent is not None:
-            node = node.parent
-        return node
-
-    def ops(self) -> List[str]:
-        return [o.op for o in self.chain() if o.op is not None]
-
-    def relations(self) -> List[Relation]:
-        return [o.relation for o in self.chain()]
-
-    def derives_from(self, other: "Origin") -> bool:
-        """True when ``other`` is a strict ancestor: this value was made from it."""
-        node = self.parent
-        while node is not None:
-            if node is other:
-                return True
-            node = node.parent
-        return False
-
-    def find(self, *relations: Relation) -> Optional["Origin"]:
-        """The nearest origin along the chain (this one first) with one of ``relations``."""
-        node: Optional[Origin] = self
-        while node is not None:
-            if node.relation in relations:
-                return node
-            node = node.parent
-        return None
-
-    def __repr__(self) -> str:
-        return f"Origin({self.relation.value}, {self.op}, {self.source})"
-
-
-@dataclass(eq=False)
-class Mutation:
-    """A statement that changes storage: an in-place write or an update of live state."""
-
-    node: cst.CSTNode  # the call, the augmented assignment or the item assignment
-    statement: cst.CSTNode
-    op: str  # "mul_", "__setitem__", "step", "load_state_dict", "xavier_uniform_", ...
-    kind: str  # "inplace" (a write through an expression) or "update" (optimizer step, load_state_dict)
-    target: Optional[cst.BaseExpression]  # the written expression (None for an update)
-    key: Optional[str]  # the name written through, after stripping views and conversions
-    origins: Set[Origin] = field(default_factory=set)  # what the written expression may be
-
-
-@dataclass(frozen=True, eq=False)
-class StaleRead:
-    """``key`` holding ``origin`` is read at ``node`` after ``mutation`` changed its storage through
-    another name. ``escape``: not a read in the code but the end of the function, with the value
-    still held by the caller (a parameter) or by the object (``self.x``)."""
-
-    node: cst.CSTNode
-    key: str
-    origin: Origin
-    mutation: Mutation
-    escape: bool = False
-
-
-Values = Dict[Origin, FrozenSet[Mutation]]  # origin -> the mutations that made it stale
-State = Dict[str, Values]
-_EMPTY: FrozenSet[Mutation] = frozenset()
-
-
-def _join(states: Iterable[Optional[State]]) -> Optional[State]:
-    live = [s for s in states if s is not None]
-    if not live:
-        return None
-    out: State = dict(live[0])
-    for state in live[1:]:
-        for key, values in state.items():
-            mine = out.get(key)
-            if mine is None:
-                out[key] = values
-            elif mine is not values:
-                merged = dict(mine)
-                for origin, stale in values.items():
-                    merged[origin] = merged.get(origin, _EMPTY) | stale
-                out[key] = merged
-    return out
 
 
 class _Loop:
@@ -216,8 +70,27 @@ def _is_basic_index(sl: Tuple[cst.SubscriptElement, ...], kind_of: Callable[[cst
     return True
 
 
-class AliasAnalysis:
+class AliasAnalysis(Analysis):
     """The alias and mutation dataflow of one scope; see the module docstring."""
+
+    per_scope = True
+
+    @classmethod
+    def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "AliasAnalysis":
+        """Built the first time a rule asks about the scope being visited, with a private copy of
+        the engine's TensorFacts positioned at the scope's start."""
+        scope = scope if scope is not None else ctx.module
+        tensors = ctx.get(TensorFacts)
+        facts = copy.copy(tensors)
+        facts._branch_stack = []
+        facts._loop_stack = []
+        outer = None
+        if isinstance(scope, cst.FunctionDef):
+            frame = tensors.frame
+            while frame is not None and frame.function is not scope:
+                frame = frame.parent
+            outer = frame.parent if frame is not None else None
+        return cls(scope, ctx.get(TorchNames), facts, outer)
 
     def __init__(self, scope: cst.CSTNode, names: TorchNames, facts: Optional[TensorFacts] = None,
                  outer: Optional[Frame] = None) -> None:
@@ -284,7 +157,7 @@ class AliasAnalysis:
 
     def is_optimizer_key(self, key: str) -> bool:
         """Whether ``key`` names an optimizer (by construction here, or by name)."""
-        return key in self.optimizer_links or bool(_OPTIMIZER_NAME.search(key.rsplit(".", 1)[-1]))
+        return key in self.optimizer_links or is_optimizer_name(key)
 
     # ================================================================== set-up
 
@@ -306,8 +179,8 @@ class AliasAnalysis:
             name = param.name.value
             self.params.append(name)
             entry = self._entry(name)
-            self.state[name] = {entry: _EMPTY}
-            self.state["^" + name] = {entry: _EMPTY}  # what the caller holds, even after rebinding
+            self.state[name] = {entry: EMPTY}
+            self.state["^" + name] = {entry: EMPTY}  # what the caller holds, even after rebinding
 
     # ================================================================== kinds
 
@@ -389,7 +262,7 @@ class AliasAnalysis:
         if kind in (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE, Kind.TENSOR_MODULE, Kind.STATE_DICT, Kind.OTHER):
             return False
         name = dotted_name(node)
-        return name is not None and bool(_OPTIMIZER_NAME.search(name.rsplit(".", 1)[-1]))
+        return name is not None and is_optimizer_name(name)
 
     def _holds_parameters(self, node: cst.BaseExpression) -> bool:
         """A module-like receiver of ``state_dict()``: not an optimizer, scheduler, scaler, ..."""
@@ -438,11 +311,11 @@ class AliasAnalysis:
             for origin in origins:
                 if origin.relation is Relation.FRESH:
                     self._rebirth(origin.storage, key)
-        self.state[key] = {o: _EMPTY for o in origins}
+        self.state[key] = {o: EMPTY for o in origins}
         for origin in origins:  # the source must be in the state to go stale when written through us
             root = origin.root
             if root.relation is Relation.ENTRY and root.source not in self.state:
-                self.state[root.source] = {root: _EMPTY}
+                self.state[root.source] = {root: EMPTY}
 
     def _assign(self, target: cst.BaseExpression, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
         """Bind ``target`` to a value with ``origins`` (made by ``value``)."""
@@ -507,7 +380,7 @@ class AliasAnalysis:
         if key is not None and self.state is not None and key in self.state and origins:
             merged = dict(self.state[key])
             for origin in origins:
-                merged.setdefault(origin, _EMPTY)
+                merged.setdefault(origin, EMPTY)
             self.state[key] = merged
 
     # ================================================================== mutations
@@ -649,7 +522,7 @@ class AliasAnalysis:
                 self.state = dict(start) if start is not None else None
                 self._block(case.body)
                 ends.append(self.state)
-            self.state = _join(ends)
+            self.state = join_states(ends)
 
     def _small(self, node: cst.BaseSmallStatement) -> None:
         if isinstance(node, cst.Expr):
@@ -743,7 +616,7 @@ class AliasAnalysis:
         elif isinstance(node.orelse, cst.Else):
             self._block(node.orelse.body)
         self._facts_call("leave_If", node)
-        self.state = _join([after_body, self.state])
+        self.state = join_states([after_body, self.state])
 
     def _loop(self, node, enter: Callable[[], None]) -> None:
         """Run a loop body until its entry state is stable (at most twice: the second pass sees
@@ -763,7 +636,7 @@ class AliasAnalysis:
                 self._block(node.body)
                 self._facts_call(f"leave_{hook}_body", node)
                 self._live = False  # kinds were recorded on the first pass
-                new_head = _join([head, self.state, *loop.continues])
+                new_head = join_states([head, self.state, *loop.continues])
                 stable = new_head == head
                 head = new_head
                 loop.continues = []
@@ -775,7 +648,7 @@ class AliasAnalysis:
         self.state = head
         if node.orelse is not None:
             self._block(node.orelse.body)
-        self.state = _join([self.state, *loop.breaks])
+        self.state = join_states([self.state, *loop.breaks])
 
     def _for(self, node: cst.For) -> None:
         elements = self._iterate(node.iter)
@@ -793,16 +666,16 @@ class AliasAnalysis:
             self._block(node.orelse.body)
         ends.append(self.state)
         for handler in node.handlers:
-            self.state = _join([start, after_body])
+            self.state = join_states([start, after_body])
             self._facts_call("visit_ExceptHandler", handler)
             if handler.name is not None and self.state is not None:
                 self._assign(handler.name.name, set(), handler)
             self._block(handler.body)
             ends.append(self.state)
-        self.state = _join(ends)
+        self.state = join_states(ends)
         if node.finalbody is not None:
             if self.state is None:
-                self.state = _join([start, after_body])
+                self.state = join_states([start, after_body])
                 self._block(node.finalbody.body)
                 self.state = None
             else:
@@ -1037,23 +910,18 @@ class AliasAnalysis:
         if q is None:
             self._eval(func)
             return set()
-        if q in catalog.DEEP_COPY_FUNCTIONS:
-            return set()
-        if q in catalog.SHALLOW_COPY_FUNCTIONS and len(positional) == 1:
-            return {o for o in first if o.relation not in (Relation.ENTRY, Relation.FRESH)}
-        if q in catalog.NUMPY_INPLACE_FUNCTIONS and positional:
-            self._mutate(positional[0], node, q.rsplit(".", 1)[-1], first)
-            return set()
+        effect = catalog.FUNCTION_EFFECTS.get(q)
         head, _, member = q.rpartition(".")
+        if effect == catalog.COPY:
+            return set()
+        if effect == catalog.SHALLOW_COPY and len(positional) == 1:
+            return {o for o in first if o.relation not in (Relation.ENTRY, Relation.FRESH)}
         if head == "torch.optim" and member[:1].isupper():
             self._link_optimizer(node)
             return set()
-        if head == "torch.nn.init" and member in catalog.INIT_FUNCTIONS and positional:
+        if effect == catalog.WRITE and positional:
             self._mutate(positional[0], node, member, first)
-            return set()
-        if head == "torch" and member in catalog.INPLACE_METHODS and positional:
-            self._mutate(positional[0], node, member, first)
-            return first
+            return first if head == "torch" else set()
         if head == "torch.nn.functional" and positional and any(
                 a.keyword is not None and a.keyword.value == "inplace"
                 and isinstance(a.value, cst.Name) and a.value.value == "True" for a in args):
@@ -1061,16 +929,15 @@ class AliasAnalysis:
             return first
         if not positional:
             return set()
-        if q in catalog.MAY_ALIAS_FUNCTIONS or q in catalog.NUMPY_MAY_ALIAS_FUNCTIONS:
+        if effect == catalog.MAY_ALIAS:
             if q == "torch.nn.functional.dropout":
                 return set()  # the same object only in eval mode or with p=0
             return self._derive(first, Relation.CONVERSION, member, node)
-        if head == "torch" and member in catalog.VIEW_FUNCTIONS:
+        if effect == catalog.VIEW:
             return self._derive(first, Relation.VIEW, member, node)
-        if head == "torch" and member == "detach":
+        if effect == catalog.DETACH:
             return self._derive(first, Relation.DETACH, member, node)
-        if head in ("torch", "torch.cuda") and member in catalog.LEGACY_CONSTRUCTORS and len(args) == 1 \
-                and self._kind(positional[0]) is Kind.TENSOR:
+        if effect == catalog.LEGACY and len(args) == 1 and self._kind(positional[0]) is Kind.TENSOR:
             return self._derive(first, Relation.CONVERSION, member, node)
         return set()
 
@@ -1125,13 +992,14 @@ class AliasAnalysis:
             for arg in node.args:
                 self._eval(arg.value)
             return set()
-        if method in catalog.METADATA_METHODS:
+        effect = catalog.METHOD_EFFECTS.get(method)
+        if effect == catalog.METADATA:
             for arg in node.args:
                 self._eval(arg.value)
             return set()  # x.size(), sd.keys(): no tensor values read
         rkey = dotted_name(receiver)
-        if method in ("append", "insert", "add", "extend") and rkey is not None and self.state is not None \
-                and rkey in self.state:
+        if (effect == catalog.ADD or method in catalog.CONTAINER_EXTEND_METHODS) and rkey is not None \
+                and self.state is not None and rkey in self.state:
             recv = set()  # adding to a container does not read what it holds
         else:
             recv = self._eval(receiver)
@@ -1139,59 +1007,60 @@ class AliasAnalysis:
         values = [self._eval(a.value) for a in args]
         self._out_argument(node)
         positional = [a.value for a in args if a.keyword is None and not a.star]
+        if effect == catalog.DETACH and args:
+            effect = catalog.MAY_ALIAS  # not Tensor.detach(): some other object's method
 
-        if method in catalog.INPLACE_METHODS or method in catalog.INPLACE_VIEW_METHODS:
+        if effect == catalog.WRITE:
             if _is_inplace_call(receiver):
                 return recv  # x.mul_(a).add_(b): one write, recorded at the first call
             self._mutate(receiver, node, method, recv)
             return recv
-        if method in catalog.SELF_RETURNING_METHODS:
+        if effect == catalog.SELF:
             return recv
-        if method == "detach" and not args:
+        if effect == catalog.DETACH:
             return self._derive(recv, Relation.DETACH, method, node)
-        if method in catalog.COPY_METHODS:
+        if effect == catalog.COPY:
             if method == "copy" and (self._kind(receiver) is Kind.STATE_DICT
                                      or any(o.find(Relation.SNAPSHOT) for o in recv)):
                 return {o for o in recv if o.relation not in (Relation.ENTRY, Relation.FRESH)}
             return set()
-        if method in catalog.STATE_SNAPSHOT_METHODS:
+        if effect == catalog.SNAPSHOT:
             if self._holds_parameters(receiver) or self._is_optimizer(receiver):
                 return self._module_state(receiver, node, Relation.SNAPSHOT, method)
             return set()
-        if method in catalog.PARAMETER_ITERATORS or method in catalog.NAMED_PARAMETER_ITERATORS:
+        if effect == catalog.PARAMS:
             if self._holds_parameters(receiver):
                 return self._module_state(receiver, node, Relation.PARAMS, method)
             return set()
-        if method in catalog.OPTIMIZER_UPDATE_METHODS:
+        if effect == catalog.UPDATE:
             if self._is_optimizer(receiver):
                 self._optimizer_step(node, receiver)
             elif positional and isinstance(positional[0], (cst.Name, cst.Attribute)) \
                     and self._is_optimizer(positional[0]):
                 self._optimizer_step(node, positional[0])  # scaler.step(optimizer)
             return set()
-        if method in catalog.STATE_LOAD_METHODS:
-            rkey = dotted_name(receiver)
+        if effect == catalog.LOAD:
             if rkey is not None:
                 self._update_state(node, [rkey], method)
             return set()
-        if method in ("append", "insert", "add") and values:
+        if effect == catalog.ADD and values:
             if rkey is not None and self.state is not None and rkey in self.state:
                 added = {o for o in values[-1] if o.relation not in (Relation.ENTRY, Relation.FRESH)}
                 if added:
                     merged = dict(self.state[rkey])
                     for origin in added:
-                        merged.setdefault(origin, _EMPTY)
+                        merged.setdefault(origin, EMPTY)
                     self.state[rkey] = merged
             self._facts_call("leave_Call", node)
             return set()
-        if method in ("items", "values"):
+        if effect == catalog.VALUES:
             return {o for o in recv if o.relation not in (Relation.ENTRY, Relation.FRESH)}
         kind = self._kind(receiver)
-        if method in catalog.VIEW_METHODS and method not in ("values", "indices"):
+        if effect == catalog.VIEW:
             if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and _surely_tensor(recv)):
                 return self._derive(recv, Relation.VIEW, method, node)
             return set()
-        if method in catalog.MAY_ALIAS_METHODS or method == "numpy":
+        if effect == catalog.MAY_ALIAS:
             if kind is not Kind.TENSOR and method in catalog.NDARRAY_COPY_METHODS:
                 return set()  # ndarray.flatten() copies
             if method == "to" and any(a.keyword is not None and a.keyword.value == "copy" for a in args):
@@ -1246,21 +1115,3 @@ def _target_keys(target: cst.BaseExpression) -> Iterable[str]:
 
 
 # ====================================================================== engine glue
-
-def aliases_for(ctx) -> Optional[AliasAnalysis]:
-    """The analysis of the scope being visited, built once (the first time a rule asks)."""
-    scope = ctx.scope
-    return ctx.cached(("aliases", id(scope)), lambda: build(ctx, scope))
-
-
-def build(ctx, scope: cst.CSTNode) -> AliasAnalysis:
-    facts = copy.copy(ctx.tensors)
-    facts._branch_stack = []
-    facts._loop_stack = []
-    outer = None
-    if isinstance(scope, cst.FunctionDef):
-        frame = ctx.tensors.frame
-        while frame is not None and frame.function is not scope:
-            frame = frame.parent
-        outer = frame.parent if frame is not None else None
-    return AliasAnalysis(scope, ctx.names, facts, outer)

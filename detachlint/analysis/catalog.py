@@ -293,3 +293,69 @@ COPY_INTENT_CONVERSIONS = frozenset(
 # Methods that hand out one sample of a dataset: an in-place write to a view of ``self.<data>``
 # there changes the dataset itself, and again on every epoch.
 SAMPLE_ACCESS_METHODS = frozenset({"__getitem__", "__getitems__"})
+
+# Legacy constructors by qualified name: the one answer to "is this call a legacy constructor".
+LEGACY_CONSTRUCTOR_NAMESPACES = ("torch", "torch.cuda")
+LEGACY_CONSTRUCTOR_NAMES = frozenset(f"{ns}.{m}" for ns in LEGACY_CONSTRUCTOR_NAMESPACES for m in LEGACY_CONSTRUCTORS)
+
+# Container methods that add one element / many elements (``losses.append(loss)``): the container
+# then holds what was added; adding reads nothing it already holds.
+CONTAINER_ADD_METHODS = frozenset("append insert add".split())
+CONTAINER_EXTEND_METHODS = frozenset({"extend"})
+# Mapping methods that hand out the held values themselves (``sd.items()``, ``sd.values()``).
+CONTAINER_VALUE_METHODS = frozenset({"items", "values"})
+
+# --- what each op does to storage: the alias interpreter's table --------------------------------
+# One effect per method name or qualified function, built from the sets above. Where a name is in
+# several sets, the effect listed later wins (``copy`` is a copy, not a may-alias conversion).
+WRITE = "write"  # writes its receiver (method) or first argument (function) in place
+SELF = "self"  # returns its receiver, values unchanged
+DETACH = "detach"  # same memory, cut from the graph
+COPY = "copy"  # fresh memory
+SHALLOW_COPY = "shallow-copy"  # a new container holding the same tensors
+VIEW = "view"  # a window on the same memory
+MAY_ALIAS = "may-alias"  # the same memory when nothing needs converting
+LEGACY = "legacy"  # a legacy constructor: with a tensor argument, the same memory
+SNAPSHOT = "snapshot"  # references to every live tensor of a module or optimizer
+PARAMS = "params"  # the live parameters themselves
+UPDATE = "update"  # an optimizer step: writes every parameter it was given
+LOAD = "load"  # load_state_dict: writes its receiver's tensors
+ADD = "add"  # adds to a container
+VALUES = "values"  # the values a mapping holds
+METADATA = "metadata"  # shape and layout, not values
+
+
+def _effects(*groups):
+    table = {}
+    for effect, names in groups:
+        for name in names:
+            table[name] = effect
+    return table
+
+
+METHOD_EFFECTS = _effects(
+    (MAY_ALIAS, MAY_ALIAS_METHODS | {"numpy"}),
+    (VIEW, VIEW_METHODS - {"values", "indices"}),
+    (VALUES, CONTAINER_VALUE_METHODS),
+    (ADD, CONTAINER_ADD_METHODS),
+    (LOAD, STATE_LOAD_METHODS),
+    (UPDATE, OPTIMIZER_UPDATE_METHODS),
+    (PARAMS, PARAMETER_ITERATORS | NAMED_PARAMETER_ITERATORS),
+    (SNAPSHOT, STATE_SNAPSHOT_METHODS),
+    (COPY, COPY_METHODS),
+    (DETACH, {"detach"}),
+    (SELF, SELF_RETURNING_METHODS),
+    (WRITE, INPLACE_METHODS | INPLACE_VIEW_METHODS),
+    (METADATA, METADATA_METHODS),
+)
+
+FUNCTION_EFFECTS = _effects(
+    (LEGACY, LEGACY_CONSTRUCTOR_NAMES),
+    (DETACH, {"torch.detach"}),
+    (VIEW, {f"torch.{m}" for m in VIEW_FUNCTIONS}),
+    (MAY_ALIAS, MAY_ALIAS_FUNCTIONS | NUMPY_MAY_ALIAS_FUNCTIONS),
+    (WRITE, {f"torch.{m}" for m in INPLACE_METHODS} | {f"torch.nn.init.{m}" for m in INIT_FUNCTIONS}
+     | NUMPY_INPLACE_FUNCTIONS),
+    (SHALLOW_COPY, SHALLOW_COPY_FUNCTIONS),
+    (COPY, DEEP_COPY_FUNCTIONS),
+)

@@ -9,12 +9,19 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from .base import Analysis, AnalysisContext
 from .torchnames import TorchNames, dotted_name
 
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
-class ScopeOrder:
+class ScopeOrder(Analysis):
+    per_scope = True
+
+    @classmethod
+    def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "ScopeOrder":
+        return cls(scope if scope is not None else ctx.module, ctx.get(TorchNames))
+
     def __init__(self, scope: cst.CSTNode, names: TorchNames) -> None:
         self.index: Dict[int, int] = {}
         self.backward_calls: List[Tuple[int, Optional[str], cst.Call]] = []

@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
+from .base import Analysis, AnalysisContext
 
 FORMAT = "1"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
-_OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN)
+_OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
 # Hugging Face ``TrainerCallback``, hand-written early stopping): state stored there is taken
 # before the next steps run.
@@ -59,8 +60,8 @@ def _last_name(node: ast.AST) -> str:
 
 
 def is_optimizer_name(name: str) -> bool:
-    lowered = name.lower()
-    return bool(_OPTIMIZER_NAME.search(lowered)) and not any(h in lowered for h in ("sched", "scaler"))
+    """Whether a name (its last dotted part) reads as an optimizer's: ``opt``, ``optimizer_g``."""
+    return bool(_OPTIMIZER_NAME.search(name.rsplit(".", 1)[-1]))
 
 
 def _live_state_receiver(node: ast.AST) -> Optional[str]:
@@ -578,7 +579,7 @@ class ProjectIndex:
                     elif _CALLBACK_METHOD.match(name) and (
                             _CALLBACK_CLASS.search(cls_name)
                             or any(_CALLBACK_CLASS.search(a.rsplit(".", 1)[-1]) for a in self.ancestors(cls)[1:])):
-                        update = f"the training steps that run between calls of the callback `{name}`"
+                        update = f"the training loop (it steps between calls of the callback `{name}`)"
                     if update is not None:
                         out.append(SnapshotHazard(cls, attr, name, line, of, update, use))
         return out
@@ -618,3 +619,20 @@ def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dic
                 cache[key] = facts.to_json()
         modules.setdefault(module, facts)
     return ProjectIndex(modules)
+
+
+class ClassSnapshots(Analysis):
+    """This module's snapshot hazards across methods, by (class, method, attribute): what a rule
+    visiting ``self.<attr> = ...`` in that method asks."""
+
+    @classmethod
+    def build(cls, ctx: "AnalysisContext", scope: Optional[object]) -> "ClassSnapshots":
+        project = ctx.project
+        hazards = project.index.snapshot_hazards(project.module) if project is not None else []
+        return cls({(h.cls.rsplit(".", 1)[-1], h.method, h.attr): h for h in hazards})
+
+    def __init__(self, hazards: Dict[Tuple[str, str, str], SnapshotHazard]) -> None:
+        self.hazards = hazards
+
+    def at(self, cls: str, method: str, attr: str) -> Optional[SnapshotHazard]:
+        return self.hazards.get((cls, method, attr))

@@ -15,6 +15,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from . import catalog
+from .base import Analysis, AnalysisContext
+from .project import ModuleView
 from .torchnames import TorchNames
 from ..walk import walk
 
@@ -114,11 +116,18 @@ def target_names(target: cst.BaseExpression) -> Iterator[str]:
         yield from target_names(target.value)
 
 
-class TensorFacts:
+class TensorFacts(Analysis):
     """Flow-sensitive kinds of names and expressions; a participant in the engine traversal."""
 
-    def __init__(self, names: TorchNames, module: cst.Module) -> None:
+    walks = True
+
+    @classmethod
+    def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "TensorFacts":
+        return cls(ctx.get(TorchNames), ctx.module, ctx.project)
+
+    def __init__(self, names: TorchNames, module: cst.Module, project: Optional["ModuleView"] = None) -> None:
         self.names = names
+        self.project = project
         self.classes: Dict[str, ClassInfo] = {}
         self.frame = Frame({})
         self._branch_stack: List[Tuple[Dict[str, Kind], Optional[Dict[str, Kind]], bool]] = []
@@ -426,14 +435,14 @@ class TensorFacts:
         head, _, member = q.rpartition(".")
         if q.startswith("numpy."):
             return Kind.NDARRAY
+        if q in catalog.LEGACY_CONSTRUCTOR_NAMES or q == "torch.autograd.Variable":
+            return Kind.TENSOR
         if head == "torch":
-            if member in catalog.TENSOR_FUNCTIONS or member in catalog.LEGACY_CONSTRUCTORS:
+            if member in catalog.TENSOR_FUNCTIONS:
                 return Kind.TENSOR
             if member in catalog.TENSOR_SEQUENCE_FUNCTIONS:
                 return Kind.TENSOR_SEQ
             return Kind.UNKNOWN
-        if head in ("torch.cuda", "torch.autograd") and (member in catalog.LEGACY_CONSTRUCTORS or member == "Variable"):
-            return Kind.TENSOR
         if head == "torch.nn.functional":
             return Kind.TENSOR if member in catalog.FUNCTIONAL_TENSOR_FUNCTIONS else Kind.UNKNOWN
         if q == "torch.nn.Parameter":
@@ -660,12 +669,14 @@ class TensorFacts:
         # ``losses.append(loss)``: a list that only ever receives tensors is a sequence of tensors.
         func = node.func
         if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                and func.attr.value in ("append", "extend", "insert") and node.args):
+                and (func.attr.value in catalog.CONTAINER_ADD_METHODS
+                     or func.attr.value in catalog.CONTAINER_EXTEND_METHODS) and node.args):
             name = func.value.value
             current = self.frame.lookup(name)
             if current in (Kind.EMPTY_LIST, Kind.TENSOR_SEQ):
                 added = self.kind(node.args[-1].value)
-                ok = added is Kind.TENSOR if func.attr.value != "extend" else added is Kind.TENSOR_SEQ
+                ok = (added is Kind.TENSOR_SEQ if func.attr.value in catalog.CONTAINER_EXTEND_METHODS
+                      else added is Kind.TENSOR)
                 self.frame.vars[name] = Kind.TENSOR_SEQ if ok else Kind.OTHER
 
     def leave_Del(self, node: cst.Del) -> None:

@@ -11,6 +11,8 @@ from typing import Dict, Optional
 
 import libcst as cst
 
+from .base import Analysis, AnalysisContext
+
 from .catalog import CANONICAL_NAMES
 from ..walk import walk
 
@@ -75,8 +77,12 @@ class ImportCollector(cst.CSTVisitor):
                     self.bindings[target.value] = self.bindings[head] + value[len(head):]
 
 
-class TorchNames:
+class TorchNames(Analysis):
     """Resolves expressions to canonical qualified names (``torch.nn.functional.relu``)."""
+
+    @classmethod
+    def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "TorchNames":
+        return cls(ctx.module)
 
     def __init__(self, module: cst.Module) -> None:
         collector = ImportCollector()

@@ -2,19 +2,23 @@
 
 A rule's docstring is its documentation, in four parts (## What it does, ## Why is this bad?,
 ## Example, ## Use instead), rendered by ``detachlint rule``, the README and the LSP hover.
-Rules receive the per-module ``Context`` and report nodes; they never parse or walk on their own.
+Rules receive the per-module ``Context``, declare the analyses they ask for in ``requires`` and
+report nodes; they never parse or walk on their own.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from typing import TYPE_CHECKING, ClassVar, Dict
+from typing import TYPE_CHECKING, ClassVar, Dict, Tuple, Type, TypeVar
 
+from ..analysis.base import Analysis
 from ..findings import DOCS_URL, Severity
 
 if TYPE_CHECKING:
-    from ..engine import Context
+    from ..context import Context
+
+A = TypeVar("A", bound=Analysis)
 
 
 class Rule:
@@ -23,9 +27,17 @@ class Rule:
     severity: ClassVar[Severity] = Severity.WARNING
     default_enabled: ClassVar[bool] = True
     summary: ClassVar[str] = ""
+    # The analyses the rule asks for (``self.analysis(TensorFacts)``): only these are built for it.
+    requires: ClassVar[Tuple[Type[Analysis], ...]] = ()
 
     def __init__(self, ctx: "Context") -> None:
         self.ctx = ctx
+
+    def analysis(self, kind: Type[A]) -> A:
+        """The analysis ``kind`` of this module (or of the scope being visited), typed."""
+        if kind not in self.requires:
+            raise TypeError(f"{type(self).__name__} asks for {kind.__name__} without declaring it in `requires`")
+        return self.ctx.get(kind)
 
     @classmethod
     def documentation(cls) -> str:

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from ..analysis.base import Analysis, AnalysisContext
 from ..analysis.torchnames import dotted_name
 from ..findings import Applicability, Edit, Fix, Location
 
 if TYPE_CHECKING:
-    from ..engine import Context
+    from ..context import Context
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
 _NEWLINE_RE = re.compile(r"\r\n?|\n")  # LibCST's line breaks: positions count lines by these
@@ -80,6 +81,19 @@ def _top_level_imports(module: cst.Module) -> Dict[str, str]:
     return out
 
 
+class ModuleImports(Analysis):
+    """The module-level imports (local name -> what it is bound to) and, once a fix needs it,
+    where a new import goes."""
+
+    @classmethod
+    def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "ModuleImports":
+        return cls(_top_level_imports(ctx.module))
+
+    def __init__(self, names: Dict[str, str]) -> None:
+        self.names = names
+        self.insertion: Optional[Tuple[Location, str]] = None
+
+
 class _Rebinds(cst.CSTVisitor):
     """Counts the ``Name`` nodes spelling ``name`` that are not ``x.name``, ``f(name=...)``, a
     reference ``name.attr`` or part of an import: a local binding that would shadow the module."""
@@ -112,8 +126,8 @@ class _Rebinds(cst.CSTVisitor):
 def module_name(ctx: "Context", qualified: str) -> Optional[str]:
     """How module-level imports spell ``qualified`` (``torch`` → ``T`` after ``import torch as T``;
     ``copy.deepcopy`` → ``deepcopy`` after ``from copy import deepcopy``), or None."""
-    imports = ctx.cached(("fixkit", "imports"), lambda: _top_level_imports(ctx.module))
-    candidates = [local for local, full in imports.items() if full == qualified]  # type: ignore[union-attr]
+    imports = ctx.get(ModuleImports).names
+    candidates = [local for local, full in imports.items() if full == qualified]
     if qualified in candidates:
         return qualified
     if candidates:
@@ -208,14 +222,16 @@ def require_import(ctx: "Context", module: str, member: str) -> Tuple[Optional[s
     spelled = module_name(ctx, f"{module}.{member}")
     if spelled is not None:
         return spelled, []
-    imports = ctx.cached(("fixkit", "imports"), lambda: _top_level_imports(ctx.module))
-    if module in imports:  # type: ignore[operator]  # ``from copy import copy``: the name is taken
+    table = ctx.get(ModuleImports)
+    if module in table.names:  # ``from copy import copy``: the name is taken
         return None, []
     rebinds = _Rebinds(module)
     ctx.module.visit(rebinds)
     if rebinds.found:
         return None, []
-    location, template = ctx.cached(("fixkit", "import-at"), lambda: _insertion_point(ctx))  # type: ignore[misc]
+    if table.insertion is None:
+        table.insertion = _insertion_point(ctx)
+    location, template = table.insertion
     return f"{module}.{member}", [Edit(location, location, template.format(**{"import": f"import {module}"}))]
 
 
@@ -260,3 +276,59 @@ def wrap_call(ctx: "Context", node: cst.CSTNode, func: str) -> Tuple[Edit, ...]:
     """``func(node)``, as two insertions (comments inside ``node`` survive)."""
     start = _loc(ctx.position(node).start)
     return (Edit(start, start, f"{func}("), insert_after(ctx, node, ")"))
+
+
+def detach_fix(ctx, data: cst.Attribute):
+    """The safe fix for both rules: ``X.data`` → ``X.detach()``, editing only the attribute name.
+    The same alias, but sharing X's version counter: a write that would silently corrupt a
+    pending backward now raises there instead."""
+    return make_fix(SAFE, "Replace `.data` with `.detach()`", replace(ctx, data.attr, "detach()"))
+
+
+# --- call arguments, for the constructor rules' fixes ------------------------------------------
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+def receiver_code(ctx, node: cst.BaseExpression) -> str:
+    """Source for ``node`` usable before ``.method()``: parenthesised unless it is an atom."""
+    code = ctx.code_for(node).strip()
+    return code if isinstance(node, _ATOMS) else f"({code})"
+
+
+def copy_replacement(ctx, source: cst.BaseExpression, kwargs: Dict[str, cst.Arg],
+                     like: Optional[cst.BaseExpression] = None) -> str:
+    """The copy that ``torch.tensor(source, **kwargs)`` meant: ``source.detach().clone()``,
+    with ``dtype=``/``device=`` as ``.to(...)`` and ``requires_grad=True`` as ``.requires_grad_()``.
+    ``like`` is the receiver of ``like.new_tensor(source)``, whose dtype and device are the default."""
+    base = receiver_code(ctx, source)
+    is_detached = (isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute)
+                   and source.func.attr.value == "detach" and not source.args)
+    text = f"{base}.clone()" if is_detached else f"{base}.detach().clone()"
+    to_args = []
+    for key in ("dtype", "device"):
+        if key in kwargs:
+            to_args.append(f"{key}={ctx.code_for(kwargs[key].value).strip()}")
+        elif like is not None:
+            to_args.append(f"{key}={receiver_code(ctx, like)}.{key}")
+    if to_args:
+        text += f".to({', '.join(to_args)})"
+    grad = kwargs.get("requires_grad")
+    if grad is not None and not (isinstance(grad.value, cst.Name) and grad.value.value == "False"):
+        text += ".requires_grad_()" if isinstance(grad.value, cst.Name) and grad.value.value == "True" \
+            else f".requires_grad_({ctx.code_for(grad.value).strip()})"
+    return text
+
+
+def keywords_of(call: cst.Call) -> Dict[str, cst.Arg]:
+    return {a.keyword.value: a for a in call.args if a.keyword is not None}
+
+
+def positional_args(call: cst.Call):
+    return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def only_args(call: cst.Call, keywords=()) -> bool:
+    """One positional argument, no ``*``/``**``, and no keyword outside ``keywords``."""
+    return (len(positional_args(call)) == 1 and not any(a.star for a in call.args)
+            and all(a.keyword is None or a.keyword.value in keywords for a in call.args))

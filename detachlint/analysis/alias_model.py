@@ -1,0 +1,161 @@
+"""The alias analysis's data model: what a value may be (``Origin``: how it came to share storage
+with something else), the storage identities, the writes (``Mutation``) and the reads that see
+them (``StaleRead``), and the abstract state the interpreter (``aliases.py``) carries through a
+function, with its join at branch and loop merges.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set
+
+import libcst as cst
+
+
+class Relation(enum.Enum):
+    ENTRY = "entry"  # what a parameter, global or attribute holds when the scope starts
+    FRESH = "fresh"  # storage created in this scope and owned by the name it is bound to
+    PARAMS = "params"  # the live parameters of a module (``model.parameters()`` and its elements)
+    PLAIN = "plain"  # ``b = a``: the same object
+    VIEW = "view"  # slicing, indexing, ``view``/``transpose``/``T``...: a window on the storage
+    CONVERSION = "conversion"  # ``.cpu()``, ``.float()``, ``.to()``, ``.numpy()``, ``as_tensor``: same memory when nothing changes
+    DETACH = "detach"  # ``.detach()``: same memory, cut from the graph
+    DATA = "data"  # ``.data``: same memory, invisible to the version counter
+    SNAPSHOT = "snapshot"  # ``state_dict()``: references to every live tensor of the module
+
+
+# Relations of a value that *is* the thing itself rather than a second name for it.
+HANDLES = frozenset({Relation.ENTRY, Relation.FRESH, Relation.PARAMS})
+
+
+class Storage:
+    """An identity for memory. Attribute storages hang under their object's (``model.fc.weight``
+    under ``model``), so an update of the whole module reaches a snapshot of one parameter."""
+
+    __slots__ = ("key", "parent")
+
+    def __init__(self, key: str, parent: Optional["Storage"] = None) -> None:
+        self.key = key
+        self.parent = parent
+
+    def is_ancestor_of(self, other: "Storage") -> bool:
+        node = other.parent
+        while node is not None:
+            if node is self:
+                return True
+            node = node.parent
+        return False
+
+    def __repr__(self) -> str:
+        return f"Storage({self.key})"
+
+
+class Origin:
+    """How a value came to be: one expression (or parameter) and the origin it was derived from."""
+
+    __slots__ = ("relation", "op", "node", "statement", "storage", "parent", "source")
+
+    def __init__(self, relation: Relation, op: Optional[str], node: Optional[cst.CSTNode],
+                 statement: Optional[cst.CSTNode], storage: Storage, parent: Optional["Origin"],
+                 source: str) -> None:
+        self.relation = relation
+        self.op = op  # the concrete op: "detach", "cpu", "numpy", "__getitem__", "state_dict", ...
+        self.node = node  # the expression that made it (None for an entry)
+        self.statement = statement  # the statement holding ``node``
+        self.storage = storage
+        self.parent = parent
+        self.source = source  # the name it was derived from, or its own name for handles
+
+    def chain(self) -> List["Origin"]:
+        """From the owning handle down to this origin."""
+        out = []
+        node: Optional[Origin] = self
+        while node is not None:
+            out.append(node)
+            node = node.parent
+        out.reverse()
+        return out
+
+    @property
+    def root(self) -> "Origin":
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    def ops(self) -> List[str]:
+        return [o.op for o in self.chain() if o.op is not None]
+
+    def relations(self) -> List[Relation]:
+        return [o.relation for o in self.chain()]
+
+    def derives_from(self, other: "Origin") -> bool:
+        """True when ``other`` is a strict ancestor: this value was made from it."""
+        node = self.parent
+        while node is not None:
+            if node is other:
+                return True
+            node = node.parent
+        return False
+
+    def find(self, *relations: Relation) -> Optional["Origin"]:
+        """The nearest origin along the chain (this one first) with one of ``relations``."""
+        node: Optional[Origin] = self
+        while node is not None:
+            if node.relation in relations:
+                return node
+            node = node.parent
+        return None
+
+    def __repr__(self) -> str:
+        return f"Origin({self.relation.value}, {self.op}, {self.source})"
+
+
+@dataclass(eq=False)
+class Mutation:
+    """A statement that changes storage: an in-place write or an update of live state."""
+
+    node: cst.CSTNode  # the call, the augmented assignment or the item assignment
+    statement: cst.CSTNode
+    op: str  # "mul_", "__setitem__", "step", "load_state_dict", "xavier_uniform_", ...
+    kind: str  # "inplace" (a write through an expression) or "update" (optimizer step, load_state_dict)
+    target: Optional[cst.BaseExpression]  # the written expression (None for an update)
+    key: Optional[str]  # the name written through, after stripping views and conversions
+    origins: Set[Origin] = field(default_factory=set)  # what the written expression may be
+
+
+@dataclass(frozen=True, eq=False)
+class StaleRead:
+    """``key`` holding ``origin`` is read at ``node`` after ``mutation`` changed its storage through
+    another name. ``escape``: not a read in the code but the end of the function, with the value
+    still held by the caller (a parameter) or by the object (``self.x``)."""
+
+    node: cst.CSTNode
+    key: str
+    origin: Origin
+    mutation: Mutation
+    escape: bool = False
+
+
+Values = Dict[Origin, FrozenSet[Mutation]]  # origin -> the mutations that made it stale
+State = Dict[str, Values]
+EMPTY: FrozenSet[Mutation] = frozenset()
+
+
+def join_states(states: Iterable[Optional[State]]) -> Optional[State]:
+    live = [s for s in states if s is not None]
+    if not live:
+        return None
+    out: State = dict(live[0])
+    for state in live[1:]:
+        for key, values in state.items():
+            mine = out.get(key)
+            if mine is None:
+                out[key] = values
+            elif mine is not values:
+                merged = dict(mine)
+                for origin, stale in values.items():
+                    merged[origin] = merged.get(origin, EMPTY) | stale
+                out[key] = merged
+    return out

@@ -1,0 +1,68 @@
+"""What the code around one ``X.data`` does with it: reads it, or writes through it (in place, by
+assignment, item assignment, augmented assignment, ``nn.init``, ``out=``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional
+
+import libcst as cst
+
+from . import catalog
+from .torchnames import TorchNames
+
+
+@dataclass
+class DataUse:
+    """One ``X.data`` on a tensor ``X`` and what the surrounding code does with it."""
+
+    data: cst.Attribute  # the ``X.data`` node
+    write: Optional[str]  # None for a read; else "inplace", "assign", "setitem", "augassign", "init", "out"
+    reported: cst.CSTNode  # the node a finding covers
+    op: Optional[str] = None  # the in-place method or init function, for messages and signatures
+
+
+def classify_data_use(node: cst.Attribute, parents: List[cst.CSTNode], names: TorchNames) -> DataUse:
+    """Follow ``X.data`` up through views and chained in-place calls to what finally uses it."""
+    cur: cst.CSTNode = node
+    i = len(parents) - 1
+
+    def parent(k: int = 0) -> Optional[cst.CSTNode]:
+        j = i - k
+        return parents[j] if j >= 0 else None
+
+    # Views of X.data are untracked aliases too: X.data[0], X.data.view(-1), X.data.T.
+    while True:
+        p = parent()
+        if isinstance(p, cst.Subscript) and p.value is cur:
+            cur, i = p, i - 1
+        elif isinstance(p, cst.Attribute) and p.value is cur and p.attr.value in catalog.VIEW_ATTRIBUTES:
+            cur, i = p, i - 1
+        elif (isinstance(p, cst.Attribute) and p.value is cur and p.attr.value in catalog.VIEW_METHODS
+              and isinstance(parent(1), cst.Call) and parent(1).func is p):
+            cur, i = parent(1), i - 2
+        else:
+            break
+    p = parent()
+    if isinstance(p, cst.Attribute) and p.value is cur and isinstance(parent(1), cst.Call) and parent(1).func is p:
+        method = p.attr.value
+        if method in catalog.INPLACE_METHODS or method in catalog.INPLACE_VIEW_METHODS:
+            top, k = parent(1), 2
+            # p.data.mul_(a).add_(b): in-place ops return their receiver; one finding per chain.
+            while (isinstance(parent(k), cst.Attribute) and parent(k).value is top
+                   and parent(k).attr.value in catalog.INPLACE_METHODS
+                   and isinstance(parent(k + 1), cst.Call) and parent(k + 1).func is parent(k)):
+                top, k = parent(k + 1), k + 2
+            return DataUse(node, "inplace", top, method)
+    if isinstance(p, cst.AssignTarget) and p.target is cur:
+        return DataUse(node, "assign" if cur is node else "setitem", cur)
+    if isinstance(p, cst.AugAssign) and p.target is cur:
+        return DataUse(node, "augassign", cur)
+    if isinstance(p, cst.Arg) and p.value is cur and isinstance(parent(1), cst.Call):
+        call = parent(1)
+        if p.keyword is not None and p.keyword.value == "out":
+            return DataUse(node, "out", cur)
+        member = names.torch_member(call.func, "torch.nn.init")
+        if call.args and call.args[0] is p and member in catalog.INIT_FUNCTIONS:
+            return DataUse(node, "init", call, member)
+    return DataUse(node, None, node)

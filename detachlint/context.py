@@ -1,0 +1,99 @@
+"""The per-module context a rule works in: the module, the analyses it asks for by type, the
+nodes enclosing the one being visited, and ``report``.
+
+Analyses (``analysis.base.Analysis``) are built at most once per module, or once per scope for
+``per_scope`` ones (statement order, aliases), and only when asked: a rule declares what it needs
+in ``Rule.requires`` and gets it typed with ``self.analysis(Type)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar, cast
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from .analysis.base import Analysis
+from .analysis.project import ModuleView
+from .analysis.tensors import TensorFacts
+from .findings import Fix, Severity
+
+A = TypeVar("A", bound=Analysis)
+
+
+@dataclass
+class Report:
+    """A finding as a rule reports it: nodes, not yet positions."""
+
+    node: cst.CSTNode
+    code: str
+    message: str
+    severity: Severity
+    related: Sequence[Tuple[cst.CSTNode, str]] = ()
+    fix: Optional[Callable[["Context"], Optional[Fix]]] = None
+    signature: Optional[dict] = None
+
+
+class Context:
+    """Per-module facts every rule may ask for, computed once."""
+
+    def __init__(self, source: str, filename: str, module: cst.Module, wrapper: MetadataWrapper,
+                 project: Optional[ModuleView] = None) -> None:
+        self.source = source
+        self.filename = filename
+        self.module = module
+        self.project = project  # what the project index knows beyond this file (None: this file alone)
+        self._wrapper = wrapper
+        self.parents: List[cst.CSTNode] = []  # the nodes enclosing the one being visited
+        self.reports: List[Report] = []
+        self._positions: Optional[Dict[cst.CSTNode, CodeRange]] = None
+        self._analyses: Dict[Tuple[type, int], Analysis] = {}
+
+    def get(self, analysis: Type[A]) -> A:
+        """The analysis of this module (or, for a ``per_scope`` one, of the scope being visited),
+        built the first time it is asked for."""
+        scope = self.scope if analysis.per_scope else None
+        key = (analysis, id(scope))
+        found = self._analyses.get(key)
+        if found is None:
+            found = self._analyses[key] = analysis.build(self, scope)
+        return cast(A, found)
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        code: str,
+        message: str,
+        severity: Severity,
+        related: Sequence[Tuple[cst.CSTNode, str]] = (),
+        fix: Optional[Callable[["Context"], Optional[Fix]]] = None,
+        signature: Optional[dict] = None,
+    ) -> None:
+        self.reports.append(Report(node, code, message, severity, related, fix, signature))
+
+    def reported(self, node: cst.CSTNode, code: str) -> bool:
+        return any(r.node is node and r.code == code for r in self.reports)
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        if self._positions is None:
+            self._positions = self._wrapper.resolve(PositionProvider)
+        return self._positions[node]
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.position(node).start.line
+
+    def code_for(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def statement(self) -> Optional[cst.CSTNode]:
+        """The innermost statement enclosing the node being visited."""
+        for node in reversed(self.parents):
+            if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                return node
+        return None
+
+    @property
+    def scope(self) -> cst.CSTNode:
+        """The function being visited, or the module at top level."""
+        return self.get(TensorFacts).function or self.module

@@ -1,0 +1,112 @@
+"""What the alias rules (TAL201, TAL301, TAL401) share: the scope's alias analysis, where writes
+happen, and how a finding's pattern signature and wording are made."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import libcst as cst
+
+from ..analysis import catalog
+from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
+from ..analysis.aliases import AliasAnalysis
+from ..analysis.order import ScopeOrder
+from ..analysis.tensors import Kind, TensorFacts
+from ..analysis.torchnames import TorchNames
+from .base import Rule
+
+
+_DTYPES = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
+
+
+class AliasRule(Rule):
+    """Shared plumbing: find the write (or snapshot) at a node, describe origins and reads."""
+
+    requires = (TensorFacts, TorchNames, ScopeOrder, AliasAnalysis)
+
+    def _analysis(self) -> Optional[AliasAnalysis]:
+        return self.analysis(AliasAnalysis)
+
+    def _mutation_at(self, node: cst.CSTNode) -> Optional[Mutation]:
+        analysis = self._analysis()
+        if analysis is None:
+            return None
+        mutation = analysis.mutation(node)
+        return mutation if mutation is not None and mutation.kind == "inplace" else None
+
+    # visit hooks: the nodes a write can be recorded at (cheap syntactic filters first)
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and (func.attr.value in catalog.INPLACE_METHODS
+                                                or func.attr.value in catalog.INPLACE_VIEW_METHODS):
+            self._check_write(node)
+        elif any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in node.args):
+            self._check_write(node)
+        elif not isinstance(func, cst.Attribute) and node.args:
+            q = self.analysis(TorchNames).qualified(func)
+            if q is not None and (q.startswith("torch.nn.init.") or q in catalog.NUMPY_INPLACE_FUNCTIONS
+                                  or (q.startswith("torch.") and q.endswith("_"))):
+                self._check_write(node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self.analysis(TensorFacts).kind(node.target) in (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN) \
+                and not isinstance(node.value, (cst.SimpleString, cst.FormattedString)):
+            self._check_write(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, cst.Subscript) for t in node.targets):
+            self._check_write(node)
+
+    def _check_write(self, node: cst.CSTNode) -> None:
+        pass
+
+    # descriptions
+    def _text(self, node: Optional[cst.CSTNode], limit: int = 60) -> str:
+        if node is None:
+            return ""
+        text = " ".join(self.ctx.code_for(node).split())
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    def _made(self, origin: Origin) -> cst.CSTNode:
+        """The node that shows where an alias was made: its statement, else its expression."""
+        return origin.statement or origin.node or self.ctx.scope
+
+    def _pending(self, node: cst.CSTNode) -> Optional[cst.Call]:
+        order = self.analysis(ScopeOrder)
+        return order.pending_backward(node)
+
+    def _signature(self, ops: List[str], origin: Origin, analysis: AliasAnalysis, pending: bool) -> dict:
+        root = origin.root
+        source = {
+            "parameter": root.relation is Relation.ENTRY and (
+                root.source in analysis.params
+                or (analysis.self_name is not None and root.source.startswith(analysis.self_name + "."))),
+            "module_state": any(o.relation in (Relation.PARAMS, Relation.SNAPSHOT) for o in origin.chain())
+            or root.source.rsplit(".", 1)[-1] in catalog.MODULE_TENSOR_ATTRIBUTES,
+            "pending_graph": pending,
+            "cpu_float": "cpu" in ops and any(op in ("float", "numpy") for op in ops),
+        }
+        if source["module_state"]:
+            source["leaf"] = True
+        dtypes = [_DTYPES[op] for op in ops if op in _DTYPES]
+        if dtypes:
+            source["dtype"] = dtypes[-1]
+        return {"rule": self.code, "ops": ops, "source": source}
+
+    @staticmethod
+    def _first(reads: Sequence[StaleRead]) -> Optional[StaleRead]:
+        real = [r for r in reads if not r.escape]
+        return (real or list(reads) or [None])[0]
+
+    def _where(self, read: StaleRead) -> str:
+        if read.escape and "." in read.key:
+            return f"`{read.key}` keeps it after the method returns"
+        if read.escape:
+            return f"the caller still holds `{read.key}` after the function returns"
+        line = self.ctx.line(read.node)
+        later = " on the next iteration of the loop" if line <= self.ctx.line(read.mutation.node) else ""
+        return f"`{read.key}` is read at line {line}{later}"
+
+
+def mutation_ops(mutation: Mutation, origin: Origin) -> List[str]:
+    return origin.ops() + [mutation.op]

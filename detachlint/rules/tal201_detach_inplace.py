@@ -1,0 +1,157 @@
+"""TAL201 detach-inplace: an in-place write to a ``.detach()`` result kept as if it were a copy."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from ..analysis import catalog
+from ..analysis.alias_model import Mutation, Origin, Relation
+from ..findings import Severity
+from .alias_rule import AliasRule, mutation_ops
+from .fixkit import UNSAFE, copy_after, make_fix
+
+
+class DetachInplace(AliasRule):
+    """
+    ## What it does
+    Flags an in-place write to the result of `.detach()`: directly (`out.detach().zero_()`),
+    through a name (`d = x.detach(); d.add_(1)`), or through conversions that return the same
+    memory when nothing needs converting (`img = x.detach().cpu().numpy(); img *= 255`).
+
+    ## Why is this bad?
+    `.detach()` is not a copy: it shares `x`'s storage, so the write changes `x` too. Later
+    forward computations see the new values, and if a graph that saved `x` is still waiting for
+    `backward()` it raises (or, through NumPy, silently computes a wrong gradient). `.cpu()`,
+    `.float()` and `.numpy()` after it copy only when the device or dtype changes, so the bug
+    appears exactly when the tensor is already a CPU float tensor. It is an **error** when `x` is
+    read afterwards, held by the caller, or saved by a pending backward; a **warning** otherwise.
+
+    ## Example
+    ```python
+    def to_image(x):
+        img = x.detach().cpu().numpy()
+        img *= 255                # also scales x when x is a CPU float tensor
+        return img
+    ```
+
+    ## Use instead
+    ```python
+    def to_image(x):
+        img = x.detach().cpu().numpy().copy()     # or x.detach().clone()
+        img *= 255
+        return img
+    ```
+    """
+
+    code = "TAL201"
+    name = "detach-inplace"
+    severity = Severity.ERROR
+    summary = "in-place write to a .detach() result, which shares storage with the original"
+
+    def _check_write(self, node: cst.CSTNode) -> None:
+        mutation = self._mutation_at(node)
+        if mutation is None:
+            return
+        found = self._detached(mutation)
+        if found is None:
+            return
+        origin, detach = found
+        analysis = self._analysis()
+        if self._same_name_write_through(mutation, origin, detach):
+            return
+        source = self._source_text(detach)
+        written = self._text(mutation.node)
+        pending = self._pending(mutation.node)
+        direct = detach.statement is mutation.statement
+        related: List[Tuple[cst.CSTNode, str]] = []
+        if direct:
+            severity = Severity.ERROR if pending is not None else Severity.WARNING
+            message = (f"`{written}` writes into `{source}` through `.detach()`, which shares its storage"
+                       + (f"; the pending `{self._text(pending)}` saved it and will raise" if pending is not None
+                          else "; `with torch.no_grad():` on the tensor itself says so")
+                       + f". For a copy, use `{source}.detach().clone()`")
+        else:
+            bound = origin  # the alias as bound to the name (not the view taken in the write itself)
+            while bound.statement is mutation.statement and bound.parent is not None:
+                bound = bound.parent
+            chain = self._text(bound.node)
+            reads = [r for r in analysis.stale_reads(mutation)
+                     if not r.origin.derives_from(origin) and r.origin is not origin]
+            read = self._first(reads)
+            name = mutation.key or self._text(mutation.target)
+            made = self.ctx.line(self._made(bound))
+            numpy = "numpy" in origin.ops()
+            fix = f"`{source}.detach().clone()`" + (" (or `.copy()` the array)" if numpy else "")
+            if read is not None or pending is not None:
+                severity = Severity.ERROR
+                why = self._where(read) if read is not None else f"the pending `{self._text(pending)}` saved it"
+            else:
+                severity = Severity.WARNING
+                why = f"`{source}` is not used again here, but the write still lands in its storage"
+            message = (f"`{written}` also changes `{source}`: `{name}` is `{chain}` (line {made}), which "
+                       f"shares `{source}`'s storage, and {why}. Use {fix} before writing")
+            related.append((self._made(bound), f"`{name}` made here shares storage with `{source}`"))
+            if read is not None:
+                related.append((read.node, f"`{read.key}` read here sees the write" if not read.escape
+                                else f"`{read.key}` still held by the caller"))
+        if pending is not None:
+            related.append((pending, "the pending backward that saved the tensor"))
+        self.ctx.report(mutation.node, self.code, message, severity, related,
+                        fix=None if direct and _discarded(mutation) else lambda ctx: clone_fix(ctx, detach),
+                        signature=self._signature(mutation_ops(mutation, origin), origin, analysis,
+                                                  pending is not None))
+
+    @staticmethod
+    def _detached(mutation: Mutation) -> Optional[Tuple[Origin, Origin]]:
+        """The written origin that goes through ``.detach()`` (or ``.data`` then a conversion)."""
+        for origin in sorted(mutation.origins, key=lambda o: len(o.chain())):
+            chain = origin.chain()
+            for i in reversed(range(len(chain))):
+                link = chain[i]
+                if link.relation is Relation.DETACH:
+                    return origin, link
+                if link.relation is Relation.DATA and any(
+                        o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS
+                        for o in chain[i + 1:]):
+                    return origin, link
+        return None
+
+    @staticmethod
+    def _same_name_write_through(mutation: Mutation, origin: Origin, detach: Origin) -> bool:
+        """``entry = entry.detach(); entry.copy_(v)``: the author keeps calling it the same tensor
+        and writes into it on purpose. A conversion in between (``x = x.detach().numpy()``) reads
+        as a copy, and is still reported."""
+        if detach.statement is mutation.statement or mutation.key != detach.source:
+            return False
+        after = origin.chain()[len(detach.chain()):]
+        return not any(o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS
+                       for o in after)
+
+    def _source_text(self, detach: Origin) -> str:
+        node = detach.node
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            return self._text(node.func.value, 40)
+        if isinstance(node, cst.Attribute):
+            return self._text(node.value, 40)
+        if isinstance(node, cst.Call) and node.args:
+            return self._text(node.args[0].value, 40)
+        return detach.source
+
+
+def _discarded(mutation: Mutation) -> bool:
+    """``x.detach().zero_()`` or ``x.detach()[i] = v`` as a statement: the write is the point, a
+    copy would make it dead code."""
+    if not isinstance(mutation.node, cst.Call):  # item or augmented assignment: always a statement
+        return True
+    stmt = mutation.statement
+    small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+    return any(isinstance(s, cst.Expr) and s.value is mutation.node for s in small)
+
+
+def clone_fix(ctx, detach: Origin):
+    """TAL201: ``.clone()`` right after the ``.detach()`` (or ``.data``) the write goes through."""
+    if detach.node is None:
+        return None
+    return make_fix(UNSAFE, "Insert `.clone()` after the detach", *copy_after(ctx, detach.node))

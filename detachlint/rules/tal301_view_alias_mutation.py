@@ -1,0 +1,141 @@
+"""TAL301 view-alias-mutation: a view or alias and its source, one written while the other is read."""
+
+from __future__ import annotations
+
+
+import libcst as cst
+
+from ..analysis import catalog
+from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
+from ..analysis.aliases import AliasAnalysis
+from ..findings import Severity
+from .alias_rule import AliasRule, mutation_ops
+from .fixkit import UNSAFE, copy_after, make_fix
+
+
+class ViewAliasMutation(AliasRule):
+    """
+    ## What it does
+    Flags an in-place write to one of two names for the same memory while the other is read
+    afterwards as if it were a copy: a plain alias (`old = x; x += 1; use(old)`), a view or
+    slice (`first = x[0]; x.mul_(2); use(first)`), or a conversion that returns the same memory
+    when nothing needs converting (`images = batch.cpu().float().numpy(); images *= 255` while
+    `batch` is read later, or held by the caller).
+
+    ## Why is this bad?
+    Assignment, views, slicing and no-op conversions (`.cpu()` on a CPU tensor, `.float()` on a
+    float tensor, `.numpy()`, `torch.as_tensor`) never copy, so the write shows through the
+    other name: the "old" value, the "original" batch or the caller's tensor silently changes.
+    Writing through a view on purpose (`x.view(-1)[idx] = 0`, then using `x`) is not flagged.
+
+    ## Example
+    ```python
+    import torch
+
+    def advance(state: torch.Tensor, delta: torch.Tensor):
+        prev = state
+        state += delta
+        return state - prev      # always zero
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    def advance(state: torch.Tensor, delta: torch.Tensor):
+        prev = state.clone()
+        state += delta
+        return state - prev
+    ```
+    """
+
+    code = "TAL301"
+    name = "view-alias-mutation"
+    severity = Severity.ERROR
+    summary = "in-place write to a view or alias while the other name is read as if it were a copy"
+
+    _ALIAS = (Relation.PLAIN, Relation.VIEW, Relation.CONVERSION)
+
+    def _check_write(self, node: cst.CSTNode) -> None:
+        mutation = self._mutation_at(node)
+        if mutation is None:
+            return
+        analysis = self._analysis()
+        for read in analysis.stale_reads(mutation):
+            for written in mutation.origins:
+                if written.find(Relation.DETACH, Relation.DATA, Relation.SNAPSHOT, Relation.PARAMS) is not None:
+                    continue  # TAL201 / TAL001 / TAL401
+                found = self._stale_copy(read, written, analysis) or self._changed_source(read, written)
+                if found is not None:
+                    self._report(mutation, read, written, *found, analysis=analysis)
+                    return
+
+    def _stale_copy(self, read: StaleRead, written: Origin, analysis: AliasAnalysis):
+        """The written name is the source; the read one was made from it before the write."""
+        if read.escape or not read.origin.derives_from(written):
+            return None
+        below = read.origin.chain()[len(written.chain()):]
+        if not below or any(o.relation not in self._ALIAS for o in below):
+            return None
+        return ("copy", below[-1])
+
+    def _changed_source(self, read: StaleRead, written: Origin):
+        """The read name is the source; the written one was made from it by a copy-like conversion
+        (or by plain assignment from a local name that is read again)."""
+        if not written.derives_from(read.origin):
+            return None
+        below = written.chain()[len(read.origin.chain()):]
+        if not below or any(o.relation not in self._ALIAS for o in below):
+            return None
+        conversions = [o for o in below if o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS]
+        if conversions:
+            return ("source", conversions[-1])
+        if read.escape and self._sample_access() and "." in read.key:
+            return ("source", below[-1])  # a sample taken in __getitem__ is written into the dataset
+        return None  # writing through a plain alias or a view and using the base: write-through
+
+    def _sample_access(self) -> bool:
+        scope = self.ctx.scope
+        return isinstance(scope, cst.FunctionDef) and scope.name.value in catalog.SAMPLE_ACCESS_METHODS
+
+    def _report(self, mutation: Mutation, read: StaleRead, written: Origin, direction: str, alias: Origin,
+                analysis: AliasAnalysis) -> None:
+        written_text = self._text(mutation.node)
+        made = self._made(alias)
+        line = self.ctx.line(made)
+        what = {Relation.PLAIN: "the same tensor", Relation.VIEW: "a view of it",
+                Relation.CONVERSION: "the same memory when no conversion is needed"}[alias.relation]
+        if direction == "copy":
+            other = read.key
+            message = (f"`{written_text}` also changes `{other}`: `{self._text(made)}` (line {line}) is {what}, "
+                       f"not a copy, and {self._where(read)}. Use `.clone()` where `{other}` is made")
+            origin_for_signature = read.origin
+        else:
+            name = mutation.key or self._text(mutation.target)
+            shared = {Relation.PLAIN: f"`{read.key}` itself", Relation.VIEW: f"a view of `{read.key}`",
+                      Relation.CONVERSION: f"which is `{read.key}`'s own memory when no conversion is needed"
+                      }[alias.relation]
+            message = (f"`{written_text}` also changes `{read.key}`: `{name}` is `{self._text(alias.node)}` "
+                       f"(line {line}), {shared}, and {self._where(read)}. Copy first "
+                       f"(`.clone()`, or `.copy()` for an array)")
+            origin_for_signature = written
+        related = [(made, "the alias is made here"),
+                   (read.node, f"`{read.key}` read here sees the write" if not read.escape
+                    else f"`{read.key}` is still held by the caller")]
+        signature = self._signature(mutation_ops(mutation, origin_for_signature), origin_for_signature,
+                                    analysis, False)
+        # which side is written: the source (a stale alias is read) or the alias (the source changes)
+        signature["written"] = "source" if direction == "copy" else "alias"
+        self.ctx.report(mutation.node, self.code, message, self.severity, related,
+                        fix=lambda ctx: alias_copy_fix(ctx, alias), signature=signature)
+
+
+def alias_copy_fix(ctx, alias: Origin):
+    """TAL301: copy where the alias is made, when it is made by ``name = <alias>``."""
+    stmt, node = alias.statement, alias.node
+    small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+    if node is None or not any(isinstance(s, (cst.Assign, cst.AnnAssign)) and s.value is node for s in small):
+        return None  # ``a, b = x.unbind()``, a loop target, an argument: no single place to copy
+    array = alias.op == "numpy"
+    method = "copy" if array else "clone"
+    return make_fix(UNSAFE, f"Make the alias a copy with `.{method}()`", *copy_after(ctx, node, method))

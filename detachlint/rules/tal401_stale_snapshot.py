@@ -1,0 +1,190 @@
+"""TAL401 stale-snapshot: a snapshot of live state kept across an update of that state."""
+
+from __future__ import annotations
+
+
+import libcst as cst
+
+from ..analysis import catalog
+from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
+from ..analysis.aliases import AliasAnalysis
+from ..analysis.project import ClassSnapshots
+from ..analysis.tensors import TensorFacts
+from ..findings import Severity
+from .alias_rule import AliasRule
+from .fixkit import UNSAFE, copy_after, make_fix, replace, require_import, wrap_call
+
+
+class StaleSnapshot(AliasRule):
+    """
+    ## What it does
+    Flags a "snapshot" of live state that is kept across an update of that state and read
+    afterwards: `best = model.state_dict()` (or a shallow `.copy()`, `dict(...)`,
+    `copy.copy(...)`), `w0 = model.fc.weight.detach()` / `.data`,
+    `[p.detach() for p in model.parameters()]`, `optimizer.state_dict()`; updated by
+    `optimizer.step()`, in-place writes, `load_state_dict`, or the next iteration of a training
+    loop; read when it is returned, saved, loaded or compared.
+
+    ## Why is this bad?
+    `state_dict()` and `.detach()` return references to the live tensors, not copies. Every
+    `optimizer.step()` after the "snapshot" changes it too, so the best checkpoint of an early
+    stopping loop is silently the last one, and `model.load_state_dict(best)` restores nothing.
+
+    ## Example
+    ```python
+    for epoch in range(epochs):
+        train_one_epoch(model, optimizer)
+        if val_loss(model) < best_loss:
+            best_state = model.state_dict()
+    model.load_state_dict(best_state)     # the last epoch's weights
+    ```
+
+    ## Use instead
+    ```python
+    import copy
+
+    for epoch in range(epochs):
+        train_one_epoch(model, optimizer)
+        if val_loss(model) < best_loss:
+            best_state = copy.deepcopy(model.state_dict())
+    model.load_state_dict(best_state)
+    ```
+    or `{k: v.detach().clone() for k, v in model.state_dict().items()}`.
+    """
+
+    code = "TAL401"
+    name = "stale-snapshot"
+    severity = Severity.ERROR
+    summary = "state_dict()/detach() snapshot of live state, updated before it is read"
+    requires = (*AliasRule.requires, ClassSnapshots)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and (func.attr.value in catalog.STATE_SNAPSHOT_METHODS
+                                                or func.attr.value == "detach"):
+            self._check_snapshot(node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        pass
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        pass
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        """``self.best = model.state_dict()`` in one method, while another method steps the
+        optimizer (or the training loop runs between calls of a callback) and the class restores,
+        saves or returns the snapshot: what the project index found across methods."""
+        tensors = self.analysis(TensorFacts)
+        function, cls = tensors.function, tensors.current_class
+        if function is None or cls is None or not function.params.params:
+            return
+        self_name = function.params.params[0].name.value
+        snapshots = self.analysis(ClassSnapshots)
+        for target in node.targets:
+            t = target.target
+            if not (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name):
+                continue
+            hazard = snapshots.at(cls.name, function.name.value, t.attr.value)
+            if hazard is None or self.ctx.reported(node.value, self.code):
+                continue
+            stored = self._text(node.value)
+            message = (f"`{stored}` stored in `{self_name}.{hazard.attr}` holds references to the live tensors of "
+                       f"`{hazard.of}`, not a copy: {hazard.update} changes it before {hazard.use}. Use "
+                       f"`copy.deepcopy({stored})`")
+            self.ctx.report(node.value, self.code, message, self.severity,
+                            fix=lambda ctx, value=node.value: deepcopy_fix(ctx, value),
+                            signature={"rule": self.code, "ops": ["state_dict", "step"],
+                                       "source": {"module_state": True}})
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "data":
+            self._check_snapshot(node)
+
+    def _check_snapshot(self, node: cst.CSTNode) -> None:
+        analysis = self._analysis()
+        if analysis is None:
+            return
+        for origin in analysis.origins_made_at(node):
+            if not self._is_snapshot(origin):
+                continue
+            reads = [r for r in analysis.stale_reads_of(origin) if self._through_references(r.origin, origin)
+                     and not self._written_through(r.mutation, origin)
+                     and (origin.relation is Relation.SNAPSHOT or r.mutation.kind == "update")]
+            reads.sort(key=lambda r: r.mutation.kind != "update")
+            read = self._first(reads)
+            if read is None:
+                continue
+            self._report(node, origin, read, analysis)
+            return
+
+    @staticmethod
+    def _is_snapshot(origin: Origin) -> bool:
+        if origin.relation is Relation.SNAPSHOT:
+            return True
+        if origin.relation in (Relation.DETACH, Relation.DATA) and origin.parent is not None:
+            parent = origin.parent
+            if parent.relation is Relation.PARAMS:
+                return True
+            if parent.relation is Relation.ENTRY and "." in parent.source \
+                    and parent.source.rsplit(".", 1)[-1] in catalog.MODULE_TENSOR_ATTRIBUTES:
+                return True
+        return False
+
+    @staticmethod
+    def _through_references(read: Origin, snapshot: Origin) -> bool:
+        """The value read still holds the snapshot's references (no view, conversion or copy)."""
+        if read is not snapshot and not read.derives_from(snapshot):
+            return False
+        below = read.chain()[len(snapshot.chain()):]
+        return all(o.relation in (Relation.PLAIN, Relation.DETACH, Relation.DATA) for o in below)
+
+    @staticmethod
+    def _written_through(mutation: Mutation, snapshot: Origin) -> bool:
+        """``new = opt.state_dict(); new["state"][k].copy_(v)``: writing into the live state through
+        the dict is the point of taking it."""
+        return bool(mutation.origins) and all(o is snapshot or o.derives_from(snapshot) for o in mutation.origins)
+
+    def _report(self, node: cst.CSTNode, origin: Origin, read: StaleRead, analysis: AliasAnalysis) -> None:
+        mutation = read.mutation
+        taken = self._text(node)
+        update = self._text(mutation.node)
+        if origin.relation is Relation.SNAPSHOT:
+            what = "the live tensors of `" + origin.source + "`"
+            fix = f"`copy.deepcopy({taken})`"
+            if not analysis.is_optimizer_key(origin.source):
+                fix += f" (or `{{k: v.detach().clone() for k, v in {taken}.items()}}`)"
+        else:
+            what = "the live parameter"
+            owner = node.func.value if isinstance(node, cst.Call) else node.value
+            fix = f"`{self._text(owner)}.detach().clone()`"
+        loop = ""
+        if self.ctx.line(mutation.node) < self.ctx.line(node):
+            loop = " on the next iteration of the loop"
+        message = (f"`{taken}` holds references to {what}, not a copy: `{update}` (line "
+                   f"{self.ctx.line(mutation.node)}) changes it{loop}, and {self._where(read)}. Use {fix}")
+        related = [(mutation.node, "the update that changes the snapshot"),
+                   (read.node, f"`{read.key}` read here holds the updated values" if not read.escape
+                    else f"`{read.key}` still holds the live tensors after the function returns")]
+        ops = origin.ops() + [mutation.op]
+        self.ctx.report(node, self.code, message, self.severity, related,
+                        fix=lambda ctx: snapshot_fix(ctx, node, origin),
+                        signature=self._signature(ops, origin, analysis, False))
+
+
+def snapshot_fix(ctx, node: cst.CSTNode, origin: Origin):
+    """TAL401: ``copy.deepcopy(model.state_dict())`` (adding ``import copy`` when missing);
+    ``p.detach().clone()`` for a tensor snapshot (``p.data`` becomes ``p.detach().clone()``)."""
+    if origin.relation is Relation.SNAPSHOT:
+        return deepcopy_fix(ctx, node)
+    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        return make_fix(UNSAFE, "Snapshot with `.detach().clone()`", replace(ctx, node.attr, "detach().clone()"))
+    return make_fix(UNSAFE, "Snapshot with `.clone()`", *copy_after(ctx, node))
+
+
+def deepcopy_fix(ctx, node: cst.CSTNode):
+    """``copy.deepcopy(<node>)``, adding ``import copy`` when missing (unsafe: the snapshot then
+    stops following the live state, which is the point, but changes what the program computes)."""
+    deepcopy, imports = require_import(ctx, "copy", "deepcopy")
+    if deepcopy is None:
+        return None  # the name ``copy`` means something else in this file
+    return make_fix(UNSAFE, f"Snapshot with `{deepcopy}(...)`", *wrap_call(ctx, node, deepcopy), *imports)
