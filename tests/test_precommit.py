@@ -180,7 +180,7 @@ def test_manual_confirm_hook_with_torch(tmp_path, hook_repo, env):
     index; this is the slow test of the suite (about a minute)."""
     repo = make_user_repo(tmp_path / "user", hook_repo, env, """\
         -   id: detachlint-confirm
-            additional_dependencies: ["torch==2.13.0"]
+            additional_dependencies: ["torch==2.13.0", "./runtime"]
             args: [--confirm-backends, eager, --confirm-devices, cpu]
         """)
     (repo / "model.py").write_text(FINDING)
@@ -189,4 +189,4 @@ def test_manual_confirm_hook_with_torch(tmp_path, hook_repo, env):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     (line,) = [x for x in out.splitlines() if "model.py:5:5: TAL001" in x]
-    assert "confirmed" in line or "no-reproducer" in line  # the runtime verdict on the finding
+    assert "reproduced" in line or "no-reproducer" in line  # the pattern-mode verdict on the finding

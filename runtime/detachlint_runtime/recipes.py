@@ -1,7 +1,7 @@
 """Signature -> minimal reproducer, run in one configuration, observed directly.
 
 This module imports torch at module level: it is only ever imported inside the reproduction
-worker (``detachlint.runtime.worker``), never by the linter process.
+worker (``detachlint_runtime.worker``), never by the linter process.
 
 A recipe is a function ``(signature, config) -> result dict`` registered per rule with
 ``@recipe("TAL001")``. It builds the smallest program that has the signature's pattern, runs the
@@ -51,12 +51,12 @@ class Config:
         return self.backend != "eager"
 
 
-def confirmed(hazard: str, observed: str, **details: Any) -> dict:
-    return {"status": "confirmed", "hazard": hazard, "observed": observed, "details": details}
+def reproduced(hazard: str, observed: str, **details: Any) -> dict:
+    return {"status": "reproduced", "hazard": hazard, "observed": observed, "details": details}
 
 
-def not_confirmed(observed: str, seen: str = "harmless", **details: Any) -> dict:
-    return {"status": "not-confirmed", "hazard": None, "seen": seen, "observed": observed, "details": details}
+def not_reproduced(observed: str, seen: str = "harmless", **details: Any) -> dict:
+    return {"status": "not-reproduced", "hazard": None, "seen": seen, "observed": observed, "details": details}
 
 
 RECIPES: Dict[str, Callable[[dict, Config], dict]] = {}
@@ -157,8 +157,8 @@ def run_body(fn: Callable, args: Sequence[Any], config: Config):
 def raised_result(r: Raised, context: str, loud_is_hazard: bool = True) -> dict:
     observed = f"{context}: raised at {r.phase}: {short(r.exc)}"
     if r.kind in HAZARD_ERRORS and loud_is_hazard:
-        return confirmed(r.kind, observed, phase=r.phase, error=r.kind)
-    return not_confirmed(observed, seen=r.kind or "error", phase=r.phase, error=r.kind)
+        return reproduced(r.kind, observed, phase=r.phase, error=r.kind)
+    return not_reproduced(observed, seen=r.kind or "error", phase=r.phase, error=r.kind)
 
 
 # --------------------------------------------------------------------------------------------
@@ -472,11 +472,11 @@ def backward_outcome(x: torch.Tensor, y: torch.Tensor, reference: torch.Tensor, 
         return raised_result(Raised(exc, "backward"), context)
     got = x.grad
     if got is None:
-        return not_confirmed(f"{context}: no gradient reached the source", seen="no-gradient")
+        return not_reproduced(f"{context}: no gradient reached the source", seen="no-gradient")
     if same(got, reference):
-        return not_confirmed(f"{context}: gradient {values(got)} equals the tracked reference", seen="gradient-correct",
+        return not_reproduced(f"{context}: gradient {values(got)} equals the tracked reference", seen="gradient-correct",
                              grad=values(got), reference=values(reference))
-    return confirmed("silent-wrong-gradient",
+    return reproduced("silent-wrong-gradient",
                      f"{context}: no error, gradient {values(got)} but the tracked reference is {values(reference)}",
                      grad=values(got), reference=values(reference))
 
@@ -550,7 +550,7 @@ def tal001(sig: dict, config: Config) -> dict:
         run_body(update, (x,), config)
     except Raised as r:
         return raised_result(r, context)
-    return not_confirmed(
+    return not_reproduced(
         f"{context}: no graph was pending, the gradient {values(x.grad)} is the tracked one; the write "
         f"was untracked (x._version {version} -> {x._version}), torch.no_grad() gives the same values",
         seen="no-pending-graph", grad=values(x.grad), reference=values(reference))
@@ -605,14 +605,14 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
         raise
     except Exception as exc:  # noqa: BLE001
         kind = error_kind(exc)
-        return not_confirmed(f"`{alias_text}` raised: {short(exc)}", seen=kind or "error", error=kind)
+        return not_reproduced(f"`{alias_text}` raised: {short(exc)}", seen=kind or "error", error=kind)
     array = _is_array(probe)
     del probe
     if write is None:
         if aliases:
-            return confirmed("shared-storage", f"`{alias_text}` shares {name}'s storage" +
+            return reproduced("shared-storage", f"`{alias_text}` shares {name}'s storage" +
                              (" (the same object)" if same_object else ""), shares_storage=True)
-        return not_confirmed(f"`{alias_text}` is a copy: storage not shared", seen="copy", shares_storage=False)
+        return not_reproduced(f"`{alias_text}` is a copy: storage not shared", seen="copy", shares_storage=False)
     # An op the tables cannot perform is a missing recipe, found before anything runs.
     try_write(lambda: apply_write(_plain(apply_chain(source(), chain)) if mutated != "source" else _plain(source()),
                                   write))
@@ -639,9 +639,9 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
         except Raised as r:
             return raised_result(r, context)
         if _same_values(kept, after):
-            return not_confirmed(f"{context}: r kept its values {values(kept)}: `{alias_text}` is a copy",
+            return not_reproduced(f"{context}: r kept its values {values(kept)}: `{alias_text}` is a copy",
                                  seen="copy", shares_storage=aliases)
-        return confirmed("alias-mutated", f"{context}: r changed {values(kept)} -> {values(after)} through {name}",
+        return reproduced("alias-mutated", f"{context}: r changed {values(kept)} -> {values(after)} through {name}",
                          shares_storage=aliases)
 
     def body(x):
@@ -661,14 +661,14 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
     if pending:
         outcome = backward_outcome(x, y, reference, context, config)
         outcome["details"]["source_changed"] = changed
-        if outcome["status"] == "not-confirmed" and changed:
-            return confirmed("source-mutated", f"{context}: gradient correct, but x changed behind its back "
+        if outcome["status"] == "not-reproduced" and changed:
+            return reproduced("source-mutated", f"{context}: gradient correct, but x changed behind its back "
                              f"{values(before)} -> {values(x)}", shares_storage=aliases)
         return outcome
     if changed:
-        return confirmed("source-mutated", f"{context}: {name} changed behind its back {values(before)} -> {values(x)}",
+        return reproduced("source-mutated", f"{context}: {name} changed behind its back {values(before)} -> {values(x)}",
                          shares_storage=aliases)
-    return not_confirmed(f"{context}: {name} unchanged {values(x)}: `{alias_text}` is a copy here", seen="copy",
+    return not_reproduced(f"{context}: {name} unchanged {values(x)}: `{alias_text}` is a copy here", seen="copy",
                          shares_storage=aliases)
 
 
@@ -745,9 +745,9 @@ def tal101(sig: dict, config: Config) -> dict:
                    result_requires_grad=r.requires_grad, shares_storage=shares)
     if texts:
         dropped = " and dropped requires_grad" if src_rg and not r.requires_grad else ""
-        return confirmed("copy-construct-warning", f"{text} copied{dropped}; UserWarning: {texts[0][:80]}…",
+        return reproduced("copy-construct-warning", f"{text} copied{dropped}; UserWarning: {texts[0][:80]}…",
                          **details)
-    return not_confirmed(f"{text} of a {kind}: no copy-construct warning", seen="no-warning", **details)
+    return not_reproduced(f"{text} of a {kind}: no copy-construct warning", seen="no-warning", **details)
 
 
 @recipe("TAL102")
@@ -774,12 +774,12 @@ def tal102(sig: dict, config: Config) -> dict:
             return raised_result(e, text)
     stacked = torch.stack([a, b * 3])
     if requires_grad and not r.requires_grad:
-        return confirmed("graph-dropped", f"{text} = {values(r)} with requires_grad=False: no gradient reaches a, b "
+        return reproduced("graph-dropped", f"{text} = {values(r)} with requires_grad=False: no gradient reaches a, b "
                          f"(torch.stack keeps {type(stacked.grad_fn).__name__})", result_requires_grad=False)
     if same(r, stacked):
-        return not_confirmed(f"{text} = {values(r)}: no graph to drop (the elements do not require grad), "
+        return not_reproduced(f"{text} = {values(r)}: no graph to drop (the elements do not require grad), "
                              f"identical to torch.stack", seen="no-graph", result_requires_grad=r.requires_grad)
-    return not_confirmed(f"{text} = {values(r)}, keeps the graph", seen="graph-kept")
+    return not_reproduced(f"{text} = {values(r)}, keeps the graph", seen="graph-kept")
 
 
 @recipe("TAL103")
@@ -809,9 +809,9 @@ def tal103(sig: dict, config: Config) -> dict:
     changed = not same(x, before)
     shares = shares_storage(x, c)
     if changed or shares:
-        return confirmed("alias", f"{text}: x changed {values(before)} -> {values(x)}; c shares x's storage: {shares}",
+        return reproduced("alias", f"{text}: x changed {values(before)} -> {values(x)}; c shares x's storage: {shares}",
                          shares_storage=shares, source_changed=changed)
-    return not_confirmed(f"{text}: x unchanged: a copy", seen="copy", shares_storage=False)
+    return not_reproduced(f"{text}: x unchanged: a copy", seen="copy", shares_storage=False)
 
 
 LEGACY_DTYPES: Dict[str, Optional[torch.dtype]] = {
@@ -941,8 +941,8 @@ def tal401(sig: dict, config: Config) -> dict:
         context = f"snap = {text}; loss.backward(); optimizer.step()"
     if changed:
         first = _leaves(snap)[changed[0]]
-        return confirmed("stale-snapshot", f"{context}: the snapshot changed with the live state "
+        return reproduced("stale-snapshot", f"{context}: the snapshot changed with the live state "
                          f"({len(changed)} of {len(kept)} tensors), e.g. {values(kept[changed[0]])} -> {values(first)}",
                          changed=len(changed), total=len(kept))
-    return not_confirmed(f"{context}: the snapshot kept its values ({len(kept)} tensors): a copy", seen="copy",
+    return not_reproduced(f"{context}: the snapshot kept its values ({len(kept)} tensors): a copy", seen="copy",
                          total=len(kept))
