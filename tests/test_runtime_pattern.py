@@ -54,7 +54,7 @@ CASES = [
     ("tal201-numpy-chain", {"rule": "TAL201", "ops": ["detach", "cpu", "float", "numpy", "*="]}, "reproduced",
      "source-mutated", "source-mutated"),
     ("tal201-numpy-chain-float64", {"rule": "TAL201", "ops": ["detach", "cpu", "float", "numpy", "*="],
-                                    "source": {"dtype": "float64"}}, "not-reproduced", None, None),
+                                    "source": {"dtype": "float64", "dtype_known": True}}, "not-reproduced", None, None),
     ("tal201-detach-saved", {"rule": "TAL201", "ops": ["detach", "mul_"], "source": {"pending_graph": True}},
      "reproduced", "version-error", "version-error"),
     # numpy writes: silent in eager, loud under compile (Dynamo traces numpy as torch ops).
@@ -66,6 +66,16 @@ CASES = [
      "not-reproduced", None, None),
     ("tal301-source-written", {"rule": "TAL301", "ops": ["t"], "source": {"mutated": "source"}}, "reproduced",
      "alias-mutated", "alias-mutated"),
+    # what TAL301 really sends: the written side as signature["written"]
+    ("tal301-written-source", {"rule": "TAL301", "ops": ["__getitem__", "mul_"], "args": ["[0]", "0.5"],
+                               "written": "source"}, "reproduced", "alias-mutated", "alias-mutated"),
+    # the op's own arguments: narrow(0, 1, 1) is the second row, and the write is the static one
+    ("tal301-narrow-args", {"rule": "TAL301", "ops": ["narrow", "clamp_"], "args": ["0, 1, 1", "0, 1"]},
+     "reproduced", "source-mutated", "source-mutated"),
+    # as_strided with its real arguments reproduces; without them there is no reproducer
+    ("tal301-as-strided", {"rule": "TAL301", "ops": ["as_strided", "mul_"], "args": ["(2,), (1,)", "3"]},
+     "reproduced", "source-mutated", "source-mutated"),
+    ("tal301-as-strided-no-args", {"rule": "TAL301", "ops": ["as_strided", "mul_"]}, "no-reproducer", None, None),
     # expand + in-place: loud in eager, silently wrong under aot_eager/inductor.
     ("tal301-expand", {"rule": "TAL301", "ops": ["expand", "add_"]}, "reproduced", "overlap-error", "source-mutated"),
     # TAL401 snapshots: state_dict() aliases the weights; deepcopy does not.
@@ -120,6 +130,20 @@ def test_verdict_eager_and_compiled(results, case):
             assert result["hazard"] == hazard, result
     diverges = {d["config"] for d in confirmation["divergent"]}
     assert ("cpu-aot_eager" in diverges) == (eager_hazard != compiled_hazard)
+
+
+def test_unknown_dtype_runs_the_no_op_and_the_converting_case(results):
+    eager = by_config(results[0]["tal201-numpy-chain"])["cpu-eager"]
+    assert eager["details"]["dtype_cases"] == {"float32": "reproduced", "float64": "not-reproduced"}
+    assert eager["details"]["seen_when"] == "float32"
+    assert "as float32" in eager["observed"] and "as float64" in eager["observed"]
+
+
+def test_op_arguments_are_kept(results):
+    eager = by_config(results[0]["tal301-narrow-args"])["cpu-eager"]
+    assert "narrow(0, 1, 1)" in eager["observed"] and "clamp_(0, 1)" in eager["observed"], eager["observed"]
+    missing = by_config(results[0]["tal301-as-strided-no-args"])["cpu-eager"]
+    assert "as_strided" in missing["observed"] and "TypeError" in missing["observed"]
 
 
 def test_not_confirmed_says_what_was_seen(results):

@@ -72,7 +72,24 @@ class _AliasRule(Rule):
         order = self.ctx.scope_order()
         return order.pending_backward(node)
 
-    def _signature(self, ops: List[str], origin: Origin, analysis: AliasAnalysis, pending: bool) -> dict:
+    def _op_args(self, node: Optional[cst.CSTNode]) -> Optional[str]:
+        """An op's arguments as source text for the runtime companion's reproducer, when they are
+        all literals (``"0, 0, 2"``, ``"[:, 1:]"`` for a subscript); ``""`` for none; else None."""
+        if isinstance(node, cst.Subscript):
+            text = "[" + self.ctx.code_for(node).split("[", 1)[-1] if "[" in self.ctx.code_for(node) else ""
+            return text if text and all(c in "0123456789:, -.[]" or c.isspace() for c in text.replace("None", "")
+                                        .replace("...", "")) else None
+        if isinstance(node, cst.AugAssign):
+            node = node.value
+            return self.ctx.code_for(node) if _literal(self.ctx.code_for(node)) else None
+        if not isinstance(node, cst.Call):
+            return None
+        text = ", ".join(self.ctx.code_for(a).strip().rstrip(",") for a in node.args)
+        return text if not node.args or (all(a.keyword is None and a.star == "" for a in node.args)
+                                         and _literal(text)) else None
+
+    def _signature(self, ops: List[str], origin: Origin, analysis: AliasAnalysis, pending: bool,
+                   mutation: Optional[Mutation] = None) -> dict:
         root = origin.root
         source = {
             "parameter": root.relation is Relation.ENTRY and (
@@ -88,7 +105,11 @@ class _AliasRule(Rule):
         dtypes = [_DTYPES[op] for op in ops if op in _DTYPES]
         if dtypes:
             source["dtype"] = dtypes[-1]
-        return {"rule": self.code, "ops": ops, "source": source}
+        signature = {"rule": self.code, "ops": ops, "source": source}
+        chain = [o for o in origin.chain() if o.op is not None]
+        if mutation is not None and len(ops) == len(chain) + 1:
+            signature["args"] = [self._op_args(o.node) for o in chain] + [self._op_args(mutation.node)]
+        return signature
 
     @staticmethod
     def _first(reads: Sequence[StaleRead]) -> Optional[StaleRead]:
@@ -107,6 +128,16 @@ class _AliasRule(Rule):
 
 def _mutation_ops(mutation: Mutation, origin: Origin) -> List[str]:
     return origin.ops() + [mutation.op]
+
+
+def _literal(text: str) -> bool:
+    import ast
+
+    try:
+        ast.literal_eval(f"({text},)")
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 class DetachInplace(_AliasRule):
@@ -197,7 +228,7 @@ class DetachInplace(_AliasRule):
         self.ctx.report(mutation.node, self.code, message, severity, related,
                         fix=None if direct and _discarded(mutation) else lambda ctx: clone_fix(ctx, detach),
                         signature=self._signature(_mutation_ops(mutation, origin), origin, analysis,
-                                                  pending is not None))
+                                                  pending is not None, mutation))
 
     @staticmethod
     def _detached(mutation: Mutation) -> Optional[Tuple[Origin, Origin]]:
@@ -342,7 +373,7 @@ class ViewAliasMutation(_AliasRule):
                    (read.node, f"`{read.key}` read here sees the write" if not read.escape
                     else f"`{read.key}` is still held by the caller")]
         signature = self._signature(_mutation_ops(mutation, origin_for_signature), origin_for_signature,
-                                    analysis, False)
+                                    analysis, False, mutation)
         # which side is written: the source (a stale alias is read) or the alias (the source changes)
         signature["written"] = "source" if direction == "copy" else "alias"
         self.ctx.report(mutation.node, self.code, message, self.severity, related,
@@ -469,7 +500,7 @@ class StaleSnapshot(_AliasRule):
         ops = origin.ops() + [mutation.op]
         self.ctx.report(node, self.code, message, self.severity, related,
                         fix=lambda ctx: snapshot_fix(ctx, node, origin),
-                        signature=self._signature(ops, origin, analysis, False))
+                        signature=self._signature(ops, origin, analysis, False, mutation))
 
 
 # --- unsafe fixes: make the second name a copy (the write then no longer reaches the first) ------
