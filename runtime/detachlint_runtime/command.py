@@ -129,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
     from .report import write_report
 
     observer = Observer(codes)
+    if target.path:
+        observer.programs.append(target.path)
     status = target.run(observer)
     try:
         write_report(observer.results(), args.output, args.output_format)
