@@ -31,6 +31,27 @@ def _codes(value: str) -> List[str]:
     return split_codes(value)
 
 
+# -- hooks into the runtime companion (its own distribution, ``runtime/`` in the checkout) ------
+RUNTIME_INSTALL = "pip install torch==2.13.0 && pip install ./runtime  (from a detachlint checkout)"
+
+
+def _runtime_command() -> Any:
+    """``detachlint_runtime.command``, or None when the runtime companion is not installed."""
+    try:
+        import detachlint_runtime.command as command  # imports no torch
+    except ImportError:
+        return None
+    return command
+
+
+def _runtime_missing(what: str) -> int:
+    remedy = (f'Add it to the hook: additional_dependencies: ["torch==2.13.0", "./runtime"]'
+              if os.environ.get("PRE_COMMIT") else f"Install it: {RUNTIME_INSTALL}")  # pre-commit builds its env
+    print(f"detachlint: error: {what} needs the runtime companion (detachlint_runtime), which is not "
+          f"installed.\n{remedy}", file=sys.stderr)
+    return EXIT_ERROR
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="detachlint", description="Find unsafe copy, detach and aliasing patterns in PyTorch code.")
@@ -81,9 +102,22 @@ def _parser() -> argparse.ArgumentParser:
     fix.add_argument("--diff", action="store_true",
                      help="print the fixes as a unified diff, write nothing; exit 1 if a file would change")
 
-    from .runtime.command import add_arguments as add_confirm_arguments  # no torch import
-
-    add_confirm_arguments(check)
+    runtime = _runtime_command()
+    if runtime is not None:
+        runtime.add_arguments(check)
+    else:  # accepted, so that the error names the install command instead of "unrecognized"
+        check.add_argument("--confirm", action="store_true", help=f"needs the runtime companion: {RUNTIME_INSTALL}")
+        for name in ("--confirm-backends", "--confirm-devices", "--confirm-cache-dir"):
+            check.add_argument(name, help=argparse.SUPPRESS)
+        check.add_argument("--no-confirm-cache", action="store_true", help=argparse.SUPPRESS)
+    run = sub.add_parser("run", help="run a program and confirm findings in that run (needs the runtime companion)",
+                         description="Run a Python program (like `python script.py` or `python -m module`) while "
+                                     "detachlint's runtime companion watches for the hazards of its findings.")
+    if runtime is not None:
+        runtime.add_run_arguments(run)
+    else:
+        run.add_argument("-m", dest="module", help=argparse.SUPPRESS)
+        run.add_argument("program", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
     rule = sub.add_parser("rule", help="explain a rule", description="Print a rule's documentation.")
     rule.add_argument("code", nargs="?", metavar="CODE", help="a rule code such as TAL001")
@@ -294,9 +328,10 @@ def run_check(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         return EXIT_FINDINGS if args.diff and fixes.changed_files and not args.exit_zero else EXIT_CLEAN
     if args.confirm:
-        from .runtime.command import confirm
-
-        findings = confirm(args, findings)
+        runtime = _runtime_command()
+        if runtime is None:
+            return _runtime_missing("--confirm")
+        findings = runtime.confirm(args, findings)
         if findings is None:  # torch is missing; the install command was printed
             return EXIT_ERROR
     options = ReportOptions(color=use_color(args.color, sys.stdout), quiet=args.quiet, sources=sources)
@@ -340,10 +375,17 @@ def run_lsp(args: argparse.Namespace) -> int:
     return lsp_main(["--stdio"] if args.stdio else [])
 
 
+def run_program(args: argparse.Namespace) -> int:
+    runtime = _runtime_command()
+    if runtime is None:
+        return _runtime_missing("`detachlint run`")
+    return runtime.run(args)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    handlers = {"check": run_check, "rule": run_rule, "lsp": run_lsp}
+    handlers = {"check": run_check, "rule": run_rule, "lsp": run_lsp, "run": run_program}
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR

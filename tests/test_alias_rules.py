@@ -33,6 +33,7 @@ def test_detach_conversion_chain_signature_and_related():
         "rule": "TAL201", "ops": ["detach", "cpu", "float", "numpy", "mul_"],
         "source": {"parameter": True, "module_state": False, "pending_graph": False, "cpu_float": True,
                    "dtype": "float32"},
+        "args": ["", "", "", "", "255"],  # each op's literal arguments, for the runtime's reproducer
     }
 
 

@@ -21,7 +21,7 @@ LAYERS: List[List[str]] = [
     ["detachlint.pipeline"],
     ["detachlint.runner"],
     ["detachlint.report"],
-    ["detachlint.runtime", "detachlint.flake8", "detachlint.lsp", "detachlint.cli", "detachlint.__main__"],
+    ["detachlint.flake8", "detachlint.lsp", "detachlint.cli", "detachlint.__main__"],
 ]
 
 

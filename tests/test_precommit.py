@@ -168,9 +168,10 @@ def test_manual_stage_hook_runs_only_when_asked(tmp_path, hook_repo, env):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert "detachlint (confirm findings with torch)" in out
-    # The hook's environment has no torch unless the user adds it (additional_dependencies): the
+    # The hook's environment has neither the runtime companion nor torch unless the user adds them:
     # hook fails with the message that says so, rather than a traceback.
-    assert "--confirm needs torch" in out and "Traceback" not in out
+    assert "--confirm needs the runtime companion" in out and "Traceback" not in out
+    assert 'additional_dependencies: ["torch==2.13.0", "./runtime"]' in out
     assert "additional_dependencies" in out  # the remedy for a hook environment, not a pip command
 
 
@@ -180,7 +181,7 @@ def test_manual_confirm_hook_with_torch(tmp_path, hook_repo, env):
     index; this is the slow test of the suite (about a minute)."""
     repo = make_user_repo(tmp_path / "user", hook_repo, env, """\
         -   id: detachlint-confirm
-            additional_dependencies: ["torch==2.13.0"]
+            additional_dependencies: ["torch==2.13.0", "./runtime"]
             args: [--confirm-backends, eager, --confirm-devices, cpu]
         """)
     (repo / "model.py").write_text(FINDING)
@@ -189,4 +190,4 @@ def test_manual_confirm_hook_with_torch(tmp_path, hook_repo, env):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     (line,) = [x for x in out.splitlines() if "model.py:5:5: TAL001" in x]
-    assert "confirmed" in line or "no-reproducer" in line  # the runtime verdict on the finding
+    assert "reproduced" in line or "no-reproducer" in line  # the pattern-mode verdict on the finding

@@ -3,6 +3,8 @@ happen, and how a finding's pattern signature and wording are made."""
 
 from __future__ import annotations
 
+import ast
+
 from typing import List, Optional, Sequence
 
 import libcst as cst
@@ -75,7 +77,24 @@ class AliasRule(Rule):
         order = self.analysis(ScopeOrder)
         return order.pending_backward(node)
 
-    def _signature(self, ops: List[str], origin: Origin, analysis: AliasAnalysis, pending: bool) -> dict:
+    def _op_args(self, node: Optional[cst.CSTNode]) -> Optional[str]:
+        """An op's arguments as source text for the runtime companion's reproducer, when they are
+        all literals (``"0, 0, 2"``, ``"[:, 1:]"`` for a subscript); ``""`` for none; else None."""
+        if isinstance(node, cst.Subscript):
+            text = "[" + self.ctx.code_for(node).split("[", 1)[-1] if "[" in self.ctx.code_for(node) else ""
+            return text if text and all(c in "0123456789:, -.[]" or c.isspace() for c in text.replace("None", "")
+                                        .replace("...", "")) else None
+        if isinstance(node, cst.AugAssign):
+            node = node.value
+            return self.ctx.code_for(node) if _literal(self.ctx.code_for(node)) else None
+        if not isinstance(node, cst.Call):
+            return None
+        text = ", ".join(self.ctx.code_for(a).strip().rstrip(",") for a in node.args)
+        return text if not node.args or (all(a.keyword is None and a.star == "" for a in node.args)
+                                         and _literal(text)) else None
+
+    def _signature(self, ops: List[str], origin: Origin, analysis: AliasAnalysis, pending: bool,
+                   mutation: Optional[Mutation] = None) -> dict:
         root = origin.root
         source = {
             "parameter": root.relation is Relation.ENTRY and (
@@ -91,7 +110,11 @@ class AliasRule(Rule):
         dtypes = [_DTYPES[op] for op in ops if op in _DTYPES]
         if dtypes:
             source["dtype"] = dtypes[-1]
-        return {"rule": self.code, "ops": ops, "source": source}
+        signature = {"rule": self.code, "ops": ops, "source": source}
+        chain = [o for o in origin.chain() if o.op is not None]
+        if mutation is not None and len(ops) == len(chain) + 1:
+            signature["args"] = [self._op_args(o.node) for o in chain] + [self._op_args(mutation.node)]
+        return signature
 
     @staticmethod
     def _first(reads: Sequence[StaleRead]) -> Optional[StaleRead]:
@@ -110,3 +133,11 @@ class AliasRule(Rule):
 
 def mutation_ops(mutation: Mutation, origin: Origin) -> List[str]:
     return origin.ops() + [mutation.op]
+
+
+def _literal(text: str) -> bool:
+    try:
+        ast.literal_eval(f"({text},)")
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True

@@ -101,7 +101,7 @@ class DetachInplace(AliasRule):
         self.ctx.report(mutation.node, self.code, message, severity, related,
                         fix=None if direct and _discarded(mutation) else lambda ctx: clone_fix(ctx, detach),
                         signature=self._signature(mutation_ops(mutation, origin), origin, analysis,
-                                                  pending is not None))
+                                                  pending is not None, mutation))
 
     @staticmethod
     def _detached(mutation: Mutation) -> Optional[Tuple[Origin, Origin]]:

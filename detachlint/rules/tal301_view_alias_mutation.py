@@ -123,7 +123,7 @@ class ViewAliasMutation(AliasRule):
                    (read.node, f"`{read.key}` read here sees the write" if not read.escape
                     else f"`{read.key}` is still held by the caller")]
         signature = self._signature(mutation_ops(mutation, origin_for_signature), origin_for_signature,
-                                    analysis, False)
+                                    analysis, False, mutation)
         # which side is written: the source (a stale alias is read) or the alias (the source changes)
         signature["written"] = "source" if direction == "copy" else "alias"
         self.ctx.report(mutation.node, self.code, message, self.severity, related,

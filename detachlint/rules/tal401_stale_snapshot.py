@@ -168,7 +168,7 @@ class StaleSnapshot(AliasRule):
         ops = origin.ops() + [mutation.op]
         self.ctx.report(node, self.code, message, self.severity, related,
                         fix=lambda ctx: snapshot_fix(ctx, node, origin),
-                        signature=self._signature(ops, origin, analysis, False))
+                        signature=self._signature(ops, origin, analysis, False, mutation))
 
 
 def snapshot_fix(ctx, node: cst.CSTNode, origin: Origin):

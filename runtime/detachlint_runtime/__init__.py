@@ -1,8 +1,16 @@
-"""The runtime companion: confirm a finding by running its pattern with torch and watching.
+"""detachlint's runtime companion, its own distribution (``runtime/`` in the detachlint checkout).
 
-Optional (``pip install "detachlint[runtime]"``) and never imported by the core. Importing this
-package does not import torch either: reproductions run in worker subprocesses
-(``detachlint.runtime.worker``), which import torch and ``detachlint.runtime.recipes``.
+Two modes, one vocabulary each:
+
+- ``detachlint run`` / ``pytest --detachlint`` (:mod:`.observe`): the user's own program runs
+  unchanged while torch's hooks watch for the hazards; static findings get ``confirmed`` /
+  ``harmless-in-run`` / ``not-run``.
+- ``detachlint check --confirm`` (pattern mode, below): a finding's signature becomes a minimal
+  reproducer; verdicts ``reproduced`` / ``not-reproduced`` / ``no-reproducer``, per configuration.
+
+The core never imports this package except from the two CLI hooks. Importing it does not import
+torch either: reproductions run in worker subprocesses (``detachlint_runtime.worker``), which import
+torch and ``detachlint_runtime.recipes``; ``detachlint run`` imports torch when it starts.
 
 Pattern signature
 =================
@@ -41,28 +49,29 @@ Every finding a rule can confirm carries ``Finding.signature``, a JSON-able dict
 
 Equal signatures (compared by their canonical JSON, key order ignored) are reproduced once.
 
-Confirmation
-============
+Confirmation (pattern mode)
+===========================
 ``confirm_findings`` returns the findings with ``Finding.confirmation`` set to::
 
-    {"verdict": "confirmed" | "not-confirmed" | "no-reproducer" | "inconclusive",
-     "summary": "confirmed: silent-wrong-gradient on cpu-eager, cpu-aot_eager; skipped on ...",
+    {"verdict": "reproduced" | "not-reproduced" | "mixed" | "no-reproducer" | "inconclusive",
+     "source": "pattern",
+     "summary": "reproduced silent-wrong-gradient on cpu-eager, cpu-aot_eager; skipped on ...",
+     "by_config": {"cpu-eager": "reproduced", "cpu-aot_eager": "not-reproduced", "cuda-eager": "skipped"},
      "configurations": [{"config": "cpu-eager", "device": "cpu", "backend": "eager",
-                         "status": "confirmed" | "not-confirmed" | "no-reproducer" | "skipped"
-                                   | "timeout" | "crashed" | "error",
-                         "hazard": "silent-wrong-gradient" | "version-error" | "source-mutated"
-                                   | "alias-mutated" | "shared-storage" | "copy-construct-warning"
-                                   | "graph-dropped" | "alias" | "stale-snapshot" | ...,
-                         "seen": what was seen instead when not confirmed ("copy", ...),
+                         "status": "reproduced" | "not-reproduced" | "no-reproducer" | "skipped"
+                                   | "timeout" | "crashed",
+                         "hazard": "silent-wrong-gradient" | "version-error" | "source-mutated" | ...,
+                         "seen": what was seen instead when not reproduced ("copy", ...),
                          "observed": "human-readable account of what ran and what it showed",
                          "details": {...}, "seconds": 0.01, "cached": false}, ...],
      "divergent": [{"config": "cpu-aot_eager", "eager": "...", "compiled": "..."}],
-     "short": "confirmed (cpu-eager, cpu-aot_eager; cuda skipped)",  # for text output
+     "short": "reproduced (cpu-eager, cpu-aot_eager; cuda skipped)",  # for text output
      "torch": "2.13.0+cpu", "signature_key": "..."}
 
-``confirmed``: the hazard was observed in at least one configuration. ``not-confirmed``: every
-configuration that ran saw something else (``seen`` says what). ``no-reproducer``: no recipe for
-the rule or an op. ``inconclusive``: nothing ran to completion (timeouts, crashes, skips).
+The verdict is about the pattern as the linter understood it, never about the user's program.
+``mixed``: the configurations that ran disagree; each one's status is shown. ``no-reproducer``: no
+recipe for the rule or an op, or the recipe itself failed (the error is in ``observed``).
+``inconclusive``: nothing ran to completion (timeouts, crashes, skips).
 
 Configurations
 ==============
@@ -71,10 +80,14 @@ unavailable, never confirmed); backends ``eager`` (no compile), ``aot_eager`` an
 request, ``inductor``. The default is eager + ``aot_eager``: ``aot_eager`` reproduced every
 ``inductor`` outcome in the reference matrix at a fraction of the cost (inductor's first compile
 takes 15-40 s on two cores). Results are cached per (signature, configuration) under
-``<cache_dir>/runtime/torch-<version>/`` and invalidated when the recipes change.
+``<cache_dir>/runtime/torch-<version>/``, keyed by the torch, detachlint and detachlint_runtime
+versions and the recipe modules' sources (extra ones included), each entry checksummed; an entry
+that does not match is recomputed.
 """
 
 from __future__ import annotations
+
+__version__ = "0.1.0"
 
 import dataclasses
 from typing import Iterable, List

@@ -1,7 +1,7 @@
 """Signature -> minimal reproducer, run in one configuration, observed directly.
 
 This module imports torch at module level: it is only ever imported inside the reproduction
-worker (``detachlint.runtime.worker``), never by the linter process.
+worker (``detachlint_runtime.worker``), never by the linter process.
 
 A recipe is a function ``(signature, config) -> result dict`` registered per rule with
 ``@recipe("TAL001")``. It builds the smallest program that has the signature's pattern, runs the
@@ -51,12 +51,12 @@ class Config:
         return self.backend != "eager"
 
 
-def confirmed(hazard: str, observed: str, **details: Any) -> dict:
-    return {"status": "confirmed", "hazard": hazard, "observed": observed, "details": details}
+def reproduced(hazard: str, observed: str, **details: Any) -> dict:
+    return {"status": "reproduced", "hazard": hazard, "observed": observed, "details": details}
 
 
-def not_confirmed(observed: str, seen: str = "harmless", **details: Any) -> dict:
-    return {"status": "not-confirmed", "hazard": None, "seen": seen, "observed": observed, "details": details}
+def not_reproduced(observed: str, seen: str = "harmless", **details: Any) -> dict:
+    return {"status": "not-reproduced", "hazard": None, "seen": seen, "observed": observed, "details": details}
 
 
 RECIPES: Dict[str, Callable[[dict, Config], dict]] = {}
@@ -157,8 +157,8 @@ def run_body(fn: Callable, args: Sequence[Any], config: Config):
 def raised_result(r: Raised, context: str, loud_is_hazard: bool = True) -> dict:
     observed = f"{context}: raised at {r.phase}: {short(r.exc)}"
     if r.kind in HAZARD_ERRORS and loud_is_hazard:
-        return confirmed(r.kind, observed, phase=r.phase, error=r.kind)
-    return not_confirmed(observed, seen=r.kind or "error", phase=r.phase, error=r.kind)
+        return reproduced(r.kind, observed, phase=r.phase, error=r.kind)
+    return not_reproduced(observed, seen=r.kind or "error", phase=r.phase, error=r.kind)
 
 
 # --------------------------------------------------------------------------------------------
@@ -337,7 +337,10 @@ NDARRAY_INPLACE = {"mul_": "*=", "multiply_": "*=", "add_": "+=", "sub_": "-=", 
                    "divide_": "/=", "true_divide_": "/=", "pow_": "**=", "fill_": "fill", "zero_": "fill0"}
 
 
-def apply_write(r, op: str):
+def apply_write(r, op: str, args: Optional[str] = None):
+    given = literal_args(args)
+    if given and not _is_array(r) and is_inplace_method(op):
+        return getattr(r, op)(*given)  # the static side's own arguments, e.g. clamp_(0, 1)
     if _is_array(r) and op in NDARRAY_INPLACE:
         op = NDARRAY_INPLACE[op]
     if op in WRITE_OPERATORS:
@@ -398,18 +401,65 @@ def short_op(op: str) -> str:
     return op.rsplit(".", 1)[-1] if "." in op else op
 
 
-def apply_chain(x, ops: Sequence[str]):
+GETITEM_OPS = {"getitem", "__getitem__", "subscript", "slice", "[]", "index"}
+_INDEX_CHARS = set("0123456789:, -[]")
+
+
+def literal_args(text: Optional[str]) -> Optional[tuple]:
+    """The arguments the static side saw (``"0, 0, 2"``), or None when unknown / not literal."""
+    if text is None:
+        return None
+    import ast
+
+    try:
+        return ast.literal_eval(f"({text},)") if text.strip() else ()
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _index(t, text: str):
+    """``t[<text>]`` for a subscript made only of integers, slices, ``None`` and ``...``."""
+    if not set(text.replace("None", "").replace("...", "")) <= _INDEX_CHARS:
+        raise NoReproducer(f"the index `{text}` is not literal")
+    return eval(f"t{text}", {"__builtins__": {}}, {"t": t})  # noqa: S307 - characters checked above
+
+
+def apply_chain(x, ops: Sequence[str], args: Optional[Sequence[Optional[str]]] = None):
+    """Apply the chain with the static side's own arguments where it knew them (``narrow(0, 0, 2)``
+    stays ``narrow(0, 0, 2)``), the table's defaults where it did not."""
     r = x
-    for op in map(short_op, ops):
+    for i, op in enumerate(map(short_op, ops)):
+        text = args[i] if args is not None and i < len(args) else None
+        if text and op in GETITEM_OPS and text.startswith("["):
+            r = _arg_call(op, lambda: _index(r, text))
+            continue
+        given = literal_args(text) if op not in WRAPPING_OPS else None
+        if given and isinstance(r, torch.Tensor) and callable(getattr(torch.Tensor, op, None)):
+            r = _arg_call(op, lambda: getattr(r, op)(*given))
+            continue
         fn = CHAIN_OPS.get(op)
         if fn is None:
             if isinstance(r, torch.Tensor) and not op.startswith("_") and not op.endswith("_") \
                     and callable(getattr(torch.Tensor, op, None)):
-                r = getattr(r, op)()  # an argument-free tensor method we have no entry for
+                r = _arg_call(op, lambda: getattr(r, op)())  # an argument-free tensor method we have no entry for
                 continue
             raise NoReproducer(f"no recipe for the op `{op}`")
         r = fn(r)
     return r
+
+
+def _arg_call(op: str, call: Callable[[], Any]):
+    """A chain op with arguments: arguments that do not fit (``as_strided()`` with none, an index
+    out of the reproducer's 2x3 range) mean there is no reproducer, not that the pattern is safe."""
+    try:
+        return call()
+    except NoReproducer:
+        raise
+    except (TypeError, IndexError, RuntimeError) as exc:
+        if error_kind(exc) is not None:
+            raise
+        raise NoReproducer(f"`{op}` cannot be reproduced with these arguments: {type(exc).__name__}: {exc}"[:300]) \
+            from None
 
 
 CHAIN_TEXT: Dict[str, str] = {
@@ -429,11 +479,16 @@ WRAPPING_OPS = {"deepcopy": "copy.deepcopy", "dict": "dict", "list": "list", "tu
                 "from_numpy": "torch.from_numpy", "tensor": "torch.tensor"}
 
 
-def describe(source: str, ops: Sequence[str]) -> str:
+def describe(source: str, ops: Sequence[str], args: Optional[Sequence[Optional[str]]] = None) -> str:
     text = source
-    for op in map(short_op, ops):
+    for i, op in enumerate(map(short_op, ops)):
+        given = args[i] if args is not None and i < len(args) else None
         if op in WRAPPING_OPS:
             text = f"{WRAPPING_OPS[op]}({text})"
+        elif given and op in GETITEM_OPS and given.startswith("["):
+            text += given
+        elif given and literal_args(given):
+            text += f".{op}({given})"
         else:
             text += CHAIN_TEXT.get(op, f".{op}()")
     return text
@@ -472,11 +527,11 @@ def backward_outcome(x: torch.Tensor, y: torch.Tensor, reference: torch.Tensor, 
         return raised_result(Raised(exc, "backward"), context)
     got = x.grad
     if got is None:
-        return not_confirmed(f"{context}: no gradient reached the source", seen="no-gradient")
+        return not_reproduced(f"{context}: no gradient reached the source", seen="no-gradient")
     if same(got, reference):
-        return not_confirmed(f"{context}: gradient {values(got)} equals the tracked reference", seen="gradient-correct",
+        return not_reproduced(f"{context}: gradient {values(got)} equals the tracked reference", seen="gradient-correct",
                              grad=values(got), reference=values(reference))
-    return confirmed("silent-wrong-gradient",
+    return reproduced("silent-wrong-gradient",
                      f"{context}: no error, gradient {values(got)} but the tracked reference is {values(reference)}",
                      grad=values(got), reference=values(reference))
 
@@ -550,7 +605,7 @@ def tal001(sig: dict, config: Config) -> dict:
         run_body(update, (x,), config)
     except Raised as r:
         return raised_result(r, context)
-    return not_confirmed(
+    return not_reproduced(
         f"{context}: no graph was pending, the gradient {values(x.grad)} is the tracked one; the write "
         f"was untracked (x._version {version} -> {x._version}), torch.no_grad() gives the same values",
         seen="no-pending-graph", grad=values(x.grad), reference=values(reference))
@@ -575,19 +630,57 @@ def _same_values(a, b) -> bool:
     return a.shape == b.shape and bool(torch.equal(a, b))
 
 
-def alias_write(sig: dict, config: Config, *, default_write: Optional[str], default_pending: bool,
+# Conversions that copy or not depending on the source's dtype: (dtype where it is a no-op, one where it converts).
+DTYPE_CASES = {"float": ("float32", "float64"), "double": ("float64", "float32"), "half": ("float16", "float32"),
+               "bfloat16": ("bfloat16", "float32"), "long": ("int64", "float32"), "int": ("int32", "float32")}
+
+
+def alias_write(sig: dict, config: Config, **options) -> dict:
+    """:func:`alias_write_case`, once per dtype when the dtype decides whether a conversion in the
+    chain copies: the static side rarely knows the dtype (its ``dtype`` names the no-op case), so
+    both the no-op and the converting case run, and the result says which one showed the hazard."""
+    facts = dict(sig.get("source") or {})
+    convs = [short_op(op) for op in sig.get("ops") or [] if short_op(op) in DTYPE_CASES]
+    if not convs or facts.get("dtype_known"):
+        return alias_write_case(sig, config, **options)
+    noop, converting = DTYPE_CASES[convs[-1]]
+    results = {}
+    for dtype in (noop, converting):
+        case = dict(sig, source=dict(facts, dtype=dtype))
+        try:
+            results[dtype] = alias_write_case(case, config, **options)
+        except NoReproducer as exc:
+            results[dtype] = {"status": "no-reproducer", "observed": str(exc)}
+    first = results[noop]
+    if first["status"] == "no-reproducer":
+        raise NoReproducer(first["observed"])
+    out = dict(first)
+    other = results[converting]
+    out["observed"] = (f"as {noop} (`.{convs[-1]}()` is a no-op): {first['observed']} | as {converting} (it converts):"
+                       f" {other.get('status')}: {other.get('observed')}")
+    out["details"] = dict(first.get("details") or {}, dtype_cases={noop: first["status"], converting: other.get("status")},
+                          seen_when=noop if first["status"] == "reproduced" else None)
+    return out
+
+
+def alias_write_case(sig: dict, config: Config, *, default_write: Optional[str], default_pending: bool,
                 default_requires_grad: bool, no_grad_write: bool = False) -> dict:
     """Make the source, derive the alias through the signature's chain, write through one side
     and watch the other. ``no_grad_write``: the write runs under ``torch.no_grad()`` (TAL301 asks
     whether the write reaches the other name, not what autograd thinks of it)."""
     facts = dict(sig.get("source") or {})
-    chain, write = split_write(sig.get("ops") or [])
+    ops = list(sig.get("ops") or [])
+    chain, write = split_write(ops)
+    all_args = list(sig.get("args") or [])
+    chain_args = all_args[:len(chain)]
+    write_args = all_args[len(chain)] if write is not None and len(all_args) > len(chain) else None
     write = write or default_write
     pending = bool(facts.get("pending_graph", facts.get("saved", default_pending)))
     from_array = bool(chain) and short_op(chain[0]) == "from_numpy" or facts.get("type") == "ndarray"
     requires_grad = not from_array and bool(
         pending or facts.get("requires_grad", facts.get("leaf", default_requires_grad)) or facts.get("module_state"))
-    mutated = facts.get("mutated", "alias")  # which side is written: the chain's result or the source
+    # which side is written: the chain's result or the source (the rules send ``written``)
+    mutated = sig.get("written") or facts.get("mutated", "alias")
 
     def source():
         t = make_source(facts, config.device, requires_grad=requires_grad)
@@ -595,31 +688,32 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
 
     x = source()
     name = "arr" if from_array else "x"
-    alias_text = describe(name, chain)
+    alias_text = describe(name, chain, chain_args)
     # Eager, outside the body: does the chain hand out the source's storage?
     try:
-        probe = apply_chain(x, chain)
+        probe = apply_chain(x, chain, chain_args)
         aliases = shares_storage(x, probe)
         same_object = probe is x
     except NoReproducer:
         raise
     except Exception as exc:  # noqa: BLE001
         kind = error_kind(exc)
-        return not_confirmed(f"`{alias_text}` raised: {short(exc)}", seen=kind or "error", error=kind)
+        return not_reproduced(f"`{alias_text}` raised: {short(exc)}", seen=kind or "error", error=kind)
     array = _is_array(probe)
     del probe
     if write is None:
         if aliases:
-            return confirmed("shared-storage", f"`{alias_text}` shares {name}'s storage" +
+            return reproduced("shared-storage", f"`{alias_text}` shares {name}'s storage" +
                              (" (the same object)" if same_object else ""), shares_storage=True)
-        return not_confirmed(f"`{alias_text}` is a copy: storage not shared", seen="copy", shares_storage=False)
+        return not_reproduced(f"`{alias_text}` is a copy: storage not shared", seen="copy", shares_storage=False)
     # An op the tables cannot perform is a missing recipe, found before anything runs.
-    try_write(lambda: apply_write(_plain(apply_chain(source(), chain)) if mutated != "source" else _plain(source()),
-                                  write))
+    try_write(lambda: apply_write(_plain(apply_chain(source(), chain, chain_args)) if mutated != "source" else _plain(source()),
+                                  write, write_args))
 
     written_is_array = array if mutated != "source" else from_array
     spelled = NDARRAY_INPLACE.get(write, write) if written_is_array else write
-    write_text = WRITE_TEXT.get(spelled) or call_text(spelled)
+    write_text = (f".{spelled}({write_args})" if literal_args(write_args) and not written_is_array
+                  else WRITE_TEXT.get(spelled) or call_text(spelled))
     guard = torch.no_grad if (no_grad_write or mutated == "source") else _nothing
     before = _snapshot(x)
     reference = grad_of(square_sum, x) if pending else None
@@ -627,10 +721,10 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
     if mutated == "source":
         def body(x):
             y = square_sum(x) if pending else None
-            r = apply_chain(x, chain)
+            r = apply_chain(x, chain, chain_args)
             kept = _snapshot(r)
             with guard():
-                apply_write(x, write)
+                apply_write(x, write, write_args)
             return y, kept, _snapshot(r)
 
         context = f"r = {alias_text}; {name}{write_text}; read r"
@@ -639,16 +733,16 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
         except Raised as r:
             return raised_result(r, context)
         if _same_values(kept, after):
-            return not_confirmed(f"{context}: r kept its values {values(kept)}: `{alias_text}` is a copy",
+            return not_reproduced(f"{context}: r kept its values {values(kept)}: `{alias_text}` is a copy",
                                  seen="copy", shares_storage=aliases)
-        return confirmed("alias-mutated", f"{context}: r changed {values(kept)} -> {values(after)} through {name}",
+        return reproduced("alias-mutated", f"{context}: r changed {values(kept)} -> {values(after)} through {name}",
                          shares_storage=aliases)
 
     def body(x):
         y = square_sum(x) if pending else None
-        r = apply_chain(x, chain)
+        r = apply_chain(x, chain, chain_args)
         with guard():
-            apply_write(r, write)
+            apply_write(r, write, write_args)
         return y
 
     context = (f"y = (x*x).sum(); r = {alias_text}; r{write_text}; y.backward()" if pending
@@ -661,14 +755,14 @@ def alias_write(sig: dict, config: Config, *, default_write: Optional[str], defa
     if pending:
         outcome = backward_outcome(x, y, reference, context, config)
         outcome["details"]["source_changed"] = changed
-        if outcome["status"] == "not-confirmed" and changed:
-            return confirmed("source-mutated", f"{context}: gradient correct, but x changed behind its back "
+        if outcome["status"] == "not-reproduced" and changed:
+            return reproduced("source-mutated", f"{context}: gradient correct, but x changed behind its back "
                              f"{values(before)} -> {values(x)}", shares_storage=aliases)
         return outcome
     if changed:
-        return confirmed("source-mutated", f"{context}: {name} changed behind its back {values(before)} -> {values(x)}",
+        return reproduced("source-mutated", f"{context}: {name} changed behind its back {values(before)} -> {values(x)}",
                          shares_storage=aliases)
-    return not_confirmed(f"{context}: {name} unchanged {values(x)}: `{alias_text}` is a copy here", seen="copy",
+    return not_reproduced(f"{context}: {name} unchanged {values(x)}: `{alias_text}` is a copy here", seen="copy",
                          shares_storage=aliases)
 
 
@@ -745,9 +839,9 @@ def tal101(sig: dict, config: Config) -> dict:
                    result_requires_grad=r.requires_grad, shares_storage=shares)
     if texts:
         dropped = " and dropped requires_grad" if src_rg and not r.requires_grad else ""
-        return confirmed("copy-construct-warning", f"{text} copied{dropped}; UserWarning: {texts[0][:80]}…",
+        return reproduced("copy-construct-warning", f"{text} copied{dropped}; UserWarning: {texts[0][:80]}…",
                          **details)
-    return not_confirmed(f"{text} of a {kind}: no copy-construct warning", seen="no-warning", **details)
+    return not_reproduced(f"{text} of a {kind}: no copy-construct warning", seen="no-warning", **details)
 
 
 @recipe("TAL102")
@@ -774,12 +868,12 @@ def tal102(sig: dict, config: Config) -> dict:
             return raised_result(e, text)
     stacked = torch.stack([a, b * 3])
     if requires_grad and not r.requires_grad:
-        return confirmed("graph-dropped", f"{text} = {values(r)} with requires_grad=False: no gradient reaches a, b "
+        return reproduced("graph-dropped", f"{text} = {values(r)} with requires_grad=False: no gradient reaches a, b "
                          f"(torch.stack keeps {type(stacked.grad_fn).__name__})", result_requires_grad=False)
     if same(r, stacked):
-        return not_confirmed(f"{text} = {values(r)}: no graph to drop (the elements do not require grad), "
+        return not_reproduced(f"{text} = {values(r)}: no graph to drop (the elements do not require grad), "
                              f"identical to torch.stack", seen="no-graph", result_requires_grad=r.requires_grad)
-    return not_confirmed(f"{text} = {values(r)}, keeps the graph", seen="graph-kept")
+    return not_reproduced(f"{text} = {values(r)}, keeps the graph", seen="graph-kept")
 
 
 @recipe("TAL103")
@@ -809,9 +903,9 @@ def tal103(sig: dict, config: Config) -> dict:
     changed = not same(x, before)
     shares = shares_storage(x, c)
     if changed or shares:
-        return confirmed("alias", f"{text}: x changed {values(before)} -> {values(x)}; c shares x's storage: {shares}",
+        return reproduced("alias", f"{text}: x changed {values(before)} -> {values(x)}; c shares x's storage: {shares}",
                          shares_storage=shares, source_changed=changed)
-    return not_confirmed(f"{text}: x unchanged: a copy", seen="copy", shares_storage=False)
+    return not_reproduced(f"{text}: x unchanged: a copy", seen="copy", shares_storage=False)
 
 
 LEGACY_DTYPES: Dict[str, Optional[torch.dtype]] = {
@@ -941,8 +1035,8 @@ def tal401(sig: dict, config: Config) -> dict:
         context = f"snap = {text}; loss.backward(); optimizer.step()"
     if changed:
         first = _leaves(snap)[changed[0]]
-        return confirmed("stale-snapshot", f"{context}: the snapshot changed with the live state "
+        return reproduced("stale-snapshot", f"{context}: the snapshot changed with the live state "
                          f"({len(changed)} of {len(kept)} tensors), e.g. {values(kept[changed[0]])} -> {values(first)}",
                          changed=len(changed), total=len(kept))
-    return not_confirmed(f"{context}: the snapshot kept its values ({len(kept)} tensors): a copy", seen="copy",
+    return not_reproduced(f"{context}: the snapshot kept its values ({len(kept)} tensors): a copy", seen="copy",
                          total=len(kept))

@@ -1,7 +1,8 @@
 """Deduplicate signatures, consult the cache, run what is left in an isolated worker, aggregate.
 
-Nothing here imports torch: reproductions run in ``python -m detachlint.runtime.worker``
-subprocesses, one at a time, each with a time limit. A worker that crashes or hangs is killed
+Nothing here imports torch: reproductions run in worker subprocesses (``detachlint_runtime.worker``
+started with ``python -I``: no working directory, no PYTHONPATH, no user site on ``sys.path``),
+one at a time, each with a time limit. A worker that crashes or hangs is killed
 (with its process group: inductor starts compile workers) and replaced for the next
 reproduction; its reproduction is reported as ``crashed`` or ``timeout``, never as a verdict.
 """
@@ -24,18 +25,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..files import atomic_write
+from . import __version__ as RUNTIME_VERSION
 
-INSTALL_HINT = 'pip install "detachlint[runtime]"'
+# torch first, pinned, so that the runtime's ``torch>=2.1`` does not pull a newer, CUDA-sized release.
+INSTALL_HINT = "pip install torch==2.13.0 && pip install ./runtime  (from a detachlint checkout)"
 DEFAULT_BACKENDS: Tuple[str, ...] = ("eager", "aot_eager")
 ALL_BACKENDS: Tuple[str, ...] = ("eager", "aot_eager", "inductor")
 DEVICES: Tuple[str, ...] = ("cpu", "cuda")
 # Seconds one reproduction may take; inductor's first compile is 15-40 s cold on two cores.
 TIME_LIMITS: Dict[str, float] = {"eager": 60.0, "aot_eager": 120.0, "inductor": 300.0}
 STARTUP_LIMIT = 120.0  # importing torch in the worker
-CACHEABLE = {"confirmed", "not-confirmed", "no-reproducer"}
-OBSERVED = {"confirmed", "not-confirmed"}
+CACHEABLE = {"reproduced", "not-reproduced", "no-reproducer"}
+OBSERVED = {"reproduced", "not-reproduced"}
 _HERE = Path(__file__).resolve().parent
+_DIST_ROOT = _HERE.parent  # the directory that holds ``detachlint_runtime``: the worker's only extra path
+RECIPE_MODULES_ENV = "DETACHLINT_RECIPE_MODULES"  # extra recipe files, os.pathsep-separated paths
 
 
 class TorchMissing(RuntimeError):
@@ -90,13 +94,54 @@ def canonical(signature: dict) -> str:
     return json.dumps(signature, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def recipe_fingerprint(extra_modules: Sequence[str] = ()) -> str:
-    """Changes whenever the recipes do, so a cache never outlives the code that filled it."""
+def recipe_paths(extra: Sequence[str] = ()) -> List[Path]:
+    """Extra recipe modules, as files: the ones given by the caller, then the environment's. Files,
+    not module names, so that nothing is looked up on (or imported from) the user's ``sys.path``."""
+    given = list(extra) + [p for p in os.environ.get(RECIPE_MODULES_ENV, "").split(os.pathsep) if p.strip()]
+    out: List[Path] = []
+    for item in given:
+        path = Path(item).expanduser().resolve()
+        if path not in out:
+            out.append(path)
+    return out
+
+
+def recipe_fingerprint(extra: Sequence[Path] = ()) -> str:
+    """Everything that changes a result: our recipe and worker sources, every extra recipe module's
+    source (an unreadable one is hashed as such), and the versions of detachlint and this package."""
     h = hashlib.sha256()
     for name in ("recipes.py", "worker.py"):
         h.update((_HERE / name).read_bytes())
-    h.update(",".join(extra_modules).encode())
-    return h.hexdigest()[:16]
+    for path in extra:
+        h.update(str(path).encode() + b"\0")
+        try:
+            h.update(path.read_bytes())
+        except OSError as exc:
+            h.update(f"unreadable: {exc}".encode())
+    h.update(f"detachlint {_core_version()} runtime {RUNTIME_VERSION} python {sys.version_info[:2]}".encode())
+    return h.hexdigest()[:24]
+
+
+def _core_version() -> str:
+    try:
+        from detachlint import __version__
+    except ImportError:  # pragma: no cover - the runtime requires detachlint
+        return "missing"
+    return __version__
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 @dataclass(frozen=True)
@@ -110,29 +155,57 @@ class Config:
 
 
 class Cache:
-    """One JSON file per (signature, configuration), under ``<root>/runtime/torch-<version>/``."""
+    """One JSON file per (signature, configuration), under ``<root>/runtime/torch-<version>/``.
+
+    An entry names everything its result depends on (signature, configuration, torch version,
+    recipe fingerprint) and carries a SHA-256 of all of it and the result; an entry that does not
+    match, or whose checksum is wrong (hand-edited, truncated, from another version), is ignored
+    and recomputed: ``rejected`` counts those."""
 
     def __init__(self, root: Path, torch: str, fingerprint: str) -> None:
         self.dir = Path(root) / "runtime" / f"torch-{torch}"
+        self.torch = torch
         self.fingerprint = fingerprint
+        self.rejected = 0
 
     def path(self, key: str, config: Config) -> Path:
         digest = hashlib.sha256(f"{key}|{config.name}|{self.fingerprint}".encode()).hexdigest()[:32]
         return self.dir / f"{digest}.json"
 
+    def _identity(self, key: str, config: Config) -> dict:
+        return {"signature": key, "config": config.name, "torch": self.torch, "fingerprint": self.fingerprint}
+
+    @staticmethod
+    def checksum(identity: dict, result: dict) -> str:
+        return hashlib.sha256(canonical({"identity": identity, "result": result}).encode()).hexdigest()
+
     def get(self, key: str, config: Config) -> Optional[dict]:
+        path = self.path(key, config)
         try:
-            data = json.loads(self.path(key, config).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
             return None
-        return data.get("result") if data.get("signature") == key else None
+        except (OSError, ValueError):
+            self.rejected += 1
+            return None
+        identity = self._identity(key, config)
+        ok = (isinstance(data, dict) and isinstance(data.get("result"), dict)
+              and all(data.get(k) == v for k, v in identity.items())
+              and data.get("checksum") == self.checksum(identity, data["result"])
+              and data["result"].get("status") in CACHEABLE)
+        if not ok:
+            self.rejected += 1
+            return None
+        return data["result"]
 
     def put(self, key: str, config: Config, result: dict) -> None:
         target = self.path(key, config)
+        identity = self._identity(key, config)
+        result = json.loads(json.dumps(result, default=str))  # what a reader will see, checksummed as such
+        entry = dict(identity, result=result, checksum=self.checksum(identity, result))
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            entry = {"signature": key, "config": config.name, "result": result}
-            atomic_write(target, json.dumps(entry, indent=1, default=str).encode("utf-8"))
+            _atomic_write(target, json.dumps(entry, indent=1).encode("utf-8"))
         except OSError:
             pass  # a cache that cannot be written only costs time
 
@@ -151,12 +224,17 @@ class _Timeout(Exception):
 class _Worker:
     """One ``detachlint.runtime.worker`` process and a thread that reads its answers."""
 
-    def __init__(self, python: str, env: Dict[str, str]) -> None:
+    def __init__(self, python: str, env: Dict[str, str], recipe_files: Sequence[Path] = ()) -> None:
         self.stderr = tempfile.TemporaryFile(mode="w+b")
+        # -I: neither the working directory nor PYTHONPATH nor the user site is on sys.path, so a
+        # project-local json.py (or torch.py) is never what the worker imports; the package's own
+        # directory is put back explicitly, for a checkout that is on sys.path but not installed.
+        boot = ("import sys; sys.path.insert(0, sys.argv[1]); "
+                "from detachlint_runtime.worker import main; sys.exit(main(sys.argv[2:]))")
         self.proc = subprocess.Popen(
-            [python, "-m", "detachlint.runtime.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self.stderr, env=env, text=True, encoding="utf-8", bufsize=1,
-            start_new_session=(os.name == "posix"),
+            [python, "-I", "-c", boot, str(_DIST_ROOT), *map(str, recipe_files)], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=self.stderr, env=env, text=True, encoding="utf-8", bufsize=1,
+            start_new_session=(os.name == "posix"), cwd=tempfile.gettempdir(),
         )
         self.lines: "queue.Queue[Optional[str]]" = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -249,12 +327,12 @@ class Confirmer:
         self.backends = tuple(backends)
         self.devices = tuple(devices)
         self.time_limits = dict(TIME_LIMITS, **(time_limits or {}))
-        self.recipe_modules = tuple(recipe_modules)
+        self.recipe_files = recipe_paths(recipe_modules)
         self.progress = progress
         self.python = python
-        self.cache = (Cache(Path(cache_dir), self.version, recipe_fingerprint(self.recipe_modules))
+        self.cache = (Cache(Path(cache_dir), self.version, recipe_fingerprint(self.recipe_files))
                       if cache_dir is not None else None)
-        self.cache_root = Path(cache_dir) if cache_dir is not None else None
+        self.cache_root = Path(cache_dir).resolve() if cache_dir is not None else None
         self.reproductions = 0
         self.cache_hits = 0
         self._worker: Optional[_Worker] = None
@@ -267,18 +345,14 @@ class Confirmer:
 
     def _env(self) -> Dict[str, str]:
         env = dict(os.environ)
-        root = str(_HERE.parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH", "")]))
-        if self.recipe_modules:
-            env["DETACHLINT_RECIPE_MODULES"] = ",".join(self.recipe_modules)
+        env.pop(RECIPE_MODULES_ENV, None)  # the worker gets the resolved files on its command line
         if self.cache_root is not None and "TORCHINDUCTOR_CACHE_DIR" not in env:
-            env["TORCHINDUCTOR_CACHE_DIR"] = str((self.cache_root / "inductor").resolve())
-        env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+            env["TORCHINDUCTOR_CACHE_DIR"] = str(self.cache_root / "inductor")
         return env
 
     def _ensure_worker(self) -> _Worker:
         if self._worker is None:
-            worker = _Worker(self.python, self._env())
+            worker = _Worker(self.python, self._env(), self.recipe_files)
             try:
                 worker.start(STARTUP_LIMIT)
             except _Died as died:
@@ -365,7 +439,7 @@ class Confirmer:
         out = []
         for key in keys:
             if key is None:
-                out.append({"verdict": "no-reproducer", "summary": "the finding carries no pattern signature",
+                out.append({"verdict": "no-reproducer", "source": "pattern", "summary": "the finding carries no pattern signature",
                             "configurations": [], "divergent": [], "torch": self.version,
                             "short": "no-reproducer (no signature)"})
                 continue
@@ -376,17 +450,18 @@ class Confirmer:
 
 
 def aggregate(configs: List[dict], torch: str, key: str) -> dict:
-    """The finding-level verdict from the per-configuration results."""
+    """The finding-level verdict: what every configuration that ran agrees on, else ``mixed``.
+    Each configuration keeps its own status; disagreements are listed, never folded into "any"."""
     observed = [c for c in configs if c["status"] in OBSERVED]
-    hits = [c for c in observed if c["status"] == "confirmed"]
-    if hits:
-        verdict = "confirmed"
-    elif observed:
-        verdict = "not-confirmed"
+    statuses = sorted({c["status"] for c in observed})
+    if len(statuses) == 1:
+        verdict = statuses[0]
+    elif statuses:
+        verdict = "mixed"  # e.g. reproduced eagerly, not under aot_eager: both are shown
     elif any(c["status"] == "no-reproducer" for c in configs):
         verdict = "no-reproducer"
     else:
-        verdict = "inconclusive"  # every configuration timed out, crashed, errored or was skipped
+        verdict = "inconclusive"  # every configuration timed out, crashed or was skipped
     divergent = []
     for c in observed:
         if c["backend"] == "eager":
@@ -396,7 +471,8 @@ def aggregate(configs: List[dict], torch: str, key: str) -> dict:
             continue
         if _outcome(eager) != _outcome(c):
             divergent.append({"config": c["config"], "eager": _outcome(eager), "compiled": _outcome(c)})
-    out = {"verdict": verdict, "summary": _summary(verdict, configs, divergent), "configurations": configs,
+    out = {"verdict": verdict, "source": "pattern", "summary": _summary(verdict, configs, divergent),
+           "configurations": configs, "by_config": {c["config"]: c["status"] for c in configs},
            "divergent": divergent, "torch": torch, "signature_key": hashlib.sha256(key.encode()).hexdigest()[:16]}
     out["short"] = verdict_line(out)
     return out
@@ -406,38 +482,44 @@ def _outcome(c: dict) -> str:
     return f"{c['status']} ({c.get('hazard') or c.get('seen') or '-'})"
 
 
+def _label(c: dict) -> str:
+    if c["status"] == "reproduced":
+        return f"reproduced {c.get('hazard') or ''}".strip()
+    if c["status"] == "not-reproduced":
+        return f"not-reproduced (saw {c.get('seen') or 'nothing'})"
+    return c["status"]
+
+
 def _summary(verdict: str, configs: List[dict], divergent: List[dict]) -> str:
-    parts = []
     by_outcome: Dict[str, List[str]] = {}
     for c in configs:
-        if c["status"] == "confirmed":
-            label = c.get("hazard") or "confirmed"
-        elif c["status"] == "not-confirmed":
-            label = f"saw {c.get('seen') or 'nothing'}"
-        else:
-            label = c["status"]
-        by_outcome.setdefault(label, []).append(c["config"])
-    for label, names in by_outcome.items():
-        parts.append(f"{label} on {', '.join(names)}")
-    text = f"{verdict}: " + "; ".join(parts)
+        by_outcome.setdefault(_label(c), []).append(c["config"])
+    text = f"{verdict}: " + "; ".join(f"{label} on {', '.join(names)}" for label, names in by_outcome.items())
     if divergent:
         text += "; compiled differs from eager on " + ", ".join(d["config"] for d in divergent)
     return text
 
 
 def verdict_line(confirmation: dict) -> str:
-    """The short form for text output: ``confirmed (cpu-eager, cpu-aot_eager; cuda skipped)``."""
+    """The short form for text output, one entry per outcome with its configurations:
+    ``reproduced (cpu-eager, cpu-aot_eager; cuda skipped)`` or, when they disagree,
+    ``mixed (reproduced on cpu-eager; not-reproduced on cpu-aot_eager: saw copy; cuda skipped)``."""
     configs = confirmation.get("configurations", [])
-    hits = [c["config"] for c in configs if c["status"] == "confirmed"]
-    skipped = sorted({c["device"] for c in configs if c["status"] == "skipped"})
     verdict = confirmation.get("verdict", "?")
+    ran = [c for c in configs if c["status"] != "skipped"]
+    skipped = sorted({c["device"] for c in configs if c["status"] == "skipped"})
     parts: List[str] = []
-    if hits:
-        parts.append(", ".join(hits))
-    elif verdict == "not-confirmed":
-        seen = sorted({c.get("seen") or "?" for c in configs if c["status"] == "not-confirmed"})
-        parts.append("saw " + ", ".join(seen))
-    parts.extend(f"{c['config']} {c['status']}" for c in configs if c["status"] in ("timeout", "crashed", "error"))
+    if verdict in OBSERVED and all(c["status"] == verdict for c in ran):
+        parts.append(", ".join(c["config"] for c in ran))
+        if verdict == "not-reproduced":
+            parts.append("saw " + ", ".join(sorted({c.get("seen") or "?" for c in ran})))
+    else:
+        groups: Dict[str, List[str]] = {}
+        for c in ran:
+            label = c["status"] + (f": saw {c.get('seen')}" if c["status"] == "not-reproduced" and c.get("seen") else "")
+            groups.setdefault(label, []).append(c["config"])
+        parts.extend(f"{label.split(':')[0]} on {', '.join(names)}{label[len(label.split(':')[0]):]}"
+                     for label, names in groups.items())
     if skipped:
         parts.append(f"{'/'.join(skipped)} skipped")
     if confirmation.get("divergent"):

@@ -1,4 +1,5 @@
-"""The reproduction worker: ``python -m detachlint.runtime.worker``.
+"""The reproduction worker, started by ``runner._Worker`` as ``python -I`` (isolated: no working
+directory, PYTHONPATH or user site on ``sys.path``) with extra recipe files as arguments.
 
 Runs in its own process, so a crash, a hang or a leaked global in torch never reaches the
 linter. Protocol, one JSON object per line: the worker first writes ``{"ready": true, "torch":
@@ -9,7 +10,6 @@ goes to stderr: the protocol has its own file descriptor.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
@@ -17,7 +17,21 @@ import time
 import traceback
 
 
-def main() -> int:
+def _load_recipe_file(path: str, index: int) -> None:
+    """Execute one extra recipe file by path (it registers itself with ``@recipe``): a file the
+    caller named, never a module looked up on a path the user's project controls."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"detachlint_extra_recipes_{index}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load recipe file {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+
+
+def main(argv=None) -> int:
+    recipe_files = list(sys.argv[1:] if argv is None else argv)
     protocol = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # stray prints (compilers, torch) go to stderr
     sys.stdout = sys.stderr
@@ -27,10 +41,10 @@ def main() -> int:
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     import torch
 
-    from . import recipes
+    from detachlint_runtime import recipes
 
-    for module in filter(None, os.environ.get("DETACHLINT_RECIPE_MODULES", "").split(",")):
-        importlib.import_module(module)  # extra recipes register themselves with @recipe
+    for index, path in enumerate(recipe_files):
+        _load_recipe_file(path, index)
 
     cuda = bool(torch.cuda.is_available())
     protocol.write(json.dumps({"ready": True, "torch": torch.__version__, "cuda": cuda,
@@ -48,10 +62,10 @@ def main() -> int:
                 result = recipes.reproduce(request["signature"], config)
             except recipes.NoReproducer as exc:
                 result = {"status": "no-reproducer", "observed": str(exc)}
-            except Exception as exc:  # noqa: BLE001 - a recipe bug, never an observation
+            except Exception as exc:  # noqa: BLE001 - the recipe's own failure is never an observation
                 tail = traceback.format_exc().strip().splitlines()[-3:]
-                result = {"status": "error", "observed": f"the recipe failed: {type(exc).__name__}: {exc}"[:400],
-                          "details": {"traceback": tail}}
+                result = {"status": "no-reproducer", "observed": f"the recipe failed: {type(exc).__name__}: {exc}"[:400],
+                          "details": {"error": f"{type(exc).__name__}: {exc}"[:400], "traceback": tail}}
         result["seconds"] = round(time.perf_counter() - start, 3)
         protocol.write(json.dumps({"id": request["id"], "result": result}, default=str) + "\n")
     return 0

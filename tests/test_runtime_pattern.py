@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")  # CI installs torch==2.13.0 before the runtime extra
+torch = pytest.importorskip("torch")  # CI installs torch==2.13.0, then the runtime dist (./runtime)
+pytest.importorskip("detachlint_runtime")
 
-from detachlint.runtime import Confirmer, canonical, confirm_findings, verdict_line  # noqa: E402
+from detachlint_runtime import Confirmer, canonical, confirm_findings, verdict_line  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -28,55 +29,65 @@ CUDA = torch.cuda.is_available()
 CASES = [
     # TAL001 .data writes: silent wrong gradient while a graph is pending; harmless after backward.
     ("tal001-mul-pending", {"rule": "TAL001", "ops": ["mul_"], "write": "inplace", "pending_graph": True},
-     "confirmed", "silent-wrong-gradient", "silent-wrong-gradient"),
+     "reproduced", "silent-wrong-gradient", "silent-wrong-gradient"),
     ("tal001-assign-pending", {"rule": "TAL001", "ops": ["assign"], "write": "assign", "pending_graph": True},
-     "confirmed", "silent-wrong-gradient", "silent-wrong-gradient"),
+     "reproduced", "silent-wrong-gradient", "silent-wrong-gradient"),
     ("tal001-init-no-graph", {"rule": "TAL001", "ops": ["normal_"], "write": "init", "pending_graph": False},
-     "not-confirmed", None, None),
+     "not-reproduced", None, None),
     # TAL002 .data reads: a write through the alias is invisible; a copy is not an alias.
-    ("tal002-data", {"rule": "TAL002", "ops": ["data"]}, "confirmed", "silent-wrong-gradient", "silent-wrong-gradient"),
-    ("tal002-data-clone", {"rule": "TAL002", "ops": ["data", "clone"]}, "not-confirmed", None, None),
+    ("tal002-data", {"rule": "TAL002", "ops": ["data"]}, "reproduced", "silent-wrong-gradient", "silent-wrong-gradient"),
+    ("tal002-data-clone", {"rule": "TAL002", "ops": ["data", "clone"]}, "not-reproduced", None, None),
     # TAL101 torch.tensor(t): the copy-construct warning; a Python list does not warn.
-    ("tal101-tensor", {"rule": "TAL101", "ops": ["tensor"]}, "confirmed", "copy-construct-warning",
+    ("tal101-tensor", {"rule": "TAL101", "ops": ["tensor"]}, "reproduced", "copy-construct-warning",
      "copy-construct-warning"),
-    ("tal101-list", {"rule": "TAL101", "ops": ["tensor"], "source": {"type": "list"}}, "not-confirmed", None, None),
+    ("tal101-list", {"rule": "TAL101", "ops": ["tensor"], "source": {"type": "list"}}, "not-reproduced", None, None),
     # TAL102 torch.tensor([t0, t1]): the graph is dropped; nothing to drop without grad.
-    ("tal102-backward", {"rule": "TAL102", "ops": ["tensor"], "source": {"calls_backward": True}}, "confirmed",
+    ("tal102-backward", {"rule": "TAL102", "ops": ["tensor"], "source": {"calls_backward": True}}, "reproduced",
      "graph-dropped", "graph-dropped"),
-    ("tal102-no-grad", {"rule": "TAL102", "ops": ["tensor"], "source": {"calls_backward": False}}, "not-confirmed",
+    ("tal102-no-grad", {"rule": "TAL102", "ops": ["tensor"], "source": {"calls_backward": False}}, "not-reproduced",
      None, None),
     # TAL103 torch.Tensor(t): an alias; a dtype mismatch raises instead.
-    ("tal103-Tensor", {"rule": "TAL103", "ops": ["Tensor"]}, "confirmed", "alias", "alias"),
+    ("tal103-Tensor", {"rule": "TAL103", "ops": ["Tensor"]}, "reproduced", "alias", "alias"),
     ("tal103-LongTensor-of-float", {"rule": "TAL103", "ops": ["LongTensor"], "source": {"dtype": "float32"}},
-     "not-confirmed", None, None),
+     "not-reproduced", None, None),
     # TAL201 detach-inplace: .cpu().float().numpy() aliases a CPU float tensor, copies a float64 one.
-    ("tal201-numpy-chain", {"rule": "TAL201", "ops": ["detach", "cpu", "float", "numpy", "*="]}, "confirmed",
+    ("tal201-numpy-chain", {"rule": "TAL201", "ops": ["detach", "cpu", "float", "numpy", "*="]}, "reproduced",
      "source-mutated", "source-mutated"),
     ("tal201-numpy-chain-float64", {"rule": "TAL201", "ops": ["detach", "cpu", "float", "numpy", "*="],
-                                    "source": {"dtype": "float64"}}, "not-confirmed", None, None),
+                                    "source": {"dtype": "float64", "dtype_known": True}}, "not-reproduced", None, None),
     ("tal201-detach-saved", {"rule": "TAL201", "ops": ["detach", "mul_"], "source": {"pending_graph": True}},
-     "confirmed", "version-error", "version-error"),
+     "reproduced", "version-error", "version-error"),
     # numpy writes: silent in eager, loud under compile (Dynamo traces numpy as torch ops).
     ("tal201-numpy-saved", {"rule": "TAL201", "ops": ["detach", "numpy", "*="], "source": {"pending_graph": True}},
-     "confirmed", "silent-wrong-gradient", "version-error"),
+     "reproduced", "silent-wrong-gradient", "version-error"),
     # TAL301 views: a view shares; reshape of a non-contiguous tensor copies.
-    ("tal301-view", {"rule": "TAL301", "ops": ["view", "mul_"]}, "confirmed", "source-mutated", "source-mutated"),
+    ("tal301-view", {"rule": "TAL301", "ops": ["view", "mul_"]}, "reproduced", "source-mutated", "source-mutated"),
     ("tal301-reshape-noncontiguous", {"rule": "TAL301", "ops": ["reshape", "mul_"], "source": {"contiguous": False}},
-     "not-confirmed", None, None),
-    ("tal301-source-written", {"rule": "TAL301", "ops": ["t"], "source": {"mutated": "source"}}, "confirmed",
+     "not-reproduced", None, None),
+    ("tal301-source-written", {"rule": "TAL301", "ops": ["t"], "source": {"mutated": "source"}}, "reproduced",
      "alias-mutated", "alias-mutated"),
+    # what TAL301 really sends: the written side as signature["written"]
+    ("tal301-written-source", {"rule": "TAL301", "ops": ["__getitem__", "mul_"], "args": ["[0]", "0.5"],
+                               "written": "source"}, "reproduced", "alias-mutated", "alias-mutated"),
+    # the op's own arguments: narrow(0, 1, 1) is the second row, and the write is the static one
+    ("tal301-narrow-args", {"rule": "TAL301", "ops": ["narrow", "clamp_"], "args": ["0, 1, 1", "0, 1"]},
+     "reproduced", "source-mutated", "source-mutated"),
+    # as_strided with its real arguments reproduces; without them there is no reproducer
+    ("tal301-as-strided", {"rule": "TAL301", "ops": ["as_strided", "mul_"], "args": ["(2,), (1,)", "3"]},
+     "reproduced", "source-mutated", "source-mutated"),
+    ("tal301-as-strided-no-args", {"rule": "TAL301", "ops": ["as_strided", "mul_"]}, "no-reproducer", None, None),
     # expand + in-place: loud in eager, silently wrong under aot_eager/inductor.
-    ("tal301-expand", {"rule": "TAL301", "ops": ["expand", "add_"]}, "confirmed", "overlap-error", "source-mutated"),
+    ("tal301-expand", {"rule": "TAL301", "ops": ["expand", "add_"]}, "reproduced", "overlap-error", "source-mutated"),
     # TAL401 snapshots: state_dict() aliases the weights; deepcopy does not.
-    ("tal401-state-dict", {"rule": "TAL401", "ops": ["state_dict", "step"]}, "confirmed", "stale-snapshot",
+    ("tal401-state-dict", {"rule": "TAL401", "ops": ["state_dict", "step"]}, "reproduced", "stale-snapshot",
      "stale-snapshot"),
-    ("tal401-deepcopy", {"rule": "TAL401", "ops": ["state_dict", "deepcopy", "step"]}, "not-confirmed", None, None),
+    ("tal401-deepcopy", {"rule": "TAL401", "ops": ["state_dict", "deepcopy", "step"]}, "not-reproduced", None, None),
     ("tal401-weight-detach-ema", {"rule": "TAL401", "ops": ["detach", "mul_"], "source": {"module_state": True}},
-     "confirmed", "stale-snapshot", "stale-snapshot"),
+     "reproduced", "stale-snapshot", "stale-snapshot"),
     ("tal401-weight-clone", {"rule": "TAL401", "ops": ["clone", "step"], "source": {"module_state": True}},
-     "not-confirmed", None, None),
+     "not-reproduced", None, None),
     # torch.from_numpy(arr) then a write: the array changes (a numpy source).
-    ("tal301-from-numpy", {"rule": "TAL301", "ops": ["from_numpy", "mul_"]}, "confirmed", "source-mutated",
+    ("tal301-from-numpy", {"rule": "TAL301", "ops": ["from_numpy", "mul_"]}, "reproduced", "source-mutated",
      "source-mutated"),
     # Ops and rules without a recipe.
     ("unknown-op", {"rule": "TAL001", "ops": ["frobnicate_"], "write": "inplace", "pending_graph": True},
@@ -112,13 +123,27 @@ def test_verdict_eager_and_compiled(results, case):
     for config, hazard in (("cpu-eager", eager_hazard), ("cpu-aot_eager", compiled_hazard)):
         result = configs[config]
         if hazard is None:
-            assert result["status"] == "not-confirmed", result
+            assert result["status"] == "not-reproduced", result
             assert result["seen"] and result["observed"]
         else:
-            assert result["status"] == "confirmed", result
+            assert result["status"] == "reproduced", result
             assert result["hazard"] == hazard, result
     diverges = {d["config"] for d in confirmation["divergent"]}
     assert ("cpu-aot_eager" in diverges) == (eager_hazard != compiled_hazard)
+
+
+def test_unknown_dtype_runs_the_no_op_and_the_converting_case(results):
+    eager = by_config(results[0]["tal201-numpy-chain"])["cpu-eager"]
+    assert eager["details"]["dtype_cases"] == {"float32": "reproduced", "float64": "not-reproduced"}
+    assert eager["details"]["seen_when"] == "float32"
+    assert "as float32" in eager["observed"] and "as float64" in eager["observed"]
+
+
+def test_op_arguments_are_kept(results):
+    eager = by_config(results[0]["tal301-narrow-args"])["cpu-eager"]
+    assert "narrow(0, 1, 1)" in eager["observed"] and "clamp_(0, 1)" in eager["observed"], eager["observed"]
+    missing = by_config(results[0]["tal301-as-strided-no-args"])["cpu-eager"]
+    assert "as_strided" in missing["observed"] and "TypeError" in missing["observed"]
 
 
 def test_not_confirmed_says_what_was_seen(results):
@@ -143,7 +168,7 @@ def test_second_run_hits_the_cache_and_reproduces_nothing(results):
     assert again.reproductions == 0 and again.cache_hits > 0
     for case, r in zip(CASES, second):
         assert r["verdict"] == first[case[0]]["verdict"]
-        assert all(c["cached"] for c in r["configurations"] if c["status"] in ("confirmed", "not-confirmed"))
+        assert all(c["cached"] for c in r["configurations"] if c["status"] in ("reproduced", "not-reproduced"))
     files = list((Path(cache) / "runtime").rglob("*.json"))
     assert files and all(json.loads(f.read_text())["signature"] for f in files)
 
@@ -155,12 +180,12 @@ def test_equal_signatures_are_reproduced_once(tmp_path):
     confirmer = Confirmer(cache_dir=tmp_path, backends=("eager",))
     out = confirmer.confirm([a, b, a, None])
     assert confirmer.reproductions == 1 + (1 if CUDA else 0)
-    assert [r["verdict"] for r in out] == ["confirmed", "confirmed", "confirmed", "no-reproducer"]
+    assert [r["verdict"] for r in out] == ["reproduced", "reproduced", "reproduced", "no-reproducer"]
 
 
 CRASHY = textwrap.dedent('''
     import os, time
-    from detachlint.runtime.recipes import recipe, confirmed
+    from detachlint_runtime.recipes import recipe, reproduced
 
     @recipe("TEST901")
     def crash(sig, config):
@@ -173,25 +198,25 @@ CRASHY = textwrap.dedent('''
     @recipe("TEST903")
     def fine(sig, config):
         import torch
-        return confirmed("ok", f"ran on torch {torch.__version__}")
+        return reproduced("ok", f"ran on torch {torch.__version__}")
 ''')
 
 
 def test_crash_and_hang_are_isolated(tmp_path, monkeypatch):
     (tmp_path / "crashy_recipes.py").write_text(CRASHY)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    recipes = str(tmp_path / "crashy_recipes.py")
     confirmer = Confirmer(cache_dir=tmp_path / "cache", backends=("eager",), devices=("cpu",),
-                          recipe_modules=("crashy_recipes",), time_limits={"eager": 5})
+                          recipe_modules=(recipes,), time_limits={"eager": 5})
     out = confirmer.confirm([{"rule": "TEST901", "ops": []}, {"rule": "TEST903", "ops": []},
                              {"rule": "TEST902", "ops": []}, {"rule": "TEST903", "ops": ["again"]}])
     statuses = [r["configurations"][0]["status"] for r in out]
-    assert statuses == ["crashed", "confirmed", "timeout", "confirmed"]
+    assert statuses == ["crashed", "reproduced", "timeout", "reproduced"]
     assert "signal 6" in out[0]["configurations"][0]["observed"]
     assert "5 s limit" in out[2]["configurations"][0]["observed"]
     assert out[0]["verdict"] == out[2]["verdict"] == "inconclusive"
     # Crashes and timeouts are not cached: the next run tries again.
     again = Confirmer(cache_dir=tmp_path / "cache", backends=("eager",), devices=("cpu",),
-                      recipe_modules=("crashy_recipes",), time_limits={"eager": 5})
+                      recipe_modules=(recipes,), time_limits={"eager": 5})
     again.confirm([{"rule": "TEST903", "ops": []}])
     assert again.reproductions == 0
 
@@ -209,11 +234,12 @@ def test_every_fixture_finding_gets_a_verdict(tmp_path):
     assert out
     for f in out:
         where = (f.filename, f.location.row, f.code, f.confirmation["summary"])
-        assert f.confirmation["verdict"] in ("confirmed", "not-confirmed", "no-reproducer"), where
-        assert not [c for c in f.confirmation["configurations"] if c["status"] == "error"], where
+        assert f.confirmation["verdict"] in ("reproduced", "not-reproduced", "mixed", "no-reproducer"), where
+        assert f.confirmation["source"] == "pattern"
+        assert not [c for c in f.confirmation["configurations"] if "the recipe failed" in c["observed"]], where
         assert verdict_line(f.confirmation) == f.confirmation["short"]
         if f.code == "TAL001":
-            expected = "confirmed" if f.signature["pending_graph"] else "not-confirmed"
+            expected = "reproduced" if f.signature["pending_graph"] else "not-reproduced"
             assert f.confirmation["verdict"] == expected, where
 
 
@@ -224,7 +250,7 @@ def test_inductor_agrees_with_aot_eager(tmp_path):
     confirmer = Confirmer(cache_dir=tmp_path, backends=("eager", "inductor"), devices=("cpu",))
     out = confirmer.confirm(sigs)
     data, expand = (by_config(r) for r in out)
-    assert data["cpu-inductor"]["status"] == "confirmed"
+    assert data["cpu-inductor"]["status"] == "reproduced"
     assert data["cpu-inductor"]["hazard"] == "silent-wrong-gradient"
     assert expand["cpu-eager"]["hazard"] == "overlap-error"
     assert expand["cpu-inductor"]["hazard"] == "source-mutated"  # silently wrong under inductor
@@ -241,10 +267,10 @@ def test_cuda_eager_and_compiled(tmp_path):
     data, numpy_chain, view, snapshot = (by_config(r) for r in confirmer.confirm(sigs))
     for config in ("cuda-eager", "cuda-aot_eager"):
         assert data[config]["hazard"] == "silent-wrong-gradient"
-        assert view[config]["status"] == "confirmed"
-        assert snapshot[config]["status"] == "confirmed"
+        assert view[config]["status"] == "reproduced"
+        assert snapshot[config]["status"] == "reproduced"
         # .cpu() of a CUDA tensor copies: the numpy write cannot reach the source.
-        assert numpy_chain[config]["status"] == "not-confirmed"
+        assert numpy_chain[config]["status"] == "not-reproduced"
 
 
 # -- the command line ---------------------------------------------------------------------------
@@ -261,30 +287,36 @@ def test_cli_confirm_json_and_text(tmp_path):
     proc = run_cli(["check", "--confirm", "--output-format", "json", fixture], cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     findings = json.loads(proc.stdout)
-    assert findings and all(f["confirmation"]["verdict"] == "confirmed" for f in findings)
+    assert findings and all(f["confirmation"]["verdict"] == "reproduced" for f in findings)
     assert all(c["config"] for f in findings for c in f["confirmation"]["configurations"])
     assert (tmp_path / ".detachlint_cache" / "runtime").is_dir()
     text = run_cli(["check", "--confirm", fixture], cwd=tmp_path)  # cached now
-    assert "confirmed" in text.stdout, text.stdout
+    assert "reproduced" in text.stdout, text.stdout
     sarif = json.loads(run_cli(["check", "--confirm", "--output-format", "sarif", fixture], cwd=tmp_path).stdout)
     results = sarif["runs"][0]["results"]
-    assert results and all(r["properties"]["confirmation"]["verdict"] == "confirmed" for r in results)
+    assert results and all(r["properties"]["confirmation"]["verdict"] == "reproduced" for r in results)
 
 
-def test_cli_confirm_without_torch(tmp_path):
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    (shim / "torch.py").write_text("raise ImportError(\"No module named 'torch' (simulated)\")\n")
+def test_cli_confirm_and_run_without_the_runtime_dist(tmp_path):
+    """The core alone (no detachlint_runtime importable): --confirm and run exit 2 and name a command
+    that works from a checkout; plain linting is unaffected."""
+    shim = tmp_path / "shim" / "detachlint_runtime"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("raise ImportError(\"No module named 'detachlint_runtime' (simulated)\")\n")
     fixture = str(FIXTURES / "tal103_legacy_constructor_alias.py")
-    proc = run_cli(["check", "--confirm", fixture], cwd=tmp_path, env={"PYTHONPATH": str(shim)})
-    assert proc.returncode == 2
-    assert 'pip install "detachlint[runtime]"' in proc.stderr
-    plain = run_cli(["check", fixture], cwd=tmp_path, env={"PYTHONPATH": str(shim)})
-    assert plain.returncode == 1  # the linter itself never needs torch
+    env = {"PYTHONPATH": str(shim.parent)}
+    for args in (["check", "--confirm", fixture], ["check", "--confirm", "--confirm-backends", "eager", fixture],
+                 ["run", fixture], ["run", "-m", "json.tool"]):
+        proc = run_cli(args, cwd=tmp_path, env=env)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "pip install ./runtime" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    plain = run_cli(["check", fixture], cwd=tmp_path, env=env)
+    assert plain.returncode == 1  # the linter itself never needs the runtime or torch
 
 
 def test_core_never_imports_torch():
-    code = ("import sys, detachlint, detachlint.cli, detachlint.engine, detachlint.runtime; "
+    code = ("import sys, detachlint, detachlint.cli, detachlint.engine, detachlint_runtime, "
+            "detachlint_runtime.command; "
             "print('torch' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.stdout.strip() == "False", proc.stderr
@@ -293,7 +325,7 @@ def test_core_never_imports_torch():
 def test_progress_bar_only_on_a_terminal():
     import io
 
-    from detachlint.runtime.command import Progress
+    from detachlint_runtime.command import Progress
 
     class Terminal(io.StringIO):
         def isatty(self):

@@ -1,6 +1,7 @@
 """``detachlint check --confirm``: the command-line side of the runtime companion.
 
-``cli.py`` calls :func:`add_arguments` and :func:`confirm`; everything else about confirmation
+``detachlint.cli`` calls :func:`add_arguments` and :func:`confirm` (and, for ``detachlint run``,
+:func:`add_run_arguments` and :func:`run`); everything else about confirmation
 (options, the progress bar, the missing-torch message) lives here. No torch import.
 """
 
@@ -31,10 +32,10 @@ def _devices(value: str) -> List[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
-        "runtime confirmation (needs torch: pip install \"detachlint[runtime]\")")
+        "pattern-mode confirmation (the runtime companion, detachlint_runtime)")
     group.add_argument("--confirm", action="store_true",
-                       help="reproduce each finding's pattern with torch and attach a verdict "
-                            "(confirmed / not-confirmed / no-reproducer)")
+                       help="reproduce each finding's pattern with torch and attach a verdict per "
+                            "configuration (reproduced / not-reproduced / no-reproducer)")
     group.add_argument("--confirm-backends", type=_backends, default=list(DEFAULT_BACKENDS), metavar="NAMES",
                        help=f"eager and torch.compile backends to run (default: {','.join(DEFAULT_BACKENDS)}; "
                             f"add inductor for real compiles: {','.join(ALL_BACKENDS)}, 15-40 s cold)")
@@ -76,8 +77,64 @@ def confirm(args: argparse.Namespace, findings: List[Any]) -> Optional[List[Any]
             cache_dir=None if args.no_confirm_cache else args.confirm_cache_dir, progress=Progress())
     except TorchMissing as exc:
         # pre-commit builds the hook's environment itself: torch goes into the hook's config.
-        remedy = ("Add torch to the detachlint-confirm hook: additional_dependencies: [\"torch\"]"
-                  if os.environ.get("PRE_COMMIT") else f"Install the runtime extra: {INSTALL_HINT}")
+        remedy = ("Add torch to the detachlint-confirm hook: additional_dependencies: [\"torch==2.13.0\", \"./runtime\"]"
+                  if os.environ.get("PRE_COMMIT") else f"Install it: {INSTALL_HINT}")
         print(f"detachlint: error: --confirm needs torch, which is not importable ({exc.detail or 'missing'}).\n"
               f"{remedy}", file=sys.stderr)
         return None
+
+
+# -- detachlint run -------------------------------------------------------------------------------
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    from .report import FORMATS
+
+    parser.add_argument("-m", dest="module", metavar="MODULE", help="run a library module as a script, like python -m")
+    parser.add_argument("--output", metavar="FILE", help="write the findings with their verdicts to FILE")
+    parser.add_argument("--output-format", choices=FORMATS, default="text",
+                        help="format of --output (default: text; json is check's finding list with "
+                             "`confirmation`)")
+    parser.add_argument("--select", metavar="CODES",
+                        help="rule codes for the static findings (default: the default rules; ALL for all)")
+    parser.add_argument("program", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS] | ARGS",
+                        help="the script and its arguments (with -m: the module's arguments)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """``detachlint run``: the program's own exit status, after the report."""
+    from .runner import TorchMissing, torch_version
+    from .program import Program, ProgramError
+
+    try:
+        torch_version()
+    except TorchMissing as exc:
+        print(f"detachlint: error: `detachlint run` needs torch, which is not importable ({exc.detail}).\n"
+              f"Install it: {INSTALL_HINT}", file=sys.stderr)
+        return 2
+    program = list(args.program)
+    if program and program[0] == "--":
+        program = program[1:]
+    codes = None
+    if args.select:
+        from .static import all_codes
+
+        wanted = [c.strip().upper() for c in args.select.split(",") if c.strip()]
+        codes = all_codes() if "ALL" in wanted else [c for c in all_codes() if any(c.startswith(w) for w in wanted)]
+    try:
+        target = Program(module=args.module, argv=program)
+    except ProgramError as exc:
+        print(f"detachlint: error: {exc}", file=sys.stderr)
+        return 2
+    from .observe import Observer
+    from .report import write_report
+
+    observer = Observer(codes)
+    if target.path:
+        observer.programs.append(target.path)
+    status = target.run(observer)
+    try:
+        write_report(observer.results(), args.output, args.output_format)
+    except OSError as exc:
+        print(f"detachlint: error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return status or 2
+    return status

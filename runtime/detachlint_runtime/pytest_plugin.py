@@ -1,0 +1,41 @@
+"""``pytest --detachlint``: the test session runs under the runtime companion's observer.
+
+Registered through the ``pytest11`` entry point of the detachlint-runtime distribution. Without
+``--detachlint`` nothing is imported beyond this module (no torch), so installing the runtime
+never changes a plain ``pytest`` run.
+"""
+
+from __future__ import annotations
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("detachlint", "detachlint runtime companion")
+    group.addoption("--detachlint", action="store_true", default=False,
+                    help="observe aliasing/detach hazards while the tests run and give each static "
+                         "finding in the code that ran a verdict (confirmed / harmless-in-run / not-run)")
+    group.addoption("--detachlint-output", metavar="FILE", default=None,
+                    help="also write the report to FILE (format from --detachlint-output-format)")
+    group.addoption("--detachlint-output-format", choices=("text", "json", "sarif"), default="text",
+                    help="format of --detachlint-output (default: text)")
+
+
+def pytest_configure(config) -> None:
+    if not config.getoption("detachlint"):
+        return
+    from .observe import Observer
+
+    observer = Observer()
+    config._detachlint_observer = observer
+    observer.start()
+
+
+def pytest_unconfigure(config) -> None:
+    observer = getattr(config, "_detachlint_observer", None)
+    if observer is None:
+        return
+    del config._detachlint_observer
+    observer.stop()
+    from .report import write_report
+
+    write_report(observer.results(), config.getoption("detachlint_output"),
+                 config.getoption("detachlint_output_format"))

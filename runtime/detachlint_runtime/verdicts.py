@@ -1,0 +1,109 @@
+"""Run mode: from what the observer saw to a verdict on each static finding.
+
+``confirmed``: an observed hazard is at the finding (its line range, or one of its related lines).
+``harmless-in-run``: the finding's line ran, and the hazard did not occur; ``why`` says what was
+checked. ``unobservable``: the line ran but its write never reaches torch's hooks (a NumPy write,
+``x.data = y``), so neither verdict can be given honestly. ``not-run``: the line never ran. A hazard with no static finding at its place becomes a
+finding of its own, ``"origin": "runtime"``: a static miss.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List, Optional
+
+from detachlint.findings import Finding, Location, Severity
+
+WHY = {
+    "TAL001": "none of its writes hit memory that a pending backward had saved (no silent wrong gradient)",
+    "TAL002": "no write through the `.data` alias taken here hit memory saved for a pending backward",
+    "TAL201": "no pending backward had saved the written memory and no later read at the flagged lines saw it",
+    "TAL301": "no later read at the flagged lines saw the written memory and no pending backward had saved it",
+    "TAL401": "the snapshot was not restored or saved after the live tensors changed",
+    "TAL101": "it was never called with a tensor",
+    "TAL102": "none of the elements required grad: there was no graph to drop",
+    "TAL103": "it was never called with a tensor",
+}
+OBSERVABLE = set(WHY)
+
+
+def _rows(f: Finding) -> range:
+    return range(f.location.row, max(f.end_location.row, f.location.row) + 1)
+
+
+def _matches(f: Finding, event, path: str) -> bool:
+    if f.code not in event.rules:
+        return False
+    rows = set(_rows(f)) | {r.location.row for r in f.related}
+    return any(site[0] == path and site[1] in rows for site in event.sites)
+
+
+def verdicts(observer) -> List[Finding]:
+    """Every static finding in the files that ran, with ``confirmation``; then runtime-origin ones."""
+    out: List[Finding] = []
+    claimed = set()
+    for state in observer.files.values():
+        if state is None:
+            continue
+        for f in state.findings:
+            events = [e for e in observer.events if e.finding is f
+                      or (e.finding is None and _matches(f, e, state.path))]
+            claimed.update(id(e) for e in events)
+            ran = observer.counts.get((state.path, f.location.row), 0)
+            if not ran:  # a multi-line statement may be counted on a later line
+                ran = max((observer.counts.get((state.path, r), 0) for r in _rows(f)), default=0)
+            out.append(dataclasses.replace(f, confirmation=_confirmation(observer, f, state.path, ran, events)))
+    seen = {}
+    for e in observer.events:
+        if id(e) in claimed or not e.sites:
+            continue
+        path, line = e.sites[0]
+        key = (e.rules[0], path, line)
+        if key in seen:
+            seen[key].confirmation["counts"]["hazards"] += 1
+            continue
+        finding = Finding(
+            code=e.rules[0], message=f"observed at runtime with no static finding here: {e.evidence}",
+            severity=Severity.ERROR, filename=path, location=Location(line, 0), end_location=Location(line, 0),
+            confirmation={"verdict": "confirmed", "source": "run", "origin": "runtime", "hazard": e.kind,
+                          "evidence": [e.evidence], "counts": {"ran": observer.counts.get((path, line)),
+                                                               "hazards": 1},
+                          "short": f"confirmed at runtime ({e.kind}); no static finding"})
+        seen[key] = finding
+        out.append(finding)
+    out.sort(key=lambda f: f.sort_key())
+    return out
+
+
+def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Dict[str, Any]:
+    counts: Dict[str, Optional[int]] = {"ran": ran, "hazards": len(events)}
+    writes = sum(observer.write_counts.get((path, r), 0) for r in _rows(f))
+    if f.code in ("TAL001", "TAL201", "TAL301", "TAL401"):
+        counts["writes"] = writes
+    calls = [k for r in _rows(f) for k in observer.ctor_calls.get((path, r), [])]
+    if f.code in ("TAL101", "TAL102", "TAL103"):
+        counts["calls"] = len(calls)
+    if events:
+        kinds = sorted({e.kind for e in events})
+        return {"verdict": "confirmed", "source": "run", "origin": "static", "hazard": kinds[0],
+                "evidence": [e.evidence for e in events[:5]], "counts": counts,
+                "short": f"confirmed in run: {kinds[0]} ({len(events)}x)"}
+    if not ran and not writes and not calls:
+        return {"verdict": "not-run", "source": "run", "origin": "static", "evidence": [],
+                "counts": counts, "why": "the flagged line never ran", "short": "not-run"}
+    ran = max(ran, writes, len(calls))
+    counts["ran"] = ran
+    if f.code in ("TAL201", "TAL301") and not writes or f.code not in OBSERVABLE:
+        # Not "harmless": we could not have seen the hazard, so we say that instead.
+        return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
+                "why": f"line ran {ran} time{'s' if ran != 1 else ''}; no write reached torch's dispatcher from "
+                       f"it (NumPy writes and `.data =` bypass it), so the hazard could not be observed",
+                "short": f"unobservable (ran {ran}x)"}
+    else:
+        why = WHY[f.code]
+        if calls:
+            kinds = sorted(set(calls))
+            why += f" (arguments: {', '.join(kinds)})"
+    return {"verdict": "harmless-in-run", "source": "run", "origin": "static", "evidence": [], "counts": counts,
+            "why": f"line ran {ran} time{'s' if ran != 1 else ''}; {why}",
+            "short": f"harmless-in-run (ran {ran}x)"}

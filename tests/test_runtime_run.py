@@ -1,0 +1,239 @@
+"""`detachlint run`: real programs, run with and without detachlint, for every rule.
+
+Each program is written to a temporary directory and run twice in a subprocess: `python prog.py`
+and `detachlint run --output r.json --output-format json prog.py`. stdout and the exit status must
+be identical, stderr identical apart from detachlint's own summary lines; then each flagged line's
+verdict is checked (confirmed / harmless-in-run / not-run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("detachlint_runtime")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Each program marks its flagged lines with `# expect: CODE verdict`.
+PROGRAMS = {
+    "tal001": """
+        import torch
+        def step(p: torch.Tensor, flag):
+            loss = (p * p).sum()
+            if flag:
+                p.data.mul_(10)                 # expect: TAL001 confirmed
+            loss.backward()
+        def update(p: torch.Tensor):
+            p.data.add_(p.grad, alpha=-0.1)     # expect: TAL001 harmless-in-run
+        def never(p: torch.Tensor):
+            p.data.zero_()                      # expect: TAL001 not-run
+        p = torch.tensor([1., 2., 3.], requires_grad=True)
+        step(p, True)
+        update(p)
+        print("grad", p.grad.tolist())
+        """,
+    "tal201": """
+        import torch
+        def loud(x):
+            out = (x * x).sum()
+            x.detach().zero_()                  # expect: TAL201 confirmed
+            out.backward()
+        def quiet(x):
+            out = (x * 2).sum()
+            x.detach().zero_()                  # expect: TAL201 harmless-in-run
+            out.backward()
+            return x.grad
+        def never(x):
+            x.detach().add_(1)                  # expect: TAL201 not-run
+            return x
+        x = torch.tensor([1., 2., 3.], requires_grad=True)
+        print(quiet(x).tolist())
+        loud(torch.tensor([1., 2., 3.], requires_grad=True))
+        """,
+    "tal301": """
+        import torch
+        def read_after(scores: torch.Tensor):
+            best = scores[0]
+            scores.mul_(0.5)                    # expect: TAL301 confirmed
+            return best * 1
+        def read_skipped(scores: torch.Tensor, use: bool):
+            best = scores[0]
+            scores.mul_(0.5)                    # expect: TAL301 harmless-in-run
+            if use:
+                return best * 1
+            return None
+        def never(scores: torch.Tensor):
+            best = scores[0]
+            scores.mul_(0.5)                    # expect: TAL301 not-run
+            return best * 1
+        print(read_after(torch.ones(2, 3)).tolist(), read_skipped(torch.ones(2, 3), False))
+        """,
+    "tal401": """
+        import torch
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        best = model.state_dict()               # expect: TAL401 confirmed
+        for _ in range(2):
+            opt.zero_grad()
+            model(torch.ones(4, 3)).pow(2).mean().backward()
+            opt.step()
+        model.load_state_dict(best)
+        print(round(model.weight.sum().item(), 4))
+        """,
+    "tal101": """
+        import numpy as np
+        import torch
+        def from_tensor(t: torch.Tensor):
+            return torch.tensor(t)              # expect: TAL101 confirmed
+        def from_array(a: torch.Tensor):  # annotated wrongly: an ndarray arrives
+            return torch.tensor(a)              # expect: TAL101 harmless-in-run
+        def never(t: torch.Tensor):
+            return torch.tensor(t)              # expect: TAL101 not-run
+        print(from_tensor(torch.ones(2, requires_grad=True)).requires_grad)
+        print(from_array(np.ones(2)).tolist())
+        """,
+    "tal103": """
+        import torch
+        def alias(t: torch.Tensor):
+            return torch.Tensor(t)              # expect: TAL103 confirmed
+        def never(t: torch.Tensor):
+            return torch.Tensor(t)              # expect: TAL103 not-run
+        t = torch.ones(3)
+        a = alias(t)
+        a.add_(1)
+        print(t.tolist())
+        """,
+    "runtime_origin": """
+        import torch
+        x = torch.tensor([1., 2., 3.], requires_grad=True)
+        y = (x * x).sum()
+        alias = getattr(x, "da" + "ta")  # the static side cannot see this .data
+        alias.mul_(10)
+        y.backward()
+        print(x.grad.tolist())
+        """,
+    "exits": """
+        import sys, torch
+        print("out", flush=True)
+        print("err", file=sys.stderr)
+        if len(sys.argv) > 1 and sys.argv[1] == "raise":
+            raise ValueError("boom " + sys.argv[1])
+        sys.exit(3)
+        """,
+}
+
+
+def expectations(source: str):
+    out = {}
+    for row, line in enumerate(source.splitlines(), 1):
+        if "# expect:" in line:
+            code, verdict = line.split("# expect:")[1].split()
+            out[row] = (code, verdict)
+    return out
+
+
+def run(args, cwd):
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def own_lines(stderr: str) -> str:
+    return "\n".join(line for line in stderr.splitlines() if not line.startswith("detachlint: "))
+
+
+def run_both(tmp_path, name, *args):
+    source = textwrap.dedent(PROGRAMS[name]).lstrip("\n")
+    prog = tmp_path / f"{name}.py"
+    prog.write_text(source)
+    plain = run([sys.executable, str(prog), *args], tmp_path)
+    observed = run([sys.executable, "-m", "detachlint", "run", "--select", "ALL", "--output", "r.json",
+                    "--output-format", "json", str(prog), *args], tmp_path)
+    assert observed.stdout == plain.stdout, (observed.stdout, plain.stdout)
+    assert observed.returncode == plain.returncode, observed.stderr
+    assert own_lines(observed.stderr).splitlines()[-1:] == plain.stderr.splitlines()[-1:], observed.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    return source, plain, observed, report
+
+
+@pytest.mark.parametrize("name", ["tal001", "tal201", "tal301", "tal401", "tal101", "tal103"])
+def test_verdicts_per_rule(tmp_path, name):
+    source, plain, observed, report = run_both(tmp_path, name)
+    got = {(f["location"]["row"], f["code"]): f["confirmation"] for f in report}
+    for row, (code, verdict) in expectations(source).items():
+        confirmation = got.get((row, code))
+        assert confirmation is not None, (row, code, sorted(got))
+        assert confirmation["verdict"] == verdict, (row, code, confirmation)
+        assert confirmation["source"] == "run"
+        if verdict == "confirmed":
+            assert confirmation["evidence"], confirmation
+        if verdict == "harmless-in-run":
+            assert confirmation["counts"]["ran"] >= 1 and "ran" in confirmation["why"]
+    assert "detachlint:" in observed.stderr  # the summary
+
+
+def test_version_error_is_raised_as_autograd_would(tmp_path):
+    """With saved-tensor hooks installed autograd's own check is off: ours raises the same text."""
+    _, plain, observed, _ = run_both(tmp_path, "tal201")
+    assert plain.returncode == 1 and "modified by an inplace operation" in plain.stderr
+
+
+def test_a_hazard_without_a_static_finding_is_reported_as_runtime_origin(tmp_path):
+    _, plain, observed, report = run_both(tmp_path, "runtime_origin")
+    assert plain.stdout == "[20.0, 40.0, 60.0]\n"  # the silent wrong gradient happens either way
+    (finding,) = [f for f in report if f["confirmation"].get("origin") == "runtime"]
+    assert finding["code"] == "TAL001" and finding["location"]["row"] == 5
+    assert finding["confirmation"]["verdict"] == "confirmed"
+
+
+@pytest.mark.parametrize("args", [[], ["raise"]])
+def test_exit_status_output_and_exceptions_pass_through(tmp_path, args):
+    _, plain, observed, _ = run_both(tmp_path, "exits", *args)
+    assert plain.returncode == (1 if args else 3)
+    if args:
+        assert own_lines(observed.stderr).endswith("ValueError: boom raise")
+        assert 'File "' + str(tmp_path / "exits.py") + '"' in observed.stderr
+        assert "detachlint_runtime" not in own_lines(observed.stderr)
+
+
+def test_run_module_and_sarif_output(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "main.py").write_text(textwrap.dedent(PROGRAMS["tal103"]).lstrip("\n"))
+    proc = run([sys.executable, "-m", "detachlint", "run", "--output", "r.sarif", "--output-format", "sarif",
+                "-m", "pkg.main"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "[2.0, 2.0, 2.0]\n"
+    results = json.loads((tmp_path / "r.sarif").read_text())["runs"][0]["results"]
+    verdicts = sorted(r["properties"]["confirmation"]["verdict"] for r in results)
+    assert verdicts == ["confirmed", "not-run"]
+
+
+def test_missing_script_is_a_usage_error(tmp_path):
+    proc = run([sys.executable, "-m", "detachlint", "run", "nope.py"], tmp_path)
+    assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_pytest_plugin(tmp_path):
+    (tmp_path / "test_prog.py").write_text(textwrap.dedent("""
+        import torch
+        def test_it():
+            x = torch.tensor([1., 2.], requires_grad=True)
+            y = (x * x).sum()
+            x.data.mul_(3)
+            y.backward()
+    """))
+    proc = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--detachlint",
+                "--detachlint-output", "r.json", "--detachlint-output-format", "json", "test_prog.py"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    (finding,) = [f for f in report if f["code"] == "TAL001"]
+    assert finding["location"]["row"] == 6 and finding["confirmation"]["verdict"] == "confirmed"
