@@ -45,7 +45,7 @@ def _runtime_command() -> Any:
 
 
 def _runtime_missing(what: str) -> int:
-    remedy = (f'Add it to the hook: additional_dependencies: ["torch==2.13.0", "./runtime"]'
+    remedy = ('Add it to the hook: additional_dependencies: ["torch==2.13.0", "./runtime"]'
               if os.environ.get("PRE_COMMIT") else f"Install it: {RUNTIME_INSTALL}")  # pre-commit builds its env
     print(f"detachlint: error: {what} needs the runtime companion (detachlint_runtime), which is not "
           f"installed.\n{remedy}", file=sys.stderr)

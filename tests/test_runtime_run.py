@@ -52,8 +52,9 @@ PROGRAMS = {
             out.backward()
             return x.grad
         def never(x):
+            out = (x * x).sum()
             x.detach().add_(1)                  # expect: TAL201 not-run
-            return x
+            out.backward()
         x = torch.tensor([1., 2., 3.], requires_grad=True)
         print(quiet(x).tolist())
         loud(torch.tensor([1., 2., 3.], requires_grad=True))

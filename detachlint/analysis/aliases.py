@@ -34,7 +34,7 @@ from . import catalog
 from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
                           join_states)
 from .base import Analysis, AnalysisContext
-from .project import is_optimizer_name
+from .project import ModuleView, is_optimizer_name
 from .tensors import Frame, Kind, TensorFacts
 from .torchnames import TorchNames, dotted_name
 
@@ -90,12 +90,16 @@ class AliasAnalysis(Analysis):
             while frame is not None and frame.function is not scope:
                 frame = frame.parent
             outer = frame.parent if frame is not None else None
-        return cls(scope, ctx.get(TorchNames), facts, outer)
+        owner = tensors.current_class if isinstance(scope, cst.FunctionDef) else None
+        return cls(scope, ctx.get(TorchNames), facts, outer, ctx.project, owner.name if owner is not None else None)
 
     def __init__(self, scope: cst.CSTNode, names: TorchNames, facts: Optional[TensorFacts] = None,
-                 outer: Optional[Frame] = None) -> None:
+                 outer: Optional[Frame] = None, project: Optional[ModuleView] = None,
+                 cls: Optional[str] = None) -> None:
         self.scope = scope
         self.names = names
+        self.project = project  # calls into the project are followed through their summaries
+        self.cls = cls  # the class whose method this is (for ``self.method()`` calls)
         self._facts = facts
         self._live = facts is not None  # whether the private TensorFacts follows this pass
         self._kinds: Dict[int, Kind] = {}
@@ -840,6 +844,9 @@ class AliasAnalysis(Analysis):
         base = self._eval(node.value)
         self._eval_slice(node.slice)
         kind = self._kind(node.value)
+        if kind is Kind.NDARRAY and all(isinstance(e.slice, cst.Index) and not _is_view_marker(e.slice.value)
+                                        for e in node.slice):
+            return set()  # ``a[i]`` of an array of unknown rank: a scalar copy when it is 1-D
         if kind in (Kind.TENSOR, Kind.NDARRAY):
             if _is_basic_index(node.slice, self._kind, self._int_names):
                 return self._derive(base, Relation.VIEW, "__getitem__", node)
@@ -906,6 +913,7 @@ class AliasAnalysis(Analysis):
             if name in ("dict", "list", "tuple") and len(positional) == 1:
                 return {o for o in first if o.relation not in (Relation.ENTRY, Relation.FRESH)}
             self._training_call(node, name, args)
+            self._project_call(node)
             return set()
         if q is None:
             self._eval(func)
@@ -932,6 +940,8 @@ class AliasAnalysis(Analysis):
         if effect == catalog.MAY_ALIAS:
             if q == "torch.nn.functional.dropout":
                 return set()  # the same object only in eval mode or with p=0
+            if q in catalog.LIST_ACCEPTING_CONVERSIONS and self._kind(positional[0]) not in (Kind.TENSOR, Kind.NDARRAY):
+                return set()  # ``np.asarray(a_list)``, ``torch.as_tensor(rows)``: a new array or tensor
             return self._derive(first, Relation.CONVERSION, member, node)
         if effect == catalog.VIEW:
             return self._derive(first, Relation.VIEW, member, node)
@@ -981,6 +991,26 @@ class AliasAnalysis(Analysis):
             if isinstance(arg.value, (cst.Name, cst.Attribute)) and self._is_optimizer(arg.value):
                 self._optimizer_step(node, arg.value)
                 return
+
+    def _project_call(self, node: cst.Call) -> None:
+        """A call of a project function or of a method of this class (``self.train_one_step()``)
+        whose summary steps an optimizer: it updates the live state, as ``optimizer.step()``."""
+        if self.project is None or id(node) in self._mutations:
+            return
+        name = dotted_name(node.func)
+        if name is None:
+            return
+        index, module = self.project.index, self.project.module
+        head, _, rest = name.partition(".")
+        if self.self_name is not None and head == self.self_name:
+            if self.cls is None or not rest or "." in rest:
+                return
+            qualname = index.method(f"{module}.{self.cls}" if module else self.cls, rest)
+            summary = index.summary(qualname) if qualname is not None else None
+        else:
+            summary = index.function(module, name)
+        if summary is not None and summary.steps is not None:
+            self._optimizer_step(node, None)
 
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> Set[Origin]:
         method = func.attr.value
@@ -1070,6 +1100,7 @@ class AliasAnalysis(Analysis):
             return set()
         if any(isinstance(a.value, (cst.Name, cst.Attribute)) for a in args):
             self._training_call(node, method, args)
+        self._project_call(node)
         return set()
 
 
@@ -1115,3 +1146,8 @@ def _target_keys(target: cst.BaseExpression) -> Iterable[str]:
 
 
 # ====================================================================== engine glue
+
+
+def _is_view_marker(value: cst.BaseExpression) -> bool:
+    """``...`` or ``None`` in an index: the result keeps dimensions, so it is a view."""
+    return isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None")

@@ -359,3 +359,23 @@ FUNCTION_EFFECTS = _effects(
     (SHALLOW_COPY, SHALLOW_COPY_FUNCTIONS),
     (COPY, DEEP_COPY_FUNCTIONS),
 )
+
+# Calls that run backward, and the objects that run it for the loss they are handed
+# (``accelerator.backward(loss)``, ``fabric.backward(loss)``, DeepSpeed's ``engine.backward(loss)``,
+# Lightning's ``self.manual_backward(loss)``); ``loss.backward(gradient)`` runs it for ``loss``.
+BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+BACKWARD_WRAPPER_HINTS = ("accelerator", "fabric", "engine", "deepspeed", "booster", "strategy", "trainer", "amp")
+
+# Base classes whose subclasses are modules (their parameters are live state), besides torch.nn's.
+MODULE_BASE_CLASSES = frozenset(
+    "pytorch_lightning.LightningModule lightning.LightningModule lightning.pytorch.LightningModule".split()
+)
+# Annotations of a sequence or iterable whose elements are of the annotated type.
+SEQUENCE_ANNOTATIONS = frozenset("List list Sequence Tuple tuple Iterable Iterator Collection".split())
+# Conversions that also take lists and numbers, and then return new memory: they alias only an
+# argument that is already a tensor or an array.
+LIST_ACCEPTING_CONVERSIONS = frozenset(
+    "torch.as_tensor torch.asarray numpy.asarray numpy.asanyarray numpy.ascontiguousarray".split()
+)
+# In-place methods that replace every value of their receiver without reading it.
+OVERWRITING_METHODS = frozenset("copy_ fill_ zero_".split())

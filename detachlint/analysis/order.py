@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from . import catalog
 from .base import Analysis, AnalysisContext
 from .torchnames import TorchNames, dotted_name
 
@@ -44,8 +45,8 @@ class ScopeOrder(Analysis):
     def _record(self, node: cst.CSTNode, i: int) -> None:
         if isinstance(node, cst.Call):
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "backward":
-                self.backward_calls.append((i, dotted_name(func.value), node))
+            if isinstance(func, cst.Attribute) and func.attr.value in catalog.BACKWARD_METHODS:
+                self.backward_calls.append((i, _loss_of(node, func), node))
             elif self._names.is_torch(func, "autograd.backward", "autograd.grad") and node.args:
                 self.backward_calls.append((i, dotted_name(node.args[0].value), node))
         elif isinstance(node, cst.AssignTarget):
@@ -96,3 +97,19 @@ class ScopeOrder(Analysis):
 
     def calls_backward(self) -> bool:
         return bool(self.backward_calls)
+
+
+def _loss_of(call: cst.Call, func: cst.Attribute) -> Optional[str]:
+    """The name of the value whose graph a backward call runs: ``loss.backward()``;
+    ``scaler.scale(loss).backward()``; ``accelerator.backward(loss)``, ``fabric.backward(loss)``,
+    ``engine.backward(loss)``, ``self.manual_backward(loss)``: a wrapper handed the loss."""
+    receiver = func.value
+    if (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute)
+            and receiver.func.attr.value == "scale" and receiver.args):
+        return dotted_name(receiver.args[0].value)
+    first = call.args[0] if call.args and call.args[0].keyword is None else None
+    if first is not None:
+        owner = (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower()
+        if func.attr.value != "backward" or any(word in owner for word in catalog.BACKWARD_WRAPPER_HINTS):
+            return dotted_name(first.value)
+    return dotted_name(receiver)

@@ -38,6 +38,20 @@ _CALLBACK_METHOD = re.compile(r"^on_\w+$|^__call__$|^step$")
 _CALLBACK_CLASS = re.compile(r"callback|early_?stop|checkpoint|stopper|saver|tracker", re.IGNORECASE)
 
 
+_MODEL_NAME = re.compile(r"model|net|module|encoder|decoder|policy|critic|actor|generator|discriminator",
+                         re.IGNORECASE)
+
+
+def _trained(receiver: str, params: Sequence[str]) -> bool:
+    """Whether a callback's ``<receiver>.state_dict()`` is of what the training loop trains: the
+    model it is handed (``model``, ``pl_module.model``) or one it keeps (``self.model``), not an
+    object of its own such as a sparsifier or a scheduler."""
+    root, _, rest = receiver.partition(".")
+    if root in params[1:]:
+        return True
+    return bool(rest) and bool(_MODEL_NAME.search(rest.rsplit(".", 1)[-1]))
+
+
 def _dotted(node: ast.AST) -> Optional[str]:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -576,7 +590,7 @@ class ProjectIndex:
                     others = [(n, s) for n, s in stepping if n != name]
                     if others:
                         update = f"the optimizer step in {others[0][1]}"
-                    elif _CALLBACK_METHOD.match(name) and (
+                    elif _CALLBACK_METHOD.match(name) and _trained(of, fn.params) and (
                             _CALLBACK_CLASS.search(cls_name)
                             or any(_CALLBACK_CLASS.search(a.rsplit(".", 1)[-1]) for a in self.ancestors(cls)[1:])):
                         update = f"the training loop (it steps between calls of the callback `{name}`)"

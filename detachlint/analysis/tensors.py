@@ -17,7 +17,7 @@ import libcst as cst
 from . import catalog
 from .base import Analysis, AnalysisContext
 from .project import ModuleView
-from .torchnames import TorchNames
+from .torchnames import TorchNames, dotted_name
 from ..walk import walk
 
 
@@ -227,6 +227,11 @@ class TensorFacts(Analysis):
 
     def element_kinds(self, iterable: cst.BaseExpression) -> Tuple[Kind, ...]:
         """The kind of what iterating ``iterable`` yields; a tuple when it yields pairs."""
+        if (isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1
+                and isinstance(iterable.slice[0].slice, cst.Index)
+                and isinstance(iterable.slice[0].slice.value, cst.SimpleString)
+                and iterable.slice[0].slice.value.evaluated_value == "params"):
+            return (Kind.TENSOR,)  # ``for p in group["params"]``: an optimizer's parameter group
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute):
             method = iterable.func.attr.value
             if method in catalog.PARAMETER_ITERATORS:
@@ -298,6 +303,10 @@ class TensorFacts(Analysis):
         q = self.names.qualified(node)
         if q in catalog.TENSOR_TYPES:
             return Kind.TENSOR
+        if q == "numpy.ndarray":
+            return Kind.NDARRAY
+        if isinstance(node, cst.Name) and node.value in self.classes and node.value not in self.names.bindings:
+            return self.classes[node.value].self_kind  # a class of this module: a module, or not a tensor
         if isinstance(node, cst.SimpleString) and node.value.strip("'\"") in ("Tensor", "torch.Tensor"):
             return Kind.TENSOR if "Tensor" in self.names.bindings or "torch" in self.names.bindings else Kind.UNKNOWN
         if q is not None and q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
@@ -307,7 +316,7 @@ class TensorFacts(Analysis):
         if isinstance(node, cst.Subscript):
             base = self.names.qualified(node.value) or (node.value.value if isinstance(node.value, cst.Name) else "")
             inner = node.slice[0].slice if node.slice else None
-            if base.rsplit(".", 1)[-1] in ("List", "list", "Sequence", "Tuple", "tuple") and isinstance(inner, cst.Index):
+            if base.rsplit(".", 1)[-1] in catalog.SEQUENCE_ANNOTATIONS and isinstance(inner, cst.Index):
                 if self.annotation_kind(inner.value) is Kind.TENSOR:
                     return Kind.TENSOR_SEQ
             return Kind.OTHER if base.rsplit(".", 1)[-1] in ("List", "list", "Dict", "dict") else Kind.UNKNOWN
@@ -469,10 +478,14 @@ class TensorFacts(Analysis):
                 is_module = False
                 for base in node.bases:
                     q = facts.names.qualified(base.value) or ""
-                    if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+                    if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() or q in catalog.MODULE_BASE_CLASSES:
                         is_module = True
                     elif isinstance(base.value, cst.Name) and base.value.value in facts.classes:
                         is_module = is_module or facts.classes[base.value.value].is_module
+                    elif facts.project is not None:  # a base class defined in another file of the project
+                        index = facts.project.index
+                        resolved = index.resolve(facts.project.module, dotted_name(base.value) or "")
+                        is_module = is_module or (resolved is not None and index.is_module_class(resolved))
                 info = ClassInfo(node.name.value, is_module)
                 facts.classes[node.name.value] = info
                 self.stack.append(info)
@@ -486,8 +499,8 @@ class TensorFacts(Analysis):
                     self.stack[-1].forward_returns_tensor = returns is Kind.TENSOR
 
             def visit_Assign(self, node: cst.Assign) -> None:
-                if not self.stack:
-                    return
+                if not self.stack or (isinstance(node.value, cst.Name) and node.value.value == "None"):
+                    return  # ``self.model = None``: a placeholder says nothing of the attribute's kind
                 for target in node.targets:
                     t = target.target
                     if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -14,7 +14,7 @@ from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
-from ..analysis.torchnames import TorchNames
+from ..analysis.torchnames import TorchNames, dotted_name
 from .base import Rule
 
 
@@ -76,6 +76,23 @@ class AliasRule(Rule):
     def _pending(self, node: cst.CSTNode) -> Optional[cst.Call]:
         order = self.analysis(ScopeOrder)
         return order.pending_backward(node)
+
+    def _seeing_reads(self, mutation: Mutation, analysis: AliasAnalysis) -> List[StaleRead]:
+        """The stale reads of ``mutation`` that see a changed value. Not a name whose every value
+        is replaced (``p.copy_(...)``, ``.fill_``, ``.zero_``), nor one the written alias is copied
+        back into: ``p_fp32 = p.float(); p_fp32.add_(u); p.copy_(p_fp32)`` means the write for ``p``
+        (optimizer code keeping an fp32 working copy, the same memory when ``p`` is fp32)."""
+        overwritten = {id(m.target) for m in analysis.mutations() if m.op in catalog.OVERWRITING_METHODS}
+        copied_back = self._copied_back(mutation, analysis)
+        return [r for r in analysis.stale_reads(mutation) if id(r.node) not in overwritten and r.key not in copied_back]
+
+    @staticmethod
+    def _copied_back(mutation: Mutation, analysis: AliasAnalysis) -> Set[str]:
+        """The names that the written alias is later copied back into (``p.copy_(p_fp32)``)."""
+        if mutation.key is None:
+            return set()
+        return {m.key for m in analysis.mutations() if m.op == "copy_" and m.key is not None
+                and isinstance(m.node, cst.Call) and m.node.args and dotted_name(m.node.args[0].value) == mutation.key}
 
     def _op_args(self, node: Optional[cst.CSTNode]) -> Optional[str]:
         """An op's arguments as source text for the runtime companion's reproducer, when they are

@@ -9,7 +9,8 @@ import libcst as cst
 from ..analysis.data_use import DataUse, classify_data_use
 from ..analysis.hooks import ForwardHooks
 from ..analysis.order import ScopeOrder
-from ..analysis.tensors import TensorFacts
+from ..analysis import catalog
+from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from .base import Rule
@@ -75,10 +76,13 @@ class DataMutation(Rule):
         self._statements: Set[int] = set()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value != "data" or not self.analysis(TensorFacts).is_tensor(node.value):
+        if node.attr.value != "data":
+            return
+        kind = self.analysis(TensorFacts).kind(node.value)
+        if kind is not Kind.TENSOR and kind is not Kind.UNKNOWN:
             return
         use = classify_data_use(node, self.ctx.parents, self.analysis(TorchNames))
-        if use.write is None:
+        if use.write is None or (kind is Kind.UNKNOWN and not _tensor_evidence(use)):
             return
         statement = self.ctx.statement()
         if id(statement) in self._statements:
@@ -142,3 +146,17 @@ class DataMutation(Rule):
         parts = name.split(".")
         prefixes = [".".join(parts[:k]) for k in range(len(parts), 1 if len(parts) > 1 else 0, -1)]
         return any(order.used_before(prefix, node) for prefix in prefixes)
+
+
+def _tensor_evidence(use: DataUse) -> bool:
+    """``x.data.add_(...)`` / ``nn.init.normal_(x.data)`` on a name (``p``, ``self.fc.weight``): only
+    a tensor's ``.data`` has these. Not on an item of a container (``bindings[k].data.resize_()``
+    reads the ``data`` field of a record)."""
+    receiver = dotted_name(use.data.value)
+    if receiver is None:
+        return False
+    if receiver.rsplit(".", 1)[-1] in catalog.MODULE_TENSOR_ATTRIBUTES and "." in receiver:
+        return True  # ``module.weight.data = ...``: a module's parameter or buffer, whatever ``module`` is
+    if use.write == "init":
+        return True
+    return use.write == "inplace" and use.op in catalog.INPLACE_METHODS

@@ -16,9 +16,13 @@ from .fixkit import UNSAFE, copy_after, make_fix
 class DetachInplace(AliasRule):
     """
     ## What it does
-    Flags an in-place write to the result of `.detach()`: directly (`out.detach().zero_()`),
-    through a name (`d = x.detach(); d.add_(1)`), or through conversions that return the same
-    memory when nothing needs converting (`img = x.detach().cpu().numpy(); img *= 255`).
+    Flags an in-place write to the result of `.detach()` kept as if it were a copy: through a name
+    (`d = x.detach(); d.add_(1)`), or through conversions that return the same memory when nothing
+    needs converting (`img = x.detach().cpu().numpy(); img *= 255`); and a direct write
+    (`w.detach().mul_(0.5)`) while a graph that saved `w` waits for `backward()`. A direct write
+    with nothing pending (`target.detach().mul_(decay)` in an EMA, `p.grad.detach().mul_(scale)`
+    in a clipper, `p.detach().zero_()` in an initialiser) writes through on purpose and is not
+    reported.
 
     ## Why is this bad?
     `.detach()` is not a copy: it shares `x`'s storage, so the write changes `x` too. Later
@@ -59,12 +63,14 @@ class DetachInplace(AliasRule):
             return
         origin, detach = found
         analysis = self._analysis()
-        if self._same_name_write_through(mutation, origin, detach):
-            return
+        if self._same_name_write_through(mutation, origin, detach) or self._copied_back(mutation, analysis):
+            return  # the write is meant for the source (``p.data.copy_(p_data_fp32)`` later)
         source = self._source_text(detach)
         written = self._text(mutation.node)
         pending = self._pending(mutation.node)
         direct = detach.statement is mutation.statement
+        if direct and pending is None:
+            return  # ``p.detach().mul_(d)``: writing through is the point, and nothing saved ``p``
         related: List[Tuple[cst.CSTNode, str]] = []
         if direct:
             severity = Severity.ERROR if pending is not None else Severity.WARNING
@@ -77,7 +83,7 @@ class DetachInplace(AliasRule):
             while bound.statement is mutation.statement and bound.parent is not None:
                 bound = bound.parent
             chain = self._text(bound.node)
-            reads = [r for r in analysis.stale_reads(mutation)
+            reads = [r for r in self._seeing_reads(mutation, analysis)
                      if not r.origin.derives_from(origin) and r.origin is not origin]
             read = self._first(reads)
             name = mutation.key or self._text(mutation.target)

@@ -61,8 +61,10 @@ class ViewAliasMutation(AliasRule):
         if mutation is None:
             return
         analysis = self._analysis()
-        for read in analysis.stale_reads(mutation):
+        for read in self._seeing_reads(mutation, analysis):
             for written in mutation.origins:
+                if mutation.op in catalog.INPLACE_VIEW_METHODS and written.relation is not Relation.PLAIN:
+                    continue  # ``t.unsqueeze_(0)`` reshapes the tensor object, not the memory others see
                 if written.find(Relation.DETACH, Relation.DATA, Relation.SNAPSHOT, Relation.PARAMS) is not None:
                     continue  # TAL201 / TAL001 / TAL401
                 found = self._stale_copy(read, written, analysis) or self._changed_source(read, written)

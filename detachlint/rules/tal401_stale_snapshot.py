@@ -21,9 +21,13 @@ class StaleSnapshot(AliasRule):
     Flags a "snapshot" of live state that is kept across an update of that state and read
     afterwards: `best = model.state_dict()` (or a shallow `.copy()`, `dict(...)`,
     `copy.copy(...)`), `w0 = model.fc.weight.detach()` / `.data`,
-    `[p.detach() for p in model.parameters()]`, `optimizer.state_dict()`; updated by
-    `optimizer.step()`, in-place writes, `load_state_dict`, or the next iteration of a training
-    loop; read when it is returned, saved, loaded or compared.
+    `[p.detach() for p in model.parameters()]`, `optimizer.state_dict()` (once the optimizer has
+    stepped); updated by `optimizer.step()` (also inside a method or function of the project that
+    steps it), in-place writes, or the next iteration of a training loop; read when it is
+    returned, saved, loaded or compared. A snapshot stored on `self` counts across methods: taken
+    in one method while another steps the optimizer (or, in a training callback, while the loop
+    steps between calls) and restored, saved or returned by the class. A read after
+    `load_state_dict` alone sees the loaded values on purpose and is not reported.
 
     ## Why is this bad?
     `state_dict()` and `.detach()` return references to the live tensors, not copies. Every
@@ -107,15 +111,37 @@ class StaleSnapshot(AliasRule):
         for origin in analysis.origins_made_at(node):
             if not self._is_snapshot(origin):
                 continue
+            # A read after ``load_state_dict`` alone sees the loaded values on purpose (checking
+            # what was loaded, or a template filled and loaded back): not a stale snapshot.
             reads = [r for r in analysis.stale_reads_of(origin) if self._through_references(r.origin, origin)
+                     and r.mutation.op not in catalog.STATE_LOAD_METHODS
                      and not self._written_through(r.mutation, origin)
                      and (origin.relation is Relation.SNAPSHOT or r.mutation.kind == "update")]
             reads.sort(key=lambda r: r.mutation.kind != "update")
             read = self._first(reads)
-            if read is None:
+            if read is None or self._before_first_step(node, origin, reads, analysis):
                 continue
             self._report(node, origin, read, analysis)
             return
+
+    def _before_first_step(self, node: cst.CSTNode, origin: Origin, reads, analysis: AliasAnalysis) -> bool:
+        """``optimizer.state_dict()`` of an optimizer made here, taken before it ever stepped and
+        not in a loop: its ``state`` is a new empty dict and its ``param_groups`` are copies, so the
+        steps that follow cannot change it."""
+        if origin.relation is not Relation.SNAPSHOT or origin.source not in analysis.optimizer_links:
+            return False
+        if any(isinstance(p, (cst.For, cst.While)) for p in self._enclosing_function_parents()):
+            return False
+        here = self.ctx.line(node)
+        return all(self.ctx.line(r.mutation.node) > here for r in reads)
+
+    def _enclosing_function_parents(self):
+        out = []
+        for parent in reversed(self.ctx.parents):
+            if isinstance(parent, cst.FunctionDef):
+                break
+            out.append(parent)
+        return out
 
     @staticmethod
     def _is_snapshot(origin: Origin) -> bool:
