@@ -338,7 +338,7 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
 def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
     out: Dict[str, str] = {}
     package = module.split(".") if is_package else module.split(".")[:-1]
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -355,6 +355,21 @@ def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
                 if alias.name != "*":
                     out[alias.asname or alias.name] = f"{prefix}.{alias.name}" if prefix else alias.name
     return out
+
+
+def _statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
+    """Every statement, nested ones included, without walking expressions (imports are
+    statements; ``ast.walk`` over every expression node costs as much as the rest of the pass)."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        for block in ("body", "orelse", "finalbody"):
+            stack.extend(reversed(getattr(stmt, block, None) or []))
+        for handler in getattr(stmt, "handlers", None) or []:
+            stack.extend(reversed(handler.body))
+        for case in getattr(stmt, "cases", None) or []:
+            stack.extend(reversed(case.body))
 
 
 def module_facts(source: str, module: str, is_package: bool = False) -> Optional[ModuleFacts]:
