@@ -17,6 +17,7 @@ Local facts depend only on a file's text, so they are cached per content (``to_j
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import re
 import warnings
@@ -451,9 +452,10 @@ class ProjectIndex:
                 self._module_of[f"{module}.{name}" if module else name] = module
         self._summaries = self._compose()
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
-        """Changes whenever a composed fact changes (part of every file's lint cache key)."""
+        """Changes whenever a composed fact changes (part of every file's lint cache key); computed
+        once (every file's cache key asks for it)."""
         text = repr(sorted((k, sorted(s.writes), s.steps, s.backward) for k, s in self._summaries.items()))
         text += repr(sorted((k, c.bases) for k, c in self._classes.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
