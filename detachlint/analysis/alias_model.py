@@ -29,6 +29,16 @@ class Relation(enum.Enum):
 HANDLES = frozenset({Relation.ENTRY, Relation.FRESH, Relation.PARAMS})
 
 
+def _strict_ancestor(ancestor: object, node: object) -> bool:
+    """Whether ``ancestor`` is on ``node``'s chain of ``.parent`` links (``node`` itself excluded)."""
+    current = node.parent  # type: ignore[attr-defined]
+    while current is not None:
+        if current is ancestor:
+            return True
+        current = current.parent
+    return False
+
+
 class Storage:
     """An identity for memory. Attribute storages hang under their object's (``model.fc.weight``
     under ``model``), so an update of the whole module reaches a snapshot of one parameter."""
@@ -40,12 +50,7 @@ class Storage:
         self.parent = parent
 
     def is_ancestor_of(self, other: "Storage") -> bool:
-        node = other.parent
-        while node is not None:
-            if node is self:
-                return True
-            node = node.parent
-        return False
+        return _strict_ancestor(self, other)
 
     def __repr__(self) -> str:
         return f"Storage({self.key})"
@@ -92,12 +97,7 @@ class Origin:
 
     def derives_from(self, other: "Origin") -> bool:
         """True when ``other`` is a strict ancestor: this value was made from it."""
-        node = self.parent
-        while node is not None:
-            if node is other:
-                return True
-            node = node.parent
-        return False
+        return _strict_ancestor(other, self)
 
     def find(self, *relations: Relation) -> Optional["Origin"]:
         """The nearest origin along the chain (this one first) with one of ``relations``."""
