@@ -18,40 +18,13 @@ from .analysis.precheck import may_have_findings
 from .analysis.project import ModuleView
 from .context import Context
 from .findings import PARSE_ERROR_CODE, Finding, Location, Related, parse_error_finding
+from .noqa import is_suppressed, skips_file
 from .rules import ALL_RULES
 from .rules.base import Rule
 from .walk import Walker
 
-SKIP_FILE_RE = re.compile(r"^\s*#\s*detachlint:\s*skip-file\b", re.MULTILINE)
-# ``# noqa`` alone suppresses everything on the line; ``# noqa: TAL001, TAL101`` only those codes.
-NOQA_RE = re.compile(
-    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
-)
-
-
 def _location(pos) -> Location:
     return Location(pos.line, pos.column)
-
-
-def noqa_codes(line: str) -> Optional[frozenset]:
-    """None when the line has no noqa; an empty set for a blanket noqa; else the codes."""
-    match = NOQA_RE.search(line)
-    if match is None:
-        return None
-    codes = match.group("codes")
-    if not codes:
-        return frozenset()
-    return frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c)
-
-
-def is_suppressed(finding: Finding, lines: Sequence[str]) -> bool:
-    row = finding.location.row
-    if not 1 <= row <= len(lines):
-        return False
-    codes = noqa_codes(lines[row - 1])
-    if codes is None:
-        return False
-    return not codes or any(finding.code.startswith(c) for c in codes)
 
 
 def select_rules(codes: Optional[Iterable[str]]) -> List[Type[Rule]]:
@@ -245,7 +218,7 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     project index knows of this module and the rest of the project (None: this file alone).
     """
     rules = select_rules(codes)
-    if SKIP_FILE_RE.search(source):
+    if skips_file(source, flake8_comment=noqa):
         return []
     if precheck and not may_have_findings(source):
         wants_parse_errors = codes is None or PARSE_ERROR_CODE in set(codes)

@@ -33,6 +33,7 @@ from urllib.parse import unquote, urlparse
 
 from . import __version__
 from .findings import PARSE_ERROR_CODE, Finding, Location, Related, Severity
+from .noqa import noqa_edit
 from .report.common import rule_url
 
 try:
@@ -77,27 +78,6 @@ def client_overrides(raw: Any) -> Dict[str, List[str]]:
         if isinstance(value, (list, tuple)):
             out[target] = list(out.get(target, [])) + [str(v) for v in value]
     return out
-
-
-def noqa_edit(line: str, code: str) -> Optional[Tuple[int, int, str]]:
-    """How to suppress ``code`` on ``line``: (start column, end column, new text) in code points,
-    or None when the line already suppresses it or cannot take a comment (``\\`` continuation).
-    An existing ``# noqa: A1`` list is extended (``# noqa: A1, TAL001``)."""
-    from .engine import NOQA_RE, noqa_codes
-
-    body = line.rstrip("\r\n")
-    codes = noqa_codes(body)
-    if codes is not None:
-        if not codes or any(code.startswith(c) for c in codes):
-            return None
-        match = NOQA_RE.search(body)
-        assert match is not None
-        end = match.end("codes")
-        return end, end, f", {code}"
-    stripped = body.rstrip()
-    if stripped.endswith("\\"):
-        return None
-    return len(stripped), len(body), f"  # noqa: {code}"
 
 
 def hover_markdown(finding: Finding) -> str:

@@ -230,3 +230,45 @@ def test_entry_point_declared():
     text = (ROOT / "pyproject.toml").read_text()
     assert '[project.entry-points."flake8.extension"]' in text
     assert 'TAL = "detachlint.flake8:Checker"' in text
+
+
+# Suppression comments as users write them: flake8 and ``detachlint check`` must agree on every one.
+NOQA_VARIANTS = [
+    "", "  # noqa", "  # NOQA", "  # noqa: TAL001", "  # NOQA: tal001", "  # noqa:TAL001", "  # noqa: TAL",
+    "  # noqa: TAL0", "  # noqa: E501", "  # noqa: E501,TAL001", "  # noqa: E501 TAL001", "  #noqa",
+    "  # noqa : TAL001", "  # noqa:  TAL001", "  # noqa: TAL001 because", "  # type: ignore # noqa",
+    "  # noqa-ish", "  # a comment, noqa",
+]
+
+
+def _cli_rows(path: Path) -> Set[Tuple[int, str]]:
+    proc = subprocess.run([sys.executable, "-m", "detachlint", "check", "--no-cache", "--output-format", "json",
+                           "--select", "TAL001", str(path)], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode in (0, 1), proc.stderr
+    return {(f["location"]["row"], f["code"]) for f in json.loads(proc.stdout)}
+
+
+def test_noqa_parity_with_the_cli(config, tmp_path):
+    body = "".join(f"    p.data.zero_(){comment}\n" for comment in NOQA_VARIANTS)
+    path = tmp_path / "variants.py"
+    path.write_text(f"import torch\n\n\ndef f(p: torch.Tensor):\n{body}")
+    by_flake8 = codes_at(rows(flake8(config, "--select", "TAL001", str(path)).stdout))
+    assert by_flake8 == _cli_rows(path)
+    assert (5, "TAL001") in by_flake8 and (6, "TAL001") not in by_flake8  # the test can tell them apart
+
+
+@pytest.mark.parametrize("header, skipped", [
+    ("# flake8: noqa\n", True), ("# FLAKE8=NOQA\n", True), ("  # flake8: noqa: TAL001\n", True),
+    ("x = 1  # flake8: noqa\n", False), ("# flake8 noqa\n", False), ("# detachlint: skip-file\n", True),
+])
+def test_file_level_noqa_parity(config, tmp_path, header, skipped):
+    path = tmp_path / "whole.py"
+    path.write_text(f"{header}import torch\n\n\ndef f(p: torch.Tensor):\n    p.data.zero_()\n")
+    by_flake8 = codes_at(rows(flake8(config, "--select", "TAL001", str(path)).stdout))
+    by_cli = _cli_rows(path)
+    if header.startswith("# detachlint"):  # detachlint's own: honoured by the engine under flake8 too
+        assert by_flake8 == by_cli == set()
+        return
+    assert by_flake8 == by_cli
+    assert (by_cli == set()) is skipped

@@ -497,7 +497,7 @@ def test_help_and_module_entry():
     ],
 )
 def test_noqa_edit(line, expected):
-    from detachlint.lsp import noqa_edit
+    from detachlint.noqa import noqa_edit
 
     assert noqa_edit(line, "TAL001") == expected
 

@@ -91,6 +91,20 @@ class ScopeOrder(Analysis):
                 return call
         return None
 
+    def backward_after(self, node: cst.CSTNode) -> Optional[cst.Call]:
+        """A later backward whose loss is not computed between ``node`` and it: its graph may
+        have been built before ``node`` ran (by a caller, say), so it may be pending there."""
+        here = self.position(node)
+        for at, receiver, call in self.backward_calls:
+            if here < 0 or at <= here:
+                continue
+            if receiver is None:
+                return call
+            assigned = self.assignments.get(receiver.split(".")[0], []) + self.assignments.get(receiver, [])
+            if not any(here < a < at for a in assigned):
+                return call
+        return None
+
     def used_before(self, name: str, node: cst.CSTNode) -> bool:
         here = self.position(node)
         return any(i < here for i in self.uses.get(name, ()))

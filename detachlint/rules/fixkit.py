@@ -39,6 +39,11 @@ def insert_after(ctx: "Context", node: cst.CSTNode, content: str) -> Edit:
     return Edit(end, end, content)
 
 
+def insert_before(ctx: "Context", node: cst.CSTNode, content: str) -> Edit:
+    start = _loc(ctx.position(node).start)
+    return Edit(start, start, content)
+
+
 def replace_tail(ctx: "Context", inner: cst.CSTNode, outer: cst.CSTNode, content: str) -> Edit:
     """Replace the text from the end of ``inner`` to the end of ``outer`` (which contains it)."""
     return Edit(_loc(ctx.position(inner).end), _loc(ctx.position(outer).end), content)
@@ -279,9 +284,8 @@ def wrap_call(ctx: "Context", node: cst.CSTNode, func: str) -> Tuple[Edit, ...]:
 
 
 def detach_fix(ctx, data: cst.Attribute):
-    """The safe fix for both rules: ``X.data`` → ``X.detach()``, editing only the attribute name.
-    The same alias, but sharing X's version counter: a write that would silently corrupt a
-    pending backward now raises there instead."""
+    """TAL002's fix where the alias is consumed at once: ``X.data`` → ``X.detach()``, editing
+    only the attribute name (the same values; only the version counter differs)."""
     return make_fix(SAFE, "Replace `.data` with `.detach()`", replace(ctx, data.attr, "detach()"))
 
 

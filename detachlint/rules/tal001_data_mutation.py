@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Set
+from typing import List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -12,20 +12,16 @@ from ..analysis.order import ScopeOrder
 from ..analysis import catalog
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames, dotted_name
-from ..findings import Severity
+from ..findings import Edit, Fix, Location, Severity
 from .base import Rule
-from .fixkit import detach_fix
+from .fixkit import SAFE, UNSAFE, insert_before, make_fix, replace_tail, require_import
 
 
-# Writes whose ``X.data`` may become ``X.detach()``. Not ``X.data = v`` (rebinding is not a write
-# into the storage) nor ``X.data *= v`` (a call cannot be an augmented-assignment target).
-_FIXABLE_WRITES = ("inplace", "init", "out")
-
-
-def _fixable_write(use: DataUse) -> bool:
-    if use.write in _FIXABLE_WRITES:
-        return True
-    return use.write in ("setitem", "augassign") and isinstance(use.reported, cst.Subscript)
+# In-place methods that change the ``.data`` tensor's own size, storage or strides: through
+# ``p.data`` they leave ``p`` as it was, so dropping ``.data`` would change the program.
+_OWN_METADATA_WRITES = catalog.INPLACE_VIEW_METHODS | {"set_", "resize_", "resize_as_"}
+# Calls whose value does not depend on grad mode or on hidden state: builtins and tensor methods.
+_CALM_BUILTINS = frozenset("abs float int len max min round sum pow".split())
 
 
 class DataMutation(Rule):
@@ -63,6 +59,14 @@ class DataMutation(Rule):
     ```
     or `p.detach().mul_(0.5)`, which shares the version counter, so a write that would corrupt
     a pending backward raises instead.
+
+    ## Fix safety
+    Where no graph is pending, the fix drops `.data` and puts the write under
+    `with torch.no_grad():` (or just drops it inside an existing `no_grad` block or a
+    `torch.nn.init` call): the same values, and the check armed. It is unsafe when the receiver
+    is a tensor only by its usage, when a later `backward()` in the function may run a graph
+    built before the write, or when the statement calls user code. Where a graph is pending
+    (an error), no edit keeps what the program computes, and none is offered.
     """
 
     code = "TAL001"
@@ -101,9 +105,11 @@ class DataMutation(Rule):
                 "out": f"`out={owner}.data`",
             }[use.write]
         if severity is Severity.ERROR:
+            remedy = (f"write after `{self.ctx.code_for(pending)}`, under `with torch.no_grad():`" if pending
+                      else f"compute with an updated copy of `{owner}` instead, or write after backward() "
+                           f"under `with torch.no_grad():`")
             message = (f"{what} changes `{owner}` behind autograd's back {context}: the gradient will be "
-                       f"silently wrong. Use `with torch.no_grad():` or `{owner}.detach()`, which keep the "
-                       f"version-counter check")
+                       f"silently wrong. To keep the values, {remedy}")
         elif use.write == "assign":
             message = (f"{what} swaps its storage behind autograd's back; harmless here (no graph is pending), "
                        f"but `with torch.no_grad(): {owner}.copy_(...)` (same shape) or "
@@ -112,7 +118,14 @@ class DataMutation(Rule):
             message = (f"{what} bypasses autograd's version counter; harmless here (no graph is pending) "
                        f"but `with torch.no_grad():` gives identical values and keeps the check")
         related = [(pending, "the pending backward() that reads the changed values")] if pending else []
-        fix = (lambda ctx, data=node: detach_fix(ctx, data)) if _fixable_write(use) else None
+        fix = None
+        if severity is Severity.WARNING:  # where a graph is pending no edit keeps the behaviour
+            # Unsafe when X is a tensor by usage only, or a later backward may run a graph built
+            # before the write: dropping ``.data`` would then make that backward raise.
+            safe = (self.analysis(TensorFacts).kind(node.value) is Kind.TENSOR
+                    and self.analysis(ScopeOrder).backward_after(node) is None)
+            fix = (lambda ctx, use=use, parents=list(self.ctx.parents), statement=statement, safe=safe:
+                   no_grad_fix(ctx, use, parents, statement, safe))
         self.ctx.report(use.reported, self.code, message, severity, related, fix=fix,
                         signature={"rule": self.code, "ops": [use.op or use.write], "write": use.write,
                                    "pending_graph": severity is Severity.ERROR})
@@ -146,6 +159,136 @@ class DataMutation(Rule):
         parts = name.split(".")
         prefixes = [".".join(parts[:k]) for k in range(len(parts), 1 if len(parts) > 1 else 0, -1)]
         return any(order.used_before(prefix, node) for prefix in prefixes)
+
+
+def no_grad_fix(ctx, use: DataUse, parents: Sequence[cst.CSTNode], statement: cst.CSTNode,
+                safe: bool) -> Optional[Fix]:
+    """The same write without ``.data``, under ``torch.no_grad()``: identical values, and autograd's
+    version check stays armed. ``torch.nn.init`` functions already run under ``no_grad``; a write
+    already inside ``with torch.no_grad():`` (or an ``@torch.no_grad()`` function) needs no block.
+    Unsafe when ``X`` is a tensor only by its usage, or when an argument calls user code (which
+    would then also run under ``no_grad``); not offered where dropping ``.data`` is not the same
+    write (rebinding ``X.data``, ``out=``, ``resize_``/``set_``/``t_``, a write inside a larger
+    expression or on a line shared with other statements)."""
+    names = ctx.get(TorchNames)
+    drop = replace_tail(ctx, use.data.value, use.data, "")
+    if use.write == "init":
+        if not (names.qualified(use.reported.func) or "").startswith("torch.nn.init."):
+            return None
+        return make_fix(SAFE if safe else UNSAFE, "Remove `.data` (`torch.nn.init` writes under `no_grad`)", drop)
+    if not _whole_statement(use, statement) or _other_data_writes(statement, use.data):
+        return None  # ``p.data.copy_(q.data.mul_(2))``: q's write would stay behind, now reported
+    at = next((i for i in range(len(parents) - 1, -1, -1) if parents[i] is statement), -1)
+    line, block = (parents[at - 1], parents[at - 2]) if at >= 2 else (None, None)
+    if (not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1
+            or not isinstance(block, (cst.IndentedBlock, cst.Module))):
+        return None  # ``if c: p.data.zero_()`` or ``a(); p.data.zero_()``: left as they are
+    if not _calm(statement, names):
+        safe = False
+    applicability = SAFE if safe else UNSAFE
+    if _under_no_grad(parents, names):
+        return make_fix(applicability, "Remove `.data` (the write is already under `no_grad`)", drop)
+    spelled, imports = require_import(ctx, "torch", "no_grad")
+    if spelled is None:
+        return None
+    position = ctx.position(line)
+    if position.start.line != position.end.line and _has_multiline_string(line):
+        return None  # re-indenting its continuation lines would change the string
+    indent = ctx.module.default_indent
+    head = ctx.source.splitlines()[position.start.line - 1][:position.start.column]
+    edits: List[Edit] = [*imports, insert_before(ctx, line, f"with {spelled}():\n{head}{indent}"), drop]
+    # Continuation lines move with the statement (inside brackets any indentation parses).
+    for row in range(position.start.line + 1, position.end.line + 1):
+        edits.append(Edit(Location(row, 0), Location(row, 0), indent))
+    return make_fix(applicability, f"Remove `.data` and write under `with {spelled}():`", *edits)
+
+
+def _whole_statement(use: DataUse, statement: cst.CSTNode) -> bool:
+    """The write is the whole statement: ``X.data.op_(...)`` (a chain), ``X.data[i] = v``,
+    ``X.data[i] += v`` or ``name.data += v`` (not ``obj.attr += v``: that also calls a setter)."""
+    if use.write == "inplace":
+        return (isinstance(statement, cst.Expr) and statement.value is use.reported
+                and use.op not in _OWN_METADATA_WRITES and not _chain_has(use.reported, _OWN_METADATA_WRITES))
+    if use.write == "setitem":
+        return isinstance(statement, (cst.Assign, cst.AugAssign)) and (
+            isinstance(statement, cst.AugAssign) or len(statement.targets) == 1)
+    if use.write == "augassign":
+        return isinstance(statement, cst.AugAssign) and (
+            isinstance(use.reported, cst.Subscript) or isinstance(use.data.value, cst.Name))
+    return False
+
+
+def _other_data_writes(statement: cst.CSTNode, data: cst.Attribute) -> bool:
+    found = []
+
+    class _Writes(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if (isinstance(func, cst.Attribute) and func.attr.value.endswith("_")
+                    and isinstance(func.value, cst.Attribute) and func.value.attr.value == "data"
+                    and func.value is not data):
+                found.append(call)
+
+    statement.visit(_Writes())
+    return bool(found)
+
+
+def _has_multiline_string(node: cst.CSTNode) -> bool:
+    found = []
+
+    class _Strings(cst.CSTVisitor):
+        def visit_SimpleString(self, string: cst.SimpleString) -> None:
+            found.append("\n" in string.value)
+
+        def visit_FormattedString(self, string: cst.FormattedString) -> None:
+            found.append(True)  # conservatively: its parts may span lines
+
+    node.visit(_Strings())
+    return any(found)
+
+
+def _chain_has(call: cst.CSTNode, methods) -> bool:
+    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+        if call.func.attr.value in methods:
+            return True
+        call = call.func.value
+    return False
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self, names: TorchNames) -> None:
+        self.names = names
+        self.calm = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and not (self.names.qualified(func) or "").startswith("torch."):
+            return  # a method: tensors' and numbers' methods compute the same under no_grad
+        qualified = self.names.qualified(func) or ""
+        if not (qualified.startswith("torch.") or (isinstance(func, cst.Name) and func.value in _CALM_BUILTINS)):
+            self.calm = False
+
+
+def _calm(statement: cst.CSTNode, names: TorchNames) -> bool:
+    """No call in the statement runs user code (which ``no_grad`` would change: a graph it
+    builds and keeps, a ``requires_grad`` it reads)."""
+    calls = _Calls(names)
+    statement.visit(calls)
+    return calls.calm
+
+
+def _under_no_grad(parents: Sequence[cst.CSTNode], names: TorchNames) -> bool:
+    for node in reversed(parents):
+        if isinstance(node, cst.With):
+            if any(isinstance(item.item, cst.Call) and names.qualified(item.item.func) == "torch.no_grad"
+                   for item in node.items):
+                return True
+        elif isinstance(node, cst.FunctionDef):
+            return any(names.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                       == "torch.no_grad" for d in node.decorators)
+        elif isinstance(node, (cst.ClassDef, cst.Lambda)):
+            return False
+    return False
 
 
 def _tensor_evidence(use: DataUse) -> bool:

@@ -6,6 +6,7 @@ from typing import List
 
 import libcst as cst
 
+from ..analysis import catalog
 from ..analysis.data_use import classify_data_use
 from ..analysis.tensors import TensorFacts
 from ..analysis.torchnames import TorchNames
@@ -14,21 +15,48 @@ from .base import Rule
 from .fixkit import detach_fix
 
 
-_STORE_PARENTS = (cst.Tuple, cst.List, cst.StarredElement, cst.Element)
+# Builtins that read a value and keep nothing of it.
+_READING_BUILTINS = frozenset("print float int bool str repr format len abs round min max sum".split())
+# Methods that return fresh values (or Python numbers), never the receiver's memory.
+_FRESH_METHODS = frozenset(
+    "item tolist clone sum mean std var norm max min argmax argmin abs sqrt exp log sign mul add sub div pow "
+    "allclose equal eq ne lt le gt ge isnan isinf any all".split())
 
 
-def _is_store(node: cst.CSTNode, parents: List[cst.CSTNode]) -> bool:
-    """Whether ``node`` is (part of) an assignment, ``del``, ``for`` or ``with ... as`` target."""
-    child = node
-    for parent in reversed(parents):
-        if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.AsName,
-                               cst.NamedExpr)):
-            return getattr(parent, "target", None) is child or getattr(parent, "name", None) is child
-        if isinstance(parent, cst.Del):
+def _value_only(node: cst.CSTNode, parents: List[cst.CSTNode]) -> bool:
+    """Whether the ``.data`` alias is consumed on the spot (``print(x.data)``, ``x.data.norm()``,
+    ``x.data * 2``): then ``.detach()`` computes exactly the same, and nothing could later write
+    through it, so the fix is safe. Kept under a name, returned or passed on, the alias may be
+    written later, where ``.detach()`` raises instead of corrupting: no fix is offered then."""
+    cur = node
+    for at in range(len(parents) - 1, -1, -1):
+        parent = parents[at]
+        if isinstance(parent, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.ComparisonTarget,
+                               cst.FormattedStringExpression)):
             return True
-        if not isinstance(parent, _STORE_PARENTS):
+        if isinstance(parent, cst.Attribute) and parent.value is cur:
+            method = parent.attr.value
+            if method in _FRESH_METHODS or method in catalog.METADATA_METHODS:
+                return True
+            if method in catalog.VIEW_METHODS or method in catalog.COPY_INTENT_CONVERSIONS:
+                cur = parent  # still the same memory: look at what uses it
+                continue
+            return method in ("shape", "dtype", "device", "ndim", "requires_grad", "is_leaf")
+        if isinstance(parent, cst.Call):
+            if parent.func is cur:
+                cur = parent  # ``x.data.view(-1)``: the call of the view method reached above
+                continue
             return False
-        child = parent
+        if isinstance(parent, cst.Subscript) and parent.value is cur:
+            cur = parent
+            continue
+        if isinstance(parent, cst.SubscriptElement) or isinstance(parent, cst.Index):
+            return True  # an index: ``y[x.data > 0]`` reads it
+        if isinstance(parent, cst.Arg):
+            call = parents[at - 1] if at else None
+            return (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+                    and call.func.value in _READING_BUILTINS)
+        return False
     return False
 
 
@@ -77,7 +105,7 @@ class DataRead(Rule):
         if classify_data_use(node, self.ctx.parents, self.analysis(TorchNames)).write is not None:
             return
         owner = self.ctx.code_for(node.value)
-        fix = None if _is_store(node, self.ctx.parents) else (lambda ctx, data=node: detach_fix(ctx, data))
+        fix = (lambda ctx, data=node: detach_fix(ctx, data)) if _value_only(node, self.ctx.parents) else None
         self.ctx.report(
             node, self.code,
             f"`{owner}.data` is an alias autograd does not track; `{owner}.detach()` is the same without "
