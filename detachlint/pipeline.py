@@ -280,8 +280,10 @@ class Target:
     error: Optional[str] = None
 
 
-def discover(paths: Iterable[str], resolver: "SettingsResolver") -> List[Target]:
-    """The files to lint under ``paths``, each once, sorted by displayed path."""
+def discover(paths: Iterable[str], resolver: "SettingsResolver", tolerant: bool = False) -> List[Target]:
+    """The files to lint under ``paths``, each once, sorted by displayed path. ``tolerant``: skip
+    directories whose configuration is broken instead of raising (the project index walks
+    beyond what the user named, and must not fail the run for a tree nobody asked about)."""
     cwd = Path(os.getcwd())
     gitignore = GitIgnore()
     found: Dict[str, Target] = {}
@@ -297,21 +299,27 @@ def discover(paths: Iterable[str], resolver: "SettingsResolver") -> List[Target]
         if settings.force_exclude and settings.is_excluded(path, gitignore=gitignore):
             continue
         if path.is_dir():
-            for target_path, error in _walk(path, resolver, gitignore):
+            for target_path, error in _walk(path, resolver, gitignore, tolerant):
                 add(target_path, error)
         else:
             add(path)  # named explicitly: linted whatever its suffix; unreadable → TAL999
     return sorted(found.values(), key=lambda t: t.display)
 
 
-def _walk(directory: Path, resolver: "SettingsResolver", gitignore: GitIgnore) -> Iterator[Tuple[Path, Optional[str]]]:
+def _walk(directory: Path, resolver: "SettingsResolver", gitignore: GitIgnore,
+          tolerant: bool = False) -> Iterator[Tuple[Path, Optional[str]]]:
     try:
         with os.scandir(directory) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
         yield directory, f"cannot read directory: {exc.strerror or exc}"
         return
-    settings = resolver.for_path(directory, is_dir=True)
+    try:
+        settings = resolver.for_path(directory, is_dir=True)
+    except ConfigError:
+        if tolerant:
+            return
+        raise
     for entry in entries:
         path = Path(entry.path)
         try:
@@ -324,7 +332,7 @@ def _walk(directory: Path, resolver: "SettingsResolver", gitignore: GitIgnore) -
         if settings.respect_gitignore and gitignore.entry_ignored(absolute, is_dir):
             continue
         if is_dir:
-            yield from _walk(path, resolver, gitignore)
+            yield from _walk(path, resolver, gitignore, tolerant)
         elif path.suffix in LINTED_SUFFIXES and not (entry.is_symlink() and os.path.isdir(path)):
             # Symlinked directories are not followed (no loops, no escaping the tree); a broken
             # or looping file symlink is kept so that it is reported rather than silently skipped.
@@ -378,7 +386,7 @@ def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Opti
     facts = FactsCache(cache_dir) if cache_dir is not None else None
     overrides = {os.path.abspath(p): t for p, t in (overrides or {}).items()}
     files: List[Tuple[Path, str]] = []
-    for target in discover([str(root)], resolver):
+    for target in discover([str(root)], resolver, tolerant=True):
         path = target.path
         if target.error is not None or path.suffix not in (".py", ".pyi"):
             continue

@@ -424,7 +424,8 @@ def assert_subset(outcome):
     assert not extra, f"findings after fixing beyond the original's unfixed ones: {extra}"
 
 
-def test_demo_fixes():
+def test_demo_fixes_converge_and_the_fixed_demo_trains(tmp_path):
+    pytest.importorskip("torch")
     path = REPO / "demo" / "train.py"
     text = path.read_text(encoding="utf-8")
     lint = lambda t: lint_source(t, str(path))  # noqa: E731
@@ -433,6 +434,10 @@ def test_demo_fixes():
         assert outcome.changed and parses(outcome.text)
         assert fix_text(outcome.text, lint, unsafe).text == outcome.text
         assert_subset(outcome)
+        script = tmp_path / f"train_{'unsafe' if unsafe else 'safe'}.py"
+        script.write_text(outcome.text, encoding="utf-8")
+        run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0 and "epoch 2:" in run.stdout, run.stderr
 
 
 # --- files --------------------------------------------------------------------------------------

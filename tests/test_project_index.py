@@ -184,3 +184,19 @@ def test_module_names(tmp_path):
     assert module_name(tmp_path / "pkg" / "sub" / "m.py") == ("pkg.sub.m", False)
     assert module_name(tmp_path / "pkg" / "sub" / "__init__.py") == ("pkg.sub", True)
     assert module_name(tmp_path / "script.py") == ("script", False)
+
+
+def test_a_broken_configuration_elsewhere_in_the_tree_does_not_fail_the_run(tmp_path):
+    """The index walks the whole project root (here the working directory, no marker); a
+    sibling directory nobody named with a broken ``[tool.detachlint]`` is left out of it."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "train.py").write_text("import torch\n\n\ndef f(w: torch.Tensor):\n    w.data.zero_()\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "pyproject.toml").write_text("[tool.detachlint]\nselct = ['TAL']\n")
+    proc = subprocess.run([sys.executable, "-m", "detachlint", "check", "--no-cache", "train.py"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+    assert proc.returncode == 1 and "TAL001" in proc.stdout and "error" not in proc.stderr, proc.stderr
