@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import __version__
-from .config import ConfigError, SettingsResolver, parse_per_file_ignore, split_codes
+from .config import FAIL_ON, ConfigError, SettingsResolver, config_arguments, parse_per_file_ignore, split_codes
 from .report import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -53,14 +53,20 @@ def _runtime_missing(what: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    # allow_abbrev=False: ``--stat`` is not ``--statistics`` (ruff's parser takes no abbreviations).
     parser = argparse.ArgumentParser(
-        prog="detachlint", description="Find unsafe copy, detach and aliasing patterns in PyTorch code.")
+        prog="detachlint", description="Find unsafe copy, detach and aliasing patterns in PyTorch code.",
+        allow_abbrev=False)
     parser.add_argument("--version", action="version", version=f"detachlint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = sub.add_parser("check", help="lint files and directories (default: .)",
+    check = sub.add_parser("check", help="lint files and directories (default: .)", allow_abbrev=False,
                            description="Lint Python files, stubs and notebooks.")
     check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories; '-' reads stdin")
+    check.add_argument("--config", action="append", metavar="PATH | 'KEY = VALUE'",
+                       help="a configuration file used for every path (pyproject.toml with [tool.detachlint], "
+                            "or a TOML file with the options at the top level), or one option as TOML, e.g. "
+                            "--config \"fail-on = 'error'\" (repeatable; options win over the file)")
     sel = check.add_argument_group("rule selection (command line wins over [tool.detachlint])")
     sel.add_argument("--select", type=_codes, metavar="CODES", help="rule codes or prefixes to enable (ALL for all)")
     sel.add_argument("--ignore", type=_codes, metavar="CODES", help="rule codes or prefixes to disable")
@@ -87,11 +93,13 @@ def _parser() -> argparse.ArgumentParser:
                            "env DETACHLINT_CACHE_DIR)")
     out = check.add_argument_group("output")
     out.add_argument("--output-format", choices=FORMATS,
-                     default=os.environ.get("DETACHLINT_OUTPUT_FORMAT") or "concise",
-                     help="how findings are printed (default: concise; env DETACHLINT_OUTPUT_FORMAT)")
+                     default=os.environ.get("DETACHLINT_OUTPUT_FORMAT") or "full",
+                     help="how findings are printed (default: full, as ruff; env DETACHLINT_OUTPUT_FORMAT)")
     out.add_argument("--statistics", action="store_true", help="print a count per rule instead of findings")
     out.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    out.add_argument("--fail-on", choices=FAIL_ON, default=None,
+                     help="exit 1 for findings of this severity or worse (default: warning; config fail-on)")
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                      help="colour output (auto: on a terminal, honouring NO_COLOR and FORCE_COLOR)")
 
@@ -101,6 +109,9 @@ def _parser() -> argparse.ArgumentParser:
     fix.add_argument("--fix-only", action="store_true", help="apply fixes, report nothing else (exit 0)")
     fix.add_argument("--diff", action="store_true",
                      help="print the fixes as a unified diff, write nothing; exit 1 if a file would change")
+    fix.add_argument("--show-fixes", action="store_true", help="with --fix: list the fixed findings per file")
+    fix.add_argument("--add-noqa", action="store_true",
+                     help="add `# noqa: CODE` to every line with a finding (files are rewritten), then exit 0")
 
     runtime = _runtime_command()
     if runtime is not None:
@@ -111,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
             check.add_argument(name, help=argparse.SUPPRESS)
         check.add_argument("--no-confirm-cache", action="store_true", help=argparse.SUPPRESS)
     run = sub.add_parser("run", help="run a program and confirm findings in that run (needs the runtime companion)",
+                         allow_abbrev=False,
                          description="Run a Python program (like `python script.py` or `python -m module`) while "
                                      "detachlint's runtime companion watches for the hazards of its findings.")
     if runtime is not None:
@@ -119,11 +131,13 @@ def _parser() -> argparse.ArgumentParser:
         run.add_argument("-m", dest="module", help=argparse.SUPPRESS)
         run.add_argument("program", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
-    rule = sub.add_parser("rule", help="explain a rule", description="Print a rule's documentation.")
+    rule = sub.add_parser("rule", help="explain a rule", description="Print a rule's documentation.",
+                          allow_abbrev=False)
     rule.add_argument("code", nargs="?", metavar="CODE", help="a rule code such as TAL001")
     rule.add_argument("--all", action="store_true", help="list every rule")
 
-    lsp = sub.add_parser("lsp", help="run the language server on stdin/stdout (needs detachlint[lsp])")
+    lsp = sub.add_parser("lsp", help="run the language server on stdin/stdout (needs the lsp extra)",
+                         allow_abbrev=False)
     lsp.add_argument("--stdio", action="store_true", help="accepted for editors; stdio is the only transport")
     return parser
 
@@ -141,7 +155,7 @@ def use_color(choice: str, stream: Any) -> bool:
 def _overrides(args: argparse.Namespace) -> Dict[str, Any]:
     overrides: Dict[str, Any] = {}
     for key in ("select", "ignore", "extend_select", "extend_ignore", "exclude", "extend_exclude",
-                "force_exclude", "respect_gitignore", "max_file_size"):
+                "force_exclude", "respect_gitignore", "max_file_size", "fail_on"):
         value = getattr(args, key)
         if value is not None:
             overrides[key.replace("_", "-")] = value
@@ -152,6 +166,12 @@ def _overrides(args: argparse.Namespace) -> Dict[str, Any]:
             table.setdefault(glob, []).extend(codes)
         overrides["per-file-ignores"] = table
     return overrides
+
+
+def _resolver(args: argparse.Namespace) -> SettingsResolver:
+    """``--config`` options, then the dedicated flags over them, over the configuration file."""
+    config_file, options = config_arguments(args.config)
+    return SettingsResolver({**options, **_overrides(args)}, config_file)
 
 
 class _Sources:
@@ -191,6 +211,7 @@ class _FixReport:
     def __init__(self, diff: bool) -> None:
         self.diff = diff
         self.fixed: Counter = Counter()  # code -> findings fixed (or that would be, with --diff)
+        self.by_file: Dict[str, Counter] = {}  # for --show-fixes
         self.changed_files = 0
         self.errors = 0
 
@@ -201,8 +222,21 @@ class _FixReport:
         if result.fixed:
             self.changed_files += 1
             self.fixed.update(result.fixed)
+            self.by_file[display] = Counter(result.fixed)
         if result.diff:
             sys.stdout.write(result.diff)
+
+    def listing(self) -> str:
+        """``--show-fixes``, as ruff prints it: each file, then ``N × CODE (name)``."""
+        from .report.common import plural, rule_name
+
+        if not self.by_file:
+            return ""
+        out = [f"{'Would fix' if self.diff else 'Fixed'} {plural(sum(self.fixed.values()), 'finding')}:"]
+        for display, counts in sorted(self.by_file.items()):
+            out.append(f"- {display}:")
+            out.extend(f"    {n} × {code} ({rule_name(code)})" for code, n in sorted(counts.items()))
+        return "\n".join(out) + "\n\n"
 
     def summary(self) -> str:
         from .fixes import summary
@@ -297,6 +331,7 @@ def _lint_files(args: argparse.Namespace, resolver: SettingsResolver, paths: Seq
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from .findings import Severity
     from .pipeline import FixMode
     from .report import ReportOptions, render
     from .report import statistics as stats
@@ -307,10 +342,12 @@ def run_check(args: argparse.Namespace) -> int:
     paths = args.paths or (["-"] if args.stdin_filename else ["."])
     if "-" in paths and len(paths) > 1:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
-    missing = [p for p in paths if p != "-" and not os.path.lexists(p)]
-    if missing:
-        raise UsageError(f"path does not exist: {missing[0]}")
-    resolver = SettingsResolver(_overrides(args))  # validates the command line before any work
+    if args.add_noqa and (args.fix or args.fix_only or args.diff or paths == ["-"]):
+        raise UsageError("--add-noqa rewrites files: it takes paths, and no --fix, --fix-only or --diff")
+    # A path that does not exist is reported as a TAL999 finding for it, and the rest is linted
+    # (ruff's E902, flake8's E902): one typo does not hide every other finding.
+    resolver = _resolver(args)  # validates the command line before any work
+    fail_on = resolver.for_path(os.getcwd(), is_dir=True).fail_on
 
     sources = _Sources()
     fix = fixes = None
@@ -322,8 +359,10 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         findings, internal_errors = _lint_files(args, resolver, paths, fix, fixes)
 
+    if args.add_noqa:
+        return _add_noqa(findings, args.quiet) or (EXIT_ERROR if internal_errors else EXIT_CLEAN)
     if fixes is not None and (args.diff or args.fix_only):
-        sys.stderr.write("" if args.quiet else fixes.summary())
+        sys.stderr.write("" if args.quiet else (fixes.listing() if args.show_fixes else "") + fixes.summary())
         if internal_errors or fixes.errors:
             return EXIT_ERROR
         return EXIT_FINDINGS if args.diff and fixes.changed_files and not args.exit_zero else EXIT_CLEAN
@@ -334,19 +373,44 @@ def run_check(args: argparse.Namespace) -> int:
         findings = runtime.confirm(args, findings)
         if findings is None:  # torch is missing; the install command was printed
             return EXIT_ERROR
-    options = ReportOptions(color=use_color(args.color, sys.stdout), quiet=args.quiet, sources=sources)
+    options = ReportOptions(color=use_color(args.color, sys.stdout), quiet=args.quiet, sources=sources,
+                            unsafe_fixes=args.unsafe_fixes)
     if args.statistics:
         text = stats.render(findings, options, args.output_format)
     else:
         text = render(args.output_format, findings, options)
     report = sys.stderr if fixes is not None and paths == ["-"] else sys.stdout  # stdout holds the code
+    if fixes is not None and args.show_fixes and not args.quiet:
+        report.write(fixes.listing())
     report.write(text)
     if fixes is not None and not args.quiet and args.output_format in ("concise", "full"):
         report.write(fixes.summary())
     report.flush()
     if internal_errors or (fixes is not None and fixes.errors):
         return EXIT_ERROR
-    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+    failing = [f for f in findings if fail_on == "warning" or f.severity is Severity.ERROR]
+    return EXIT_FINDINGS if failing and not args.exit_zero else EXIT_CLEAN
+
+
+def _add_noqa(findings: Sequence[Any], quiet: bool) -> int:
+    """``--add-noqa``: each file with findings rewritten with ``# noqa: CODE`` on their lines."""
+    from .findings import PARSE_ERROR_CODE
+    from .fixes import add_noqa
+
+    by_file: Dict[str, List[Any]] = {}
+    for f in findings:
+        if f.code != PARSE_ERROR_CODE and f.cell is None:  # notebooks' cells are not lines of the file
+            by_file.setdefault(f.filename, []).append(f)
+    added = failed = 0
+    for filename, found in sorted(by_file.items()):
+        try:
+            added += add_noqa(Path(filename), found)
+        except Exception as exc:  # FixError, OSError: say which file, carry on with the rest
+            failed += 1
+            print(f"detachlint: error: {filename}: noqa not added: {exc}", file=sys.stderr)
+    if not quiet:
+        print(f"Added {added} noqa directive{'' if added == 1 else 's'}.", file=sys.stderr)
+    return EXIT_ERROR if failed else 0
 
 
 def run_rule(args: argparse.Namespace) -> int:
@@ -369,7 +433,7 @@ def run_lsp(args: argparse.Namespace) -> int:
     try:
         from .lsp import main as lsp_main
     except ImportError as exc:
-        print(f"detachlint: error: the language server needs its extra: pip install 'detachlint[lsp]' ({exc})",
+        print(f"detachlint: error: the language server needs its extra: pip install '.[lsp]' from a detachlint checkout ({exc})",
               file=sys.stderr)
         return EXIT_ERROR
     return lsp_main(["--stdio"] if args.stdio else [])
@@ -384,7 +448,10 @@ def run_program(args: argparse.Namespace) -> int:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the subcommand's parser, with its usage (``detachlint check: error: ...``)
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+        (commands.get(args.command) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     handlers = {"check": run_check, "rule": run_rule, "lsp": run_lsp, "run": run_program}
     if args.command is None:
         parser.print_help(sys.stderr)

@@ -42,7 +42,8 @@ DEFAULT_EXCLUDE: Tuple[str, ...] = (
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude")
 _BOOL_KEYS = ("respect-gitignore", "force-exclude")
-KNOWN_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "runtime", "max-file-size"))
+KNOWN_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "runtime", "max-file-size", "fail-on"))
+FAIL_ON = ("error", "warning")  # the least severe finding that makes ``check`` exit 1
 _CODE_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -166,6 +167,7 @@ class Settings:
     force_exclude: bool = False
     runtime: Mapping[str, Any] = field(default_factory=dict)
     max_file_size: Optional[int] = None  # bytes; None: the runner's default; 0: no limit
+    fail_on: str = "warning"  # findings of this severity or worse make ``check`` exit 1
 
     def codes_for(self, path: PathLike) -> FrozenSet[str]:
         """The rule codes enabled for ``path``, per-file-ignores applied."""
@@ -223,6 +225,8 @@ def _table(raw: Mapping[str, Any], where: str) -> Dict[str, Any]:
                     raise ConfigError(f"{where}: per-file-ignores[{glob!r}] must be a list of rule codes")
                 checked[glob] = tuple(validate_selector(c, f"{where}: per-file-ignores[{glob!r}]") for c in codes)
             value = checked
+        elif norm == "fail-on" and value not in FAIL_ON:
+            raise ConfigError(f"{where}: fail-on must be one of {', '.join(map(repr, FAIL_ON))}, got {value!r}")
         elif norm == "runtime" and not isinstance(value, Mapping):
             raise ConfigError(f"{where}: runtime must be a table")
         elif norm == "max-file-size":
@@ -268,6 +272,8 @@ def read_config(path: Path) -> Optional[Dict[str, Any]]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if path.name != CONFIG_FILE:  # ``--config detachlint.toml``: the options at the top level, as in ruff.toml
+        return _table(data, str(path))
     tool = data.get("tool")
     if not isinstance(tool, dict) or "detachlint" not in tool:
         return None
@@ -287,6 +293,23 @@ def find_config(start: PathLike) -> Optional[Path]:
         if candidate.is_file() and read_config(candidate) is not None:
             return candidate
     return None
+
+
+def config_arguments(values: Optional[Iterable[str]]) -> Tuple[Optional[Path], Dict[str, Any]]:
+    """``--config`` values: at most one file, and options written as TOML (``fail-on = 'error'``)."""
+    path: Optional[Path] = None
+    options: Dict[str, Any] = {}
+    for value in values or ():
+        if os.path.isfile(value):
+            if path is not None:
+                raise ConfigError(f"--config: two configuration files given ({path}, {value})")
+            path = Path(value)
+            continue
+        try:
+            options.update(tomllib.loads(value))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"--config {value!r}: neither a file nor a `KEY = VALUE` option in TOML ({exc})") from None
+    return path, _table(options, "--config")
 
 
 def parse_per_file_ignore(spec: str) -> Tuple[str, List[str]]:
@@ -344,6 +367,7 @@ def build_settings(config_file: Optional[Path], cli_overrides: Optional[Mapping[
         force_exclude=flag("force-exclude", False),
         runtime=dict(config.get("runtime", {})),
         max_file_size=cli.get("max-file-size", config.get("max-file-size")),
+        fail_on=cli.get("fail-on", config.get("fail-on", "warning")),
     )
 
 
@@ -356,8 +380,12 @@ def load_settings(start: PathLike, cli_overrides: Optional[Mapping[str, Any]] = 
 class SettingsResolver:
     """Settings per directory for a whole run, each config file read once."""
 
-    def __init__(self, cli_overrides: Optional[Mapping[str, Any]] = None) -> None:
+    def __init__(self, cli_overrides: Optional[Mapping[str, Any]] = None, config_file: Optional[PathLike] = None) -> None:
+        """``config_file`` (``--config PATH``): that file for every path, no discovery (ruff's rule)."""
         self.cli_overrides = dict(cli_overrides or {})
+        self.config_file = _abspath(config_file) if config_file is not None else None
+        if self.config_file is not None and read_config(self.config_file) is None:
+            raise ConfigError(f"{config_file}: no [tool.detachlint] table")
         self._cwd = _abspath(os.getcwd())
         self._by_config: Dict[Optional[Path], Settings] = {}
         self._by_dir: Dict[Path, Optional[Path]] = {}
@@ -380,7 +408,7 @@ class SettingsResolver:
         target = _abspath(path)
         if is_dir is None:
             is_dir = target.is_dir()
-        config = self._config_for_dir(target if is_dir else target.parent)
+        config = self.config_file or self._config_for_dir(target if is_dir else target.parent)
         if config not in self._by_config:
             self._by_config[config] = build_settings(config, self.cli_overrides, self._cwd)
         return self._by_config[config]

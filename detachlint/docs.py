@@ -64,7 +64,7 @@ def readme_rules_table() -> str:
 def rule_text(rule: Type[Rule]) -> str:
     """What ``detachlint rule CODE`` prints: the facts, then the four-part documentation."""
     lines = [f"{rule.code} {rule.name}", "", f"Default severity: {rule.severity.value}",
-             f"Enabled by default: {'yes' if rule.default_enabled else 'no'}", f"Docs: {rule.url()}", ""]
+             f"Enabled by default: {'yes' if rule.default_enabled else 'no'}", f"Docs: {rule.url() or 'detachlint rule ' + rule.code}", ""]
     return "\n".join(lines) + rule.documentation().rstrip("\n") + "\n"
 
 

@@ -6,10 +6,27 @@ Findings are plain data. Formatting them is the reporters' job, never a rule's.
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional, Tuple
 
-DOCS_URL = "https://github.com/detachlint/detachlint/blob/main/docs/rules.md#{anchor}"
+
+@functools.lru_cache(maxsize=None)
+def rules_doc() -> Optional[Path]:
+    """The rule documentation that ships with detachlint: ``detachlint/rules.md`` in an installed
+    wheel (``pyproject.toml`` copies it there), ``docs/rules.md`` in a checkout or an editable
+    install. No web address: nothing hosts this project, and a link must resolve."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "rules.md", here.parent / "docs" / "rules.md"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def rules_doc_uri(anchor: str) -> Optional[str]:
+    doc = rules_doc()
+    return f"{doc.as_uri()}#{anchor}" if doc is not None else None
 
 # The code given to files that cannot be read, decoded or parsed.
 PARSE_ERROR_CODE = "TAL999"
@@ -83,6 +100,11 @@ class Finding:
 
     def sort_key(self) -> Tuple[Any, ...]:
         return (self.filename, self.cell or 0, self.location, self.code)
+
+
+def applicable(fix: Optional[Fix], unsafe: bool) -> bool:
+    """Whether ``fix`` is applied (and marked ``[*]``): safe fixes always, unsafe ones on request."""
+    return fix is not None and (fix.applicability is Applicability.SAFE or unsafe)
 
 
 def parse_error_finding(filename: str, message: str, row: int = 1, column: int = 0) -> Finding:

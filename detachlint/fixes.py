@@ -24,23 +24,20 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from .engine import lint_source
 from .files import SourceError, atomic_write, decode_source
-from .findings import Applicability, Edit, Finding, Fix, Location
+from .findings import Applicability, Edit, Finding, Fix, Location, applicable
+from .noqa import noqa_edit
 from .notebook import CodeCell, NotebookError, join_cells, lint_notebook_bytes, neutralise, read_cells
 
 MAX_PASSES = 20
 _NEWLINE_RE = re.compile(r"\r\n?|\n")  # how LibCST (and so every Location) counts lines
 
 Linter = Callable[[str], List[Finding]]
-
-
-def applicable(fix: Optional[Fix], unsafe: bool) -> bool:
-    return fix is not None and (fix.applicability is Applicability.SAFE or unsafe)
 
 
 # --- text ---------------------------------------------------------------------------------------
@@ -326,6 +323,47 @@ def _lines(text: str) -> List[str]:
     if pos < len(text):
         out.append(text[pos:])
     return out
+
+
+def add_noqa(path: Path, findings: Sequence[Finding]) -> int:
+    """``--add-noqa``: ``# noqa: CODE`` on the line of each finding (added to an existing list),
+    the file rewritten atomically. A line whose end is inside a string (or continued with ``\\``)
+    is left alone. Returns how many directives were added; raises FixError."""
+    source = SourceFile.read(path)
+    lines = _lines(source.text)
+    wanted: Dict[int, Set[str]] = {}
+    for f in findings:
+        wanted.setdefault(f.location.row, set()).add(f.code)
+    original = list(lines)
+    added: Dict[int, int] = {}
+    for row, codes in wanted.items():
+        if not 1 <= row <= len(lines):
+            continue
+        body = lines[row - 1].rstrip("\r\n")
+        new = body
+        for code in sorted(codes):
+            edit = noqa_edit(new, code)
+            if edit is not None:
+                start, end, text = edit
+                new = new[:start] + text + new[end:]
+                added[row] = added.get(row, 0) + 1
+        lines[row - 1] = new + lines[row - 1][len(body):]
+    text = "".join(lines)
+    # Keep only edits that tokenize as a comment on their own row (not text inside a string).
+    try:
+        commented = {tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+                     if tok.type == tokenize.COMMENT and "noqa" in tok.string}
+    except (tokenize.TokenError, SyntaxError):
+        commented = set()
+    for row in [r for r in added if r not in commented]:
+        lines[row - 1] = original[row - 1]
+        del added[row]
+    text = "".join(lines)
+    if added:
+        if not parses(text, strict=False):
+            raise FixError("the file would no longer parse; nothing written")
+        source.write(text)
+    return sum(added.values())
 
 
 def unified_diff(before: str, after: str, name: str) -> str:

@@ -89,7 +89,7 @@ def hover_markdown(finding: Finding) -> str:
         return head
     doc = rule.documentation()
     url = rule.url()
-    return f"{head}\n\n---\n\n{doc}\n\n[Documentation]({url})"
+    return f"{head}\n\n---\n\n{doc}" + (f"\n\n[Documentation]({url})" if url else "")
 
 
 # --- what the server keeps per document ------------------------------------------------------
@@ -484,7 +484,7 @@ FIX_ALL_KIND = "source.fixAll.detachlint"
 
 def create_server() -> "DetachlintServer":
     if _IMPORT_ERROR is not None:
-        raise ImportError("detachlint lsp needs the 'lsp' extra: pip install 'detachlint[lsp]'") from _IMPORT_ERROR
+        raise ImportError("detachlint lsp needs the 'lsp' extra: pip install '.[lsp]' from a detachlint checkout") from _IMPORT_ERROR
     server = DetachlintServer()
 
     @server.feature(T.INITIALIZE)

@@ -191,3 +191,54 @@ def test_manual_confirm_hook_with_torch(tmp_path, hook_repo, env):
     assert proc.returncode == 1, out
     (line,) = [x for x in out.splitlines() if "model.py:5:5: TAL001" in x]
     assert "reproduced" in line or "no-reproducer" in line  # the pattern-mode verdict on the finding
+
+
+def readme_precommit_config(hook_repo: Dict[str, str]) -> str:
+    """The ``.pre-commit-config.yaml`` example of README.md, pointed at the snapshot of this
+    checkout: its placeholders are the only thing replaced."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## pre-commit"):]
+    block = section[section.index("```yaml\n") + len("```yaml\n"):]
+    block = block[:block.index("```")]
+    assert "/path/to/detachlint" in block and "0" * 40 in block
+    return block.replace("/path/to/detachlint", hook_repo["path"]).replace("0" * 40, hook_repo["rev"])
+
+
+WARNING_ONLY = textwrap.dedent(
+    """\
+    import torch
+
+
+    def init(p: torch.Tensor) -> None:
+        p.data.normal_(0.0, 0.02)
+    """
+)
+ERROR = textwrap.dedent(
+    """\
+    import torch
+
+
+    def step(p: torch.Tensor, x: torch.Tensor) -> None:
+        loss = (p * x).sum()
+        p.data.mul_(0.5)
+        loss.backward()
+    """
+)
+
+
+def test_readme_example_config_with_fail_on_error(tmp_path, hook_repo, env):
+    repo = tmp_path / "user"
+    repo.mkdir()
+    git(repo, "init", "-q", env=env)
+    (repo / ".pre-commit-config.yaml").write_text(readme_precommit_config(hook_repo))
+    (repo / "init.py").write_text(WARNING_ONLY)
+    git(repo, "add", ".", env=env)
+    proc = run(repo, *PRE_COMMIT, "run", env=env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out  # a warning is shown but does not fail the commit
+    assert "Passed" in out
+    (repo / "train.py").write_text(ERROR)
+    git(repo, "add", ".", env=env)
+    proc = run(repo, *PRE_COMMIT, "run", env=env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "train.py:6:5: TAL001" in out, out

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence
 
-from ..findings import PARSE_ERROR_CODE, Finding, Location, Severity
+from ..findings import PARSE_ERROR_CODE, Finding, Location, Severity, applicable
 from ..rules import rule_by_code
 
 # Reads the source lines a finding points into: (filename, cell) -> lines, or None if unavailable.
@@ -22,6 +22,7 @@ SourceLines = Callable[[str, Optional[int]], Optional[List[str]]]
 class ReportOptions:
     color: bool = False
     quiet: bool = False
+    unsafe_fixes: bool = False  # which fixes count as available (``[*]``), as ``--unsafe-fixes`` says
     sources: SourceLines = field(default=lambda filename, cell: None)
 
 
@@ -80,9 +81,25 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def summary(findings: Sequence[Finding]) -> str:
+def fix_marker(f: Finding, options: ReportOptions) -> str:
+    """ruff's ``[*]`` after the code of a finding ``--fix`` would fix."""
+    return " [*]" if applicable(f.fix, options.unsafe_fixes) else ""
+
+
+def summary(findings: Sequence[Finding], options: Optional[ReportOptions] = None) -> str:
+    """``Found …`` and, as ruff does, how many ``--fix`` would fix and how many need
+    ``--unsafe-fixes`` (one line each)."""
     if not findings:
         return "All checks passed!"
     errors = sum(1 for f in findings if f.severity == Severity.ERROR)
     warnings = len(findings) - errors
-    return f"Found {plural(len(findings), 'finding')} ({plural(errors, 'error')}, {plural(warnings, 'warning')})."
+    text = f"Found {plural(len(findings), 'finding')} ({plural(errors, 'error')}, {plural(warnings, 'warning')})."
+    unsafe = options is not None and options.unsafe_fixes
+    fixable = sum(1 for f in findings if applicable(f.fix, unsafe))
+    hidden = sum(1 for f in findings if f.fix is not None and not applicable(f.fix, unsafe))
+    hint = f"{hidden} hidden fix{'' if hidden == 1 else 'es'} can be enabled with the `--unsafe-fixes` option"
+    if fixable:
+        text += f"\n[*] {fixable} fixable with the `--fix` option" + (f" ({hint})." if hidden else ".")
+    elif hidden:
+        text += f"\nNo fixes available ({hint})."
+    return text

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..findings import Finding
-from .common import ReportOptions, Style, position, summary
+from .common import ReportOptions, Style, fix_marker, position, summary
 
 
-def line(f: Finding, style: Style) -> str:
-    text = (f"{style.bold(position(f))}: {style.severity(f.severity, f.code)} "
+def line(f: Finding, style: Style, options: ReportOptions) -> str:
+    text = (f"{style.bold(position(f))}: {style.severity(f.severity, f.code)}{fix_marker(f, options)} "
             f"[{f.severity.value}] {f.message}")
     if f.confirmation is not None:  # detachlint check --confirm
         text += f" [{f.confirmation.get('short') or f.confirmation.get('verdict')}]"
@@ -19,7 +19,7 @@ def line(f: Finding, style: Style) -> str:
 
 def render(findings: Sequence[Finding], options: ReportOptions) -> str:
     style = Style(options.color)
-    lines = [line(f, style) for f in findings]
+    lines = [line(f, style, options) for f in findings]
     if not options.quiet:
-        lines.append(summary(findings))
+        lines.append(summary(findings, options))
     return "".join(x + "\n" for x in lines)

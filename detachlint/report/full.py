@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import List, Sequence
 
 from ..findings import Finding
+from ..rules import rule_by_code
 from . import concise
 from .common import ReportOptions, Style, position, rule_url, summary
 
@@ -31,14 +32,13 @@ def render(findings: Sequence[Finding], options: ReportOptions) -> str:
     style = Style(options.color)
     out: List[str] = []
     for f in findings:
-        out.append(concise.line(f, style))
+        out.append(concise.line(f, style, options))
         out.extend(_snippet(f, options, style))
         for rel in f.related:
             out.append(f"  = note: {position(f, rel.location)}: {rel.message}")
-        url = rule_url(f.code)
-        if url:
-            out.append(f"  = help: {style.cyan(url)}")
+        if rule_url(f.code) is not None or rule_by_code(f.code) is not None:
+            out.append(f"  = help: {style.cyan(f'detachlint rule {f.code}')}")  # works wherever detachlint does
         out.append("")
     if not options.quiet:
-        out.append(summary(findings))
+        out.append(summary(findings, options))
     return "".join(x + "\n" for x in out)

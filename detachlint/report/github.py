@@ -25,11 +25,11 @@ def line(f: Finding) -> str:
         "col": column1(f.location),
         "endLine": f.end_location.row,
         "endColumn": column1(f.end_location),
-        "title": f.code,
+        "title": f"detachlint ({f.code})",  # as ruff: ``title=ruff (F401)``
     }
     if f.cell is not None:
         # GitHub cannot address a notebook cell; point at the file, keep the cell in the text.
-        props = {"file": f.filename, "title": f.code}
+        props = {"file": f.filename, "title": props["title"]}
     head = ",".join(f"{k}={_escape_property(str(v))}" for k, v in props.items())
     text = f.message if f.cell is None else f"{position(f)}: {f.message}"
     return f"::{kind} {head}::{_escape_data(text)}"

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
 from .. import __version__
-from ..findings import PARSE_ERROR_CODE, Finding, Fix, Location, Severity
+from ..findings import PARSE_ERROR_CODE, Finding, Fix, Location, Severity, rules_doc
 from ..rules import ALL_RULES
 from .common import ReportOptions, column1
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/detachlint/detachlint"
 SRCROOT = "%SRCROOT%"
 
 
@@ -34,7 +33,7 @@ def _rules() -> List[Dict[str, Any]]:
             "shortDescription": {"text": rule.summary or rule.name},
             "fullDescription": {"text": description},
             "help": {"text": rule.documentation(), "markdown": rule.documentation()},
-            "helpUri": rule.url(),
+            **({"helpUri": rule.url()} if rule.url() else {}),
             "defaultConfiguration": {"level": _level(rule.severity), "enabled": bool(rule.default_enabled)},
             "properties": {"tags": ["pytorch", "aliasing"]},
         })
@@ -112,13 +111,14 @@ def _result(f: Finding, rule_index: Dict[str, int]) -> Dict[str, Any]:
 
 def sarif_log(findings: Sequence[Finding]) -> Dict[str, Any]:
     rules = _rules()
+    doc = rules_doc()
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "detachlint", "version": __version__, "semanticVersion": __version__,
-                                "informationUri": INFORMATION_URI, "rules": rules}},
+                                **({"informationUri": doc.as_uri()} if doc is not None else {}), "rules": rules}},
             "originalUriBaseIds": {SRCROOT: {"uri": Path(os.getcwd()).as_uri() + "/"}},
             # Finding columns count Unicode code points (LibCST), not SARIF's default UTF-16 units.
             "columnKind": "unicodeCodePoints",

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import TYPE_CHECKING, ClassVar, Dict, Tuple, Type, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Dict, Optional, Tuple, Type, TypeVar
 
 from ..analysis.base import Analysis
-from ..findings import DOCS_URL, Severity
+from ..findings import Severity, rules_doc_uri
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -62,5 +62,6 @@ class Rule:
         return f"{cls.code.lower()}-{cls.name}"
 
     @classmethod
-    def url(cls) -> str:  # type: ignore[override]
-        return DOCS_URL.format(anchor=cls.anchor())
+    def url(cls) -> Optional[str]:  # type: ignore[override]
+        """Where the rule's section of the shipped ``rules.md`` is (a ``file:`` URI), if present."""
+        return rules_doc_uri(cls.anchor())
