@@ -34,7 +34,7 @@ def render(findings: Sequence[Finding], options: ReportOptions) -> str:
         out.append(concise.line(f, style))
         out.extend(_snippet(f, options, style))
         for rel in f.related:
-            out.append(f"  = note: {position(f, rel.location)}: {rel.message}")
+            out.append(f"  = note: {position(f, rel.location, rel.cell)}: {rel.message}")
         url = rule_url(f.code)
         if url:
             out.append(f"  = help: {style.cyan(url)}")
