@@ -209,6 +209,15 @@ def relocate_text(text: str, cmap: CellMap, home: Optional[int], parse_error: bo
     return "".join(parts)
 
 
+def _rows_changed(edit: Edit) -> range:
+    """The joined rows whose text an edit changes: those it spans, less the last when it ends at
+    that row's start after a line break (``import copy\n`` inserted before a line leaves it as is)."""
+    first, last = edit.location.row, edit.end_location.row
+    if edit.end_location.column == 0 and (last > first or edit.content.endswith("\n")):
+        last -= 1
+    return range(first, last + 1)
+
+
 def _place_fix(fix: Fix, cmap: CellMap, home: int, cross_cell: bool) -> Optional[Fix]:
     """The fix with cell-relative edits, or None when an edit crosses a cell boundary, touches a
     line neutralise rewrote (IPython syntax) or, unless ``cross_cell``, leaves the finding's cell."""
@@ -217,7 +226,7 @@ def _place_fix(fix: Fix, cmap: CellMap, home: int, cross_cell: bool) -> Optional
         start, end = cmap.move_exact(e.location), cmap.move_exact(e.end_location)
         if start is None or end is None or start[0] != end[0] or (not cross_cell and start[0] != home):
             return None
-        if any(row in cmap.rewritten for row in range(e.location.row, e.end_location.row + 1)):
+        if any(row in cmap.rewritten for row in _rows_changed(e)):
             return None
         edits.append(Edit(start[1], end[1], e.content, start[0]))
     return dataclasses.replace(fix, message=relocate_text(fix.message, cmap, home), edits=tuple(edits))
