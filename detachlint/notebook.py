@@ -11,14 +11,16 @@ on the first line) skips the whole cell; line magics (``%matplotlib inline``), s
 (``!pip install``) and help (``obj?``, ``??obj``) become ``pass`` at the same indentation, and
 ``x = !ls`` / ``x = %who_ls`` become ``x = ...``. Columns on every other line are unchanged.
 
-Line numbers in messages are mapped here too, in one place (``place``): rules write the rows of
-the joined module as ``line N`` (outside backquoted code), and each becomes ``line N`` within the
-same cell or ``cell C, line N`` for another cell, the way ruff names notebook positions.
+Line numbers in messages are mapped here too, in one place (``place``), so no rule knows about
+cells: a message names another line as ``line N`` (outside backquoted code; N a row of the joined
+module), which becomes ``line N`` when it is in the cell the text is shown in and ``cell C, line N``
+otherwise. A parser's ``at R:C`` in a TAL999 message is mapped the same way. Related locations
+carry their own ``cell``.
 
 Fixes are placed the same way: each ``Edit`` carries its ``cell`` and cell-relative locations, so a
-fix may edit several cells (``import copy`` added in the cell of the imports, the snapshot wrapped
-in its own cell). A fix is dropped when an edit crosses a cell boundary or touches a line whose
-IPython syntax was neutralised. ``check --fix`` applies them through ``fixes.fix_notebook``.
+fix may edit several cells (``import copy`` added with the imports, the snapshot wrapped in its own
+cell). A fix is dropped when an edit crosses a cell boundary or changes a line whose IPython syntax
+was neutralised. ``check --fix`` applies exactly these through ``fixes.fix_notebook``.
 
 A notebook that is not valid JSON or has no cell list gives one TAL999 finding.
 """
