@@ -161,6 +161,14 @@ def test_read_cells_accepts_string_sources_and_nbformat3():
 FINETUNE = FIXTURES / "notebooks" / "finetune.ipynb"  # an alias made in one cell, written in another
 
 
+@pytest.fixture
+def nb_dir(tmp_path):
+    """A copy of the fixture notebooks: the CLI runs there (its cache and config stay out of the tree)."""
+    for path in (NOTEBOOK, FINETUNE):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    return tmp_path
+
+
 def cli(*args, cwd):
     from test_cli import detachlint
 
@@ -188,12 +196,12 @@ def line_refs(text: str, home: int):
             for m in REF_RE.finditer(text) if not m.group(0).startswith("`")]
 
 
-def test_message_lines_are_cell_relative_and_name_other_cells(tmp_path):
-    found = cli_json(FINETUNE)
+def test_message_lines_are_cell_relative_and_name_other_cells(nb_dir):
+    found = cli_json(nb_dir / FINETUNE.name)
     assert "`opt.step()` (cell 6, line 5) changes it, and `best` is read at cell 7, line 1." in found["TAL401"]["message"]
     assert "`first = x[0]` (cell 8, line 1) is a view of it" in found["TAL301"]["message"]
     assert "`shown` is `x.detach()` (cell 8, line 2)" in found["TAL201"]["message"]
-    same_cell = cli_json(NOTEBOOK)["TAL001"]  # the backward() is in the finding's own cell: no cell named
+    same_cell = cli_json(nb_dir / NOTEBOOK.name)["TAL001"]  # the backward() is in the finding's own cell: no cell named
     assert same_cell["cell"] == 6 and "until `loss.backward()` (line 6):" in same_cell["message"]
     lines = cell_lines(FINETUNE)
     for f in found.values():
@@ -204,14 +212,14 @@ def test_message_lines_are_cell_relative_and_name_other_cells(tmp_path):
     assert "opt.step()" in lines[6][5 - 1] and "best" in lines[7][0] and lines[8][0] == "first = x[0]"
 
 
-def test_python_file_messages_are_unchanged_and_map_to_the_notebooks(tmp_path):
+def test_python_file_messages_are_unchanged_and_map_to_the_notebooks(nb_dir):
     """The same code as a .py file keeps its whole-file rows; each maps to the cell row named in
     the notebook's message, and names the same source line."""
     cells, _ = read_cells(FINETUNE.read_text(encoding="utf-8"))
     source, cmap = join_cells(cells)
-    (tmp_path / "finetune.py").write_text(source, encoding="utf-8")
-    as_py = cli_json(tmp_path / "finetune.py")
-    as_nb = cli_json(FINETUNE)
+    (nb_dir / "finetune.py").write_text(source, encoding="utf-8")
+    as_py = cli_json(nb_dir / "finetune.py")
+    as_nb = cli_json(nb_dir / FINETUNE.name)
     assert sorted(as_py) == sorted(as_nb) == ["TAL201", "TAL301", "TAL401"]
     assert "`opt.step()` (line 12) changes it, and `best` is read at line 13." in as_py["TAL401"]["message"]
     rows = source.splitlines()
@@ -256,8 +264,8 @@ def test_every_rule_fixture_split_into_cells_names_the_right_lines():
     assert checked > 10
 
 
-def test_full_notes_name_the_cell_of_each_related_location():
-    proc = cli("--output-format", "full", FINETUNE.name, cwd=FINETUNE.parent)
+def test_full_notes_name_the_cell_of_each_related_location(nb_dir):
+    proc = cli("--output-format", "full", FINETUNE.name, cwd=nb_dir)
     notes = [line.strip() for line in proc.stdout.splitlines() if "= note:" in line]
     assert "= note: finetune.ipynb:cell 6:5:5: the update that changes the snapshot" in notes
     assert "= note: finetune.ipynb:cell 7:1:23: `best` read here holds the updated values" in notes
@@ -266,10 +274,10 @@ def test_full_notes_name_the_cell_of_each_related_location():
     assert "finetune.ipynb:cell 9:1:1: TAL301" in proc.stdout
 
 
-def test_sarif_results_are_cell_relative_and_name_the_cell():
+def test_sarif_results_are_cell_relative_and_name_the_cell(nb_dir):
     from test_cli import validate_sarif
 
-    proc = cli("--output-format", "sarif", FINETUNE.name, cwd=FINETUNE.parent)
+    proc = cli("--output-format", "sarif", FINETUNE.name, cwd=nb_dir)
     log = json.loads(proc.stdout)
     assert validate_sarif(log) or sys.version_info < (3, 11)
     results = {r["ruleId"]: r for r in log["runs"][0]["results"]}
@@ -304,8 +312,9 @@ def apply_json_fix(path: Path, fix: dict) -> dict:
     return nb
 
 
-def test_json_carries_notebook_fixes_with_their_cells(tmp_path):
-    found = cli_json(FINETUNE)
+def test_json_carries_notebook_fixes_with_their_cells(nb_dir):
+    path = nb_dir / FINETUNE.name
+    found = cli_json(path)
     fix = found["TAL401"]["fix"]
     assert fix is not None and fix["applicability"] == "unsafe"
     assert sorted((e["cell"], e["location"]["row"], e["location"]["column"], e["content"]) for e in fix["edits"]) == [
@@ -313,20 +322,17 @@ def test_json_carries_notebook_fixes_with_their_cells(tmp_path):
     assert found["TAL301"]["fix"]["edits"] == [{"cell": 8, "content": ".clone()", "location": {"row": 1, "column": 13},
                                                 "end_location": {"row": 1, "column": 13}}]
     # A client applying the JSON edits gets what ``--fix`` writes for that finding.
-    by_client = apply_json_fix(FINETUNE, fix)
-    path = tmp_path / "finetune.ipynb"
-    path.write_text(FINETUNE.read_text(encoding="utf-8"), encoding="utf-8")
-    proc = cli("--fix", "--unsafe-fixes", "--select", "TAL401", path.name, cwd=tmp_path)
+    by_client = apply_json_fix(path, fix)
+    proc = cli("--fix", "--unsafe-fixes", "--select", "TAL401", path.name, cwd=nb_dir)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(path.read_text(encoding="utf-8")) == by_client
 
 
-def test_fix_adds_the_missing_import_and_relints_clean(tmp_path):
-    path = tmp_path / "finetune.ipynb"
-    path.write_text(FINETUNE.read_text(encoding="utf-8"), encoding="utf-8")
+def test_fix_adds_the_missing_import_and_relints_clean(nb_dir):
+    path = nb_dir / FINETUNE.name
     before = cli_json(path, "--unsafe-fixes")
     assert all(f["fix"] is not None for f in before.values())
-    proc = cli("--fix", "--unsafe-fixes", path.name, cwd=tmp_path)
+    proc = cli("--fix", "--unsafe-fixes", path.name, cwd=nb_dir)
     assert proc.returncode == 0 and "1 × TAL401" in proc.stdout, proc.stdout + proc.stderr
     lines = cell_lines(path)
     assert lines[2] == ["%matplotlib inline", "import copy", "import torch", "import torch.nn as nn"]
@@ -335,13 +341,13 @@ def test_fix_adds_the_missing_import_and_relints_clean(tmp_path):
     import ast
 
     ast.parse(join_cells(cells)[0])  # the fixed cells still parse
-    again = cli("--output-format", "json", "--select", "ALL", path.name, cwd=tmp_path)
+    again = cli("--output-format", "json", "--select", "ALL", path.name, cwd=nb_dir)
     assert again.returncode == 0 and json.loads(again.stdout) == []
     # The same code as a .py file takes the same path: ``import copy`` is added there too.
     source, _ = join_cells(read_cells(FINETUNE.read_text(encoding="utf-8"))[0])
-    py = tmp_path / "finetune.py"
+    py = nb_dir / "finetune.py"
     py.write_text(source, encoding="utf-8")
-    assert cli("--fix", "--unsafe-fixes", "--select", "TAL401", py.name, cwd=tmp_path).returncode == 0
+    assert cli("--fix", "--unsafe-fixes", "--select", "TAL401", py.name, cwd=nb_dir).returncode == 0
     assert "pass\nimport copy\nimport torch\n" in py.read_text(encoding="utf-8")
 
 
