@@ -55,6 +55,8 @@ class Related:
     location: Location
     end_location: Location
     message: str
+    # For notebooks: the 1-based cell ``location`` lies in (it may differ from the finding's).
+    cell: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,9 @@ class Edit:
     location: Location
     end_location: Location
     content: str
+    # For notebooks: the 1-based cell the edit applies to (one fix may edit several cells, e.g.
+    # ``import copy`` added in the cell of the imports), with the locations relative to it.
+    cell: Optional[int] = None
 
 
 class Applicability(str, enum.Enum):
@@ -117,6 +122,11 @@ def _location_from(data: Any) -> Location:
     return Location(int(data[0]), int(data[1]))
 
 
+def _cell_from(entry: Any) -> Optional[int]:
+    """The optional fourth item of a serialised edit or related location (older entries have 3)."""
+    return entry[3] if len(entry) > 3 else None
+
+
 def finding_to_dict(finding: Finding) -> dict:
     """A JSON-safe dict that ``finding_from_dict`` turns back into an equal Finding (the cache's
     format; reporters have their own)."""
@@ -127,10 +137,10 @@ def finding_to_dict(finding: Finding) -> dict:
         "end_location": [finding.end_location.row, finding.end_location.column],
         "fix": None if fix is None else {
             "applicability": fix.applicability.value, "message": fix.message,
-            "edits": [[[e.location.row, e.location.column], [e.end_location.row, e.end_location.column], e.content]
-                      for e in fix.edits]},
-        "related": [[[r.location.row, r.location.column], [r.end_location.row, r.end_location.column], r.message]
-                    for r in finding.related],
+            "edits": [[[e.location.row, e.location.column], [e.end_location.row, e.end_location.column], e.content,
+                       e.cell] for e in fix.edits]},
+        "related": [[[r.location.row, r.location.column], [r.end_location.row, r.end_location.column], r.message,
+                     r.cell] for r in finding.related],
         "signature": finding.signature, "cell": finding.cell, "confirmation": finding.confirmation,
     }
 
@@ -141,7 +151,7 @@ def finding_from_dict(data: dict) -> Finding:
         data["code"], data["message"], Severity(data["severity"]), data["filename"],
         _location_from(data["location"]), _location_from(data["end_location"]),
         None if fix is None else Fix(Applicability(fix["applicability"]), fix["message"], tuple(
-            Edit(_location_from(a), _location_from(b), content) for a, b, content in fix["edits"])),
-        tuple(Related(_location_from(a), _location_from(b), message) for a, b, message in data["related"]),
+            Edit(_location_from(e[0]), _location_from(e[1]), e[2], _cell_from(e)) for e in fix["edits"])),
+        tuple(Related(_location_from(r[0]), _location_from(r[1]), r[2], _cell_from(r)) for r in data["related"]),
         data.get("signature"), data.get("cell"), data.get("confirmation"),
     )

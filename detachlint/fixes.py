@@ -30,9 +30,9 @@ import libcst as cst
 
 from .engine import lint_source
 from .files import SourceError, atomic_write, decode_source
-from .findings import Applicability, Edit, Finding, Fix, Location, applicable
+from .findings import Applicability, Finding, Fix, Location, applicable
 from .noqa import noqa_edit
-from .notebook import CodeCell, NotebookError, join_cells, lint_notebook_bytes, neutralise, read_cells
+from .notebook import CodeCell, NotebookError, join_cells, lint_notebook_bytes, neutralise, place, read_cells
 
 MAX_PASSES = 20
 _NEWLINE_RE = re.compile(r"\r\n?|\n")  # how LibCST (and so every Location) counts lines
@@ -386,8 +386,9 @@ def summary(counts: Counter) -> str:
 
 def fix_notebook(text: str, display: str, codes, unsafe: bool = False, max_passes: int = MAX_PASSES) -> FixOutcome:
     """Fix the code cells of a notebook's JSON text. The cells are linted joined, as ``check``
-    lints them; a fix is applied when all its edits fall in one cell, on the lines IPython syntax
-    did not touch. The JSON is rewritten only when re-serialising it reproduces the file byte for
+    lints them, and each fix is placed in its cells by ``notebook.place`` (the edits the JSON
+    output shows): a fix may edit several cells (``import copy`` in the cell of the imports), but
+    no edit may cross a cell boundary or touch a line IPython syntax was neutralised on. The JSON is rewritten only when re-serialising it reproduces the file byte for
     byte (nbformat's layout: indent 1, keys in file order), so only cell sources change."""
     import json
 
@@ -408,21 +409,23 @@ def fix_notebook(text: str, display: str, codes, unsafe: bool = False, max_passe
         joined, cmap = join_cells([CodeCell(n, s) for n, s in sources.items()])
         findings = lint_source(joined, display, codes)
         todo = []
+        in_cells = {}  # id of a fix on the joined text -> the same fix placed in its cells
         for f in findings:
             if not applicable(f.fix, unsafe) or f.fix in rejected:
                 continue
-            where = {cmap.move(loc)[0] for e in f.fix.edits for loc in (e.location, e.end_location)}  # type: ignore
-            if len(where) == 1:
+            placed = place(f, cmap, cross_cell=True).finding.fix  # what reporters show, edit for edit
+            if placed is not None:
                 todo.append(f)
+                in_cells[id(f.fix)] = placed
         if not todo:
             break
+        # Conflicts and parsing are judged on the joined text, as the rules see it.
         result = apply_fixes(joined, [f.fix for f in todo])  # type: ignore[misc]
         rejected.update(result.rejected)
         per_cell: dict = {}
         for fix in result.applied:
-            for e in fix.edits:
-                number, start = cmap.move(e.location)
-                per_cell.setdefault(number, []).append(Edit(start, cmap.move(e.end_location)[1], e.content))
+            for e in in_cells[id(fix)].edits:
+                per_cell.setdefault(e.cell, []).append(e)
         updated = {}
         for number, edits in per_cell.items():
             old_neutral = neutralise(sources[number]) or ""

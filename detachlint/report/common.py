@@ -43,11 +43,13 @@ def column1(loc: Location) -> int:
     return loc.column + 1
 
 
-def position(f: Finding, loc: Optional[Location] = None) -> str:
-    """``path:row:col`` or, in a notebook, ``path:cell N:row:col``."""
+def position(f: Finding, loc: Optional[Location] = None, cell: Optional[int] = None) -> str:
+    """``path:row:col`` or, in a notebook, ``path:cell N:row:col``. ``loc`` and ``cell`` default
+    to the finding's; a related location passes its own (it may lie in another cell)."""
     loc = loc or f.location
-    cell = f"cell {f.cell}:" if f.cell is not None else ""
-    return f"{f.filename}:{cell}{loc.row}:{column1(loc)}"
+    cell = f.cell if cell is None else cell
+    prefix = f"cell {cell}:" if cell is not None else ""
+    return f"{f.filename}:{prefix}{loc.row}:{column1(loc)}"
 
 
 def absolute_filename(filename: str) -> str:

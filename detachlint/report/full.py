@@ -8,7 +8,7 @@ from typing import List, Sequence
 from ..findings import Finding
 from ..rules import rule_by_code
 from . import concise
-from .common import ReportOptions, Style, position, rule_url, summary
+from .common import ReportOptions, Style, position, summary
 
 
 def _snippet(f: Finding, options: ReportOptions, style: Style) -> List[str]:
@@ -35,8 +35,8 @@ def render(findings: Sequence[Finding], options: ReportOptions) -> str:
         out.append(concise.line(f, style, options))
         out.extend(_snippet(f, options, style))
         for rel in f.related:
-            out.append(f"  = note: {position(f, rel.location)}: {rel.message}")
-        if rule_url(f.code) is not None or rule_by_code(f.code) is not None:
+            out.append(f"  = note: {position(f, rel.location, rel.cell)}: {rel.message}")
+        if rule_by_code(f.code) is not None:
             out.append(f"  = help: {style.cyan(f'detachlint rule {f.code}')}")  # works wherever detachlint does
         out.append("")
     if not options.quiet:

@@ -1,5 +1,9 @@
 """A JSON array in the shape of ruff's ``--output-format json`` (so tools that read ruff's output
-read ours), plus ``severity``, ``related`` and ``signature``. Rows and columns are 1-based."""
+read ours), plus ``severity``, ``related`` and ``signature``. Rows and columns are 1-based.
+
+In a notebook, ``cell`` is the 1-based cell (markdown cells count) and every row is relative to
+the cell named next to it: the finding's ``cell``, and a ``cell`` on each related location and on
+each fix edit (one fix may edit two cells, e.g. ``import copy`` added in the cell of the imports)."""
 
 from __future__ import annotations
 
@@ -14,14 +18,20 @@ def location(loc: Location) -> Dict[str, int]:
     return {"row": loc.row, "column": column1(loc)}
 
 
+def with_cell(obj: Dict[str, Any], cell: Optional[int]) -> Dict[str, Any]:
+    """In a notebook, an edit or related location names its cell (its rows are that cell's); in
+    a Python file there is no ``cell`` key, as in ruff's output."""
+    return obj if cell is None else {"cell": cell, **obj}
+
+
 def fix_object(fix: Optional[Fix]) -> Optional[Dict[str, Any]]:
     if fix is None:
         return None
     return {
         "applicability": fix.applicability.value,
         "message": fix.message,
-        "edits": [{"content": e.content, "location": location(e.location), "end_location": location(e.end_location)}
-                  for e in fix.edits],
+        "edits": [with_cell({"content": e.content, "location": location(e.location),
+                             "end_location": location(e.end_location)}, e.cell) for e in fix.edits],
     }
 
 
@@ -38,8 +48,9 @@ def finding_object(f: Finding) -> Dict[str, Any]:
         "noqa_row": f.location.row,  # suppressions are read on the line where a finding starts
         "fix": fix_object(f.fix),
         "url": rule_url(f.code),
-        "related": [{"row": r.location.row, "column": column1(r.location), "end_row": r.end_location.row,
-                     "end_column": column1(r.end_location), "message": r.message} for r in f.related],
+        "related": [with_cell({"row": r.location.row, "column": column1(r.location), "end_row": r.end_location.row,
+                               "end_column": column1(r.end_location), "message": r.message}, r.cell)
+                    for r in f.related],
         "signature": f.signature,
     }
     if f.confirmation is not None:  # detachlint check --confirm

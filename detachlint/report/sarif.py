@@ -1,13 +1,18 @@
 """SARIF 2.1.0 for GitHub code scanning (``github/codeql-action/upload-sarif``) and other SARIF
 viewers. Rule metadata comes from the registry, so every rule is described even when it has no
-result. Paths are relative to the working directory (``%SRCROOT%``) when below it."""
+result. Paths are relative to the working directory (``%SRCROOT%``) when below it.
+
+Notebook results: the region's rows and columns are relative to the cell, which each location
+names in ``logicalLocations`` (``cell N``) and ``properties.cell``; the result's message starts
+with ``cell N:`` for viewers that show only the text. Their fixes are left out (a SARIF
+replacement edits the artifact's own text, the notebook's JSON); the JSON output carries them."""
 
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from .. import __version__
 from ..findings import PARSE_ERROR_CODE, Finding, Fix, Location, Severity, rules_doc
@@ -67,9 +72,14 @@ def _region(start: Location, end: Location) -> Dict[str, int]:
     return region
 
 
-def _location(f: Finding, start: Location, end: Location, message: str = "") -> Dict[str, Any]:
+def _location(f: Finding, start: Location, end: Location, message: str = "",
+              cell: Optional[int] = None) -> Dict[str, Any]:
     loc: Dict[str, Any] = {"physicalLocation": {"artifactLocation": _artifact(f.filename),
                                                 "region": _region(start, end)}}
+    if cell is not None:
+        # A notebook: the region's rows are those of this cell, not of the .ipynb's JSON text.
+        loc["logicalLocations"] = [{"name": f"cell {cell}", "fullyQualifiedName": f"{f.filename}:cell {cell}"}]
+        loc["properties"] = {"cell": cell}
     if message:
         loc["message"] = {"text": message}
     return loc
@@ -92,15 +102,17 @@ def _result(f: Finding, rule_index: Dict[str, int]) -> Dict[str, Any]:
         "ruleId": f.code,
         "level": _level(f.severity),
         "message": {"text": text},
-        "locations": [_location(f, f.location, f.end_location)],
+        "locations": [_location(f, f.location, f.end_location, cell=f.cell)],
     }
     if f.code in rule_index:
         result["ruleIndex"] = rule_index[f.code]
     if f.related:
         result["relatedLocations"] = [
-            dict(_location(f, r.location, r.end_location, r.message), id=i) for i, r in enumerate(f.related)
+            dict(_location(f, r.location, r.end_location, r.message, r.cell), id=i) for i, r in enumerate(f.related)
         ]
-    if f.fix is not None and f.cell is None:  # a cell's rows are not the file's rows
+    # A SARIF replacement addresses the artifact's own text (the notebook's JSON), which a cell's
+    # rows are not: notebook fixes are in the JSON output, with the cell on each edit.
+    if f.fix is not None and f.cell is None:
         result["fixes"] = [_fix(f, f.fix)]
     if f.cell is not None:
         result["properties"] = {"cell": f.cell}
