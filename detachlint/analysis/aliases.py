@@ -570,14 +570,45 @@ class AliasAnalysis(Analysis):
                 and isinstance(targets[0], (cst.Tuple, cst.List))
                 and len(targets[0].elements) == len(value.elements)
                 and not any(isinstance(e, cst.StarredElement) for e in [*value.elements, *targets[0].elements])):
-            parts = [self._eval(e.value) for e in value.elements]
-            for element, origins, part in zip(targets[0].elements, parts, value.elements):
+            # ``X, C = C, X``: all the right side is read before any name is bound.
+            moved = [self._moved(e.value) for e in value.elements]
+            parts = [self._eval(e.value) if m is None else set(m) for e, m in zip(value.elements, moved)]
+            for element, origins, part, values in zip(targets[0].elements, parts, value.elements, moved):
                 self._assign(element.value, origins, part.value)
+                self._keep_staleness(element.value, values)
+        elif len(targets) == 1 and self._moved(value) is not None:
+            values = self._moved(value)
+            self._assign(targets[0], set(values), value)
+            self._keep_staleness(targets[0], values)
         else:
             origins = self._eval(value)
             for target in targets:
                 self._assign(target, origins, value)
         self._facts_call("leave_Assign", node)
+
+    def _moved(self, value: cst.BaseExpression) -> Optional[Values]:
+        """A bare name on the right of ``=`` moves a reference: nothing reads its values there,
+        so it is no stale read (double buffering, ``X, C = C, X``, swaps names on purpose); the
+        values it holds, stale or not, move to the target."""
+        key = dotted_name(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+        if key is None or self.state is None or key not in self.state:
+            return None
+        values = self.state[key]
+        if any(o.relation not in HANDLES for o in values):
+            self._reads.setdefault(id(value), set()).update(values)
+        return dict(values)
+
+    def _keep_staleness(self, target: cst.BaseExpression, values: Optional[Values]) -> None:
+        """After ``_assign`` bound ``target`` to (aliases of) the moved ``values``, each keeps the
+        mutations its source had seen: a later read of the new name is the stale read."""
+        key = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        if not values or key is None or self.state is None or key not in self.state:
+            return
+        bound = self.state[key]
+        for origin in list(bound):
+            source = origin if origin in values else origin.parent
+            if source in values and values[source]:
+                bound[origin] = bound[origin] | values[source]
 
     def _augassign(self, node: cst.AugAssign) -> None:
         self._eval(node.value)
