@@ -758,6 +758,7 @@ class AliasAnalysis(Analysis):
         if key is None:
             return
         self._bind(key, kept or {self._fresh(target, key)})
+        self._forget_below(key)  # a new ``p`` each iteration: last iteration's ``p.grad`` is not this one
 
     # ================================================================== expressions
 
