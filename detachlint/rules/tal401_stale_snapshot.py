@@ -167,8 +167,14 @@ class StaleSnapshot(AliasRule):
     @staticmethod
     def _written_through(mutation: Mutation, snapshot: Origin) -> bool:
         """``new = opt.state_dict(); new["state"][k].copy_(v)``: writing into the live state through
-        the dict is the point of taking it."""
-        return bool(mutation.origins) and all(o is snapshot or o.derives_from(snapshot) for o in mutation.origins)
+        the dict is the point of taking it, through this ``state_dict()`` or another one of the same
+        object (``groups = opt.state_dict()["param_groups"]; state = opt.state_dict()["state"]``,
+        a template filled and loaded back)."""
+        def through_a_snapshot(o: Origin) -> bool:
+            return o is snapshot or o.derives_from(snapshot) or (
+                snapshot.relation is Relation.SNAPSHOT
+                and any(c.relation is Relation.SNAPSHOT and c.source == snapshot.source for c in o.chain()))
+        return bool(mutation.origins) and all(through_a_snapshot(o) for o in mutation.origins)
 
     def _report(self, node: cst.CSTNode, origin: Origin, read: StaleRead, analysis: AliasAnalysis) -> None:
         mutation = read.mutation
