@@ -114,6 +114,17 @@ TENSOR_FUNCTIONS = frozenset(
     """.split()
 )
 
+# torch.* factories: their result is a new leaf, whatever the arguments (no graph behind it).
+GRAPH_FREE_FACTORIES = frozenset(
+    """
+    tensor as_tensor asarray from_numpy frombuffer zeros ones empty full rand randn randint
+    randperm arange linspace logspace eye zeros_like ones_like empty_like full_like rand_like
+    randn_like randint_like empty_strided scalar_tensor bernoulli multinomial
+    """.split()
+)
+# Methods whose result carries no graph (a Python value, an array, or a detached tensor).
+GRAPH_CUTTING_METHODS = frozenset("detach detach_ item tolist numpy".split())
+
 # torch.* functions that return a tuple or list of tensors.
 TENSOR_SEQUENCE_FUNCTIONS = frozenset(
     "split chunk unbind tensor_split hsplit vsplit dsplit meshgrid broadcast_tensors".split()

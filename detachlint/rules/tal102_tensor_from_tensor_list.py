@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
+from ..analysis import catalog
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames
@@ -32,6 +34,108 @@ def stack_fix(ctx, node: cst.Call):
     return make_fix(UNSAFE, f"Replace with `{torch}.stack(...)`", *edits)
 
 
+class _Values(cst.CSTVisitor):
+    """Within one function: each name's assigned values (``x = v``, ``x += v``, ``xs.append(v)``,
+    ``xs.extend(vs)``) and, for a loop or comprehension variable, the iterable it is an element
+    of (pairwise through ``zip``)."""
+
+    def __init__(self) -> None:
+        self.values: Dict[str, List[cst.BaseExpression]] = {}
+
+    def _add(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.values.setdefault(target.value, []).append(value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            pairs = value.args if _is_zip(value) else ()
+            for i, element in enumerate(target.elements):
+                self._add(element.value, pairs[i].value if i < len(pairs) else value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._add(target.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._add(node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._add(node.target, node.iter)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._add(node.target, node.iter)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and node.args
+                and func.attr.value in catalog.CONTAINER_ADD_METHODS | catalog.CONTAINER_EXTEND_METHODS):
+            self._add(func.value, node.args[-1].value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # the body of the function being analysed, not those nested in it
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+def _is_zip(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "zip"
+
+
+class _GraphEvidence:
+    """Which element of ``torch.tensor([...])`` carries a graph that the conversion drops: a value
+    computed by a call (``F.cross_entropy(logits, y)``, ``model(x)``, ``criterion(out, y)``)
+    rather than made by a factory (``torch.tensor``, ``torch.zeros``) or cut from the graph
+    (``.detach()``, ``.item()``). Unknown values (parameters, attributes) are no evidence."""
+
+    def __init__(self, function: cst.FunctionDef, names: TorchNames) -> None:
+        collector = _Values()
+        function.body.visit(collector)
+        self.values = collector.values
+        self.names = names
+
+    def find(self, node: cst.BaseExpression, seen: Optional[Set[str]] = None) -> Optional[cst.Call]:
+        seen = set() if seen is None else seen
+        if isinstance(node, cst.Name):
+            if node.value in seen:
+                return None
+            seen.add(node.value)
+            return next((c for v in self.values.get(node.value, ()) if (c := self.find(v, seen)) is not None), None)
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            return next((c for e in node.elements if (c := self.find(e.value, seen)) is not None), None)
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return self.find(node.elt, seen)
+        if isinstance(node, cst.BinaryOperation):
+            return self.find(node.left, seen) or self.find(node.right, seen)
+        if isinstance(node, cst.UnaryOperation):
+            return self.find(node.expression, seen)
+        if isinstance(node, (cst.Subscript, cst.Attribute)):
+            return self.find(node.value, seen)
+        if isinstance(node, cst.Call):
+            return self._call(node, seen)
+        return None
+
+    def _call(self, node: cst.Call, seen: Set[str]) -> Optional[cst.Call]:
+        func = node.func
+        member = self.names.torch_member(func)
+        if member is not None:
+            if member in catalog.GRAPH_FREE_FACTORIES:
+                return None
+            return next((c for a in node.args if (c := self.find(a.value, seen)) is not None), None)
+        if _is_zip(node) or (isinstance(func, cst.Name) and func.value in ("float", "int", "len", "range", "enumerate")):
+            return None
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in catalog.GRAPH_CUTTING_METHODS:
+                return None
+            if method in catalog.TENSOR_ONLY_METHODS or method in catalog.VIEW_METHODS \
+                    or method in catalog.COPY_INTENT_CONVERSIONS or method in ("sum", "mean", "pow", "clone"):
+                return self.find(func.value, seen)  # a tensor method keeps its receiver's graph
+        qualified = self.names.qualified(func) or ""
+        if qualified.startswith("torch.nn.functional.") or any(not isinstance(a.value, (
+                cst.Integer, cst.Float, cst.SimpleString)) for a in node.args):
+            return node  # a computation from tensors: model(x), criterion(out, y), F.mse_loss(...)
+        return None
+
+
 class TensorFromTensorList(Rule):
     """
     ## What it does
@@ -42,8 +146,10 @@ class TensorFromTensorList(Rule):
     The constructor converts every element to a Python number: the result is a new leaf, so no
     gradient flows back to the elements (a loss term built this way never trains), and
     elements with more than one value raise `ValueError: only one element tensors can be
-    converted to Python scalars`. It is an **error** in code that calls `backward()`, a
-    **warning** elsewhere.
+    converted to Python scalars`. It is an **error** in code that calls `backward()` when an
+    element is computed there by a call whose graph the conversion drops (`F.cross_entropy(...)`,
+    `model(x)`, a list filled with such values); a **warning** elsewhere, and where the elements
+    carry no graph the analysis can name (made by `torch.tensor`, `.detach()`, `.item()`).
 
     ## Example
     ```python
@@ -76,6 +182,26 @@ class TensorFromTensorList(Rule):
     summary = "torch.tensor([t1, t2, ...]) drops the graph; torch.stack is meant"
     requires = (TensorFacts, TorchNames, ScopeOrder)
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._evidence: Dict[int, _GraphEvidence] = {}
+
+    def _graph(self, elements: cst.BaseExpression) -> Optional[cst.Call]:
+        """The call whose graph an element carries (None: no evidence; then a warning)."""
+        function = self.analysis(TensorFacts).function
+        if function is None or self._under_no_grad():
+            return None
+        evidence = self._evidence.get(id(function))
+        if evidence is None:
+            evidence = self._evidence[id(function)] = _GraphEvidence(function, self.analysis(TorchNames))
+        return evidence.find(elements)
+
+    def _under_no_grad(self) -> bool:
+        names = self.analysis(TorchNames)
+        return any(isinstance(p, cst.With) and any(
+            isinstance(i.item, cst.Call) and names.qualified(i.item.func) in ("torch.no_grad", "torch.inference_mode")
+            for i in p.items) for p in self.ctx.parents)
+
     def visit_Call(self, node: cst.Call) -> None:
         if not self.analysis(TorchNames).is_torch(node.func, "tensor", "as_tensor"):
             return
@@ -85,9 +211,11 @@ class TensorFromTensorList(Rule):
         order = self.analysis(ScopeOrder)
         spelled = self.ctx.code_for(node.func)
         elements = self.ctx.code_for(args[0].value)
-        if order.calls_backward():
-            message = (f"`{spelled}()` of tensors converts each to a Python number: no gradient reaches them "
-                       f"in this function that calls backward(), and multi-element tensors raise; use "
+        graph = self._graph(args[0].value) if order.calls_backward() else None
+        if graph is not None:
+            message = (f"`{spelled}()` of tensors converts each to a Python number: the graph of "
+                       f"`{self.ctx.code_for(graph)}` (line {self.ctx.line(graph)}) is dropped, so the backward() "
+                       f"in this function sends it no gradient (and multi-element tensors raise); use "
                        f"`torch.stack({elements})`")
             severity = Severity.ERROR
         else:
