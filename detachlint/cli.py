@@ -260,7 +260,7 @@ def _cache_dir(args: argparse.Namespace, resolver: SettingsResolver) -> Optional
 
 def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _Sources, fix: Any,
                 fixes: Optional[_FixReport]) -> Tuple[List[Any], int]:
-    from .analysis.project import ModuleView, module_name
+    from .analysis.project import ModuleView
     from .config import DEFAULT_MAX_FILE_SIZE
     from .files import SourceError, decode_source, display_path
     from .pipeline import build_project, check_bytes, project_root
@@ -281,7 +281,7 @@ def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _
         except SourceError:
             overrides = {}
         index = build_project(root, resolver, _cache_dir(args, resolver), overrides)
-        project = ModuleView(index, module_name(Path(name))[0])
+        project = ModuleView(index, index.module_of(name))
     result = check_bytes(data, display, settings.codes_for(name or "-"), fix=fix, max_file_size=limit,
                          notebook=bool(name) and name.endswith(".ipynb"), project=project)
     if fixes is not None:

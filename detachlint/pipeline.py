@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from .analysis.project import ModuleView, ProjectIndex, build_index, module_name
+from .analysis.project import ModuleView, ProjectIndex, build_index
 from .cache import Cache, FactsCache
 from .config import DEFAULT_MAX_FILE_SIZE, ConfigError, SettingsResolver
 from .engine import lint_source
@@ -192,7 +192,7 @@ def lint_file(task: Task, cache: Optional[Cache] = None, fix: Optional[FixMode] 
     def work() -> FileResult:
         path = Path(task.path)
         index = indexes.get(task.project) if indexes and task.project else None
-        project = ModuleView(index, module_name(path)[0]) if index is not None else None
+        project = ModuleView(index, index.module_of(path)) if index is not None else None
         try:
             size = path.stat().st_size
         except OSError:
@@ -436,7 +436,7 @@ class Projects:
             except ConfigError:  # a broken [tool.detachlint]: the file is linted on its own
                 return None
             self._indexes[root] = index
-        return ModuleView(index, module_name(Path(path))[0])
+        return ModuleView(index, index.module_of(path))
 
     def invalidate(self, path: Optional[os.PathLike] = None) -> None:
         if path is None:

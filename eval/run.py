@@ -83,7 +83,7 @@ def git(mirror: Path, *args: str, **kw) -> subprocess.CompletedProcess:
 def extract(mirrors: Path, repo: str, commit: str, dest: Path, only: list[str] | None = None) -> None:
     """Write the .py files (and a few config files) of repo@commit under dest; idempotent."""
     marker = dest / ".eval-commit"
-    want = commit + (" " + ",".join(only) if only else "")
+    want = commit + (" " + ",".join(only) if only else "") + " git-marker"
     if marker.exists() and marker.read_text() == want:
         return
     mirror = mirrors / slug(repo) / "repo"
@@ -123,6 +123,9 @@ def extract(mirrors: Path, repo: str, commit: str, dest: Path, only: list[str] |
             target = dest / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
+    # A clone has a .git directory, the project marker detachlint's index finds the project root
+    # by; the extraction keeps it so (empty), whatever other markers the repository has.
+    (dest / ".git").mkdir(exist_ok=True)
     marker.write_text(want)
 
 

@@ -200,3 +200,100 @@ def test_a_broken_configuration_elsewhere_in_the_tree_does_not_fail_the_run(tmp_
                           capture_output=True, text=True, timeout=120,
                           env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
     assert proc.returncode == 1 and "TAL001" in proc.stdout and "error" not in proc.stderr, proc.stderr
+
+
+def test_instance_of_a_project_class_in_a_namespace_package_steps(tmp_path):
+    """dvgodoy/PyTorchStepByStep's shape: a trainer class in a directory without __init__.py
+    (whose stem another file shares), constructed with the optimizer and trained by a method."""
+    import os
+    import subprocess
+    import sys
+
+    files = {
+        "pyproject.toml": "[project]\nname = 'research'\n",
+        "trainer/engine.py": """
+            class Trainer:
+                def __init__(self, model, optimizer):
+                    self.model = model
+                    self.optimizer = optimizer
+
+                def fit(self, batches):
+                    for x in batches:
+                        self.model(x).sum().backward()
+                        self.optimizer.step()
+            """,
+        "data/engine.py": """
+            class Loader:
+                pass
+            """,
+        "plots/compare.py": """
+            import torch
+            from trainer.engine import Trainer
+
+
+            def compare(model: torch.nn.Module, makers, batches):
+                initial = model.state_dict()
+                for make in makers:
+                    model.load_state_dict(initial)
+                    optimizer = make(model.parameters())
+                    trainer = Trainer(model, optimizer)
+                    trainer.fit(batches)
+            """,
+    }
+    _project(tmp_path, files)
+    proc = subprocess.run([sys.executable, "-m", "detachlint", "check", "--no-cache", "--output-format", "concise",
+                           "plots/compare.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+    assert "plots/compare.py:7:15: TAL401" in proc.stdout, proc.stdout + proc.stderr
+    assert "`trainer.fit(batches)` (line 12)" in proc.stdout
+
+
+def test_helper_returning_an_array_of_its_argument(tmp_path):
+    """fgnt/padertorch's shape: ``signal = to_numpy(signal)`` (a project helper returning
+    ``np.asarray`` of its argument, moved to CPU) then normalised in place."""
+    import os
+    import subprocess
+    import sys
+
+    _project(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'audio'\n",
+        "pkg/__init__.py": "",
+        "pkg/utils.py": """
+            import numpy as np
+            import torch
+
+
+            def to_numpy(array, detach=False):
+                if isinstance(array, torch.Tensor):
+                    array = array.cpu()
+                    if detach:
+                        array = array.detach()
+                return np.asarray(array)
+
+
+            def to_copy(array):
+                return np.array(array)
+            """,
+        "pkg/summary.py": """
+            import numpy as np
+            from pkg.utils import to_copy, to_numpy
+
+
+            def audio(signal):
+                signal = to_numpy(signal, detach=True)
+                signal /= np.max(np.abs(signal))
+                return signal
+
+
+            def audio_copy(signal):
+                signal = to_copy(signal)
+                signal /= np.max(np.abs(signal))
+                return signal
+            """,
+    })
+    proc = subprocess.run([sys.executable, "-m", "detachlint", "check", "--no-cache", "--output-format", "concise",
+                           "pkg/summary.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+    lines = [line for line in proc.stdout.splitlines() if ": TAL" in line]
+    assert len(lines) == 1 and lines[0].startswith("pkg/summary.py:8:5: TAL301"), proc.stdout + proc.stderr
+    assert "`to_numpy(signal, detach=True)` (line 7)" in lines[0]

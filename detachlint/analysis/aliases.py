@@ -26,7 +26,7 @@ for the node being visited).
 from __future__ import annotations
 
 import copy
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -115,6 +115,8 @@ class AliasAnalysis(Analysis):
         self._comp_depth = 0
         self.model_roots: Set[str] = set()  # modules whose live state was taken (state_dict, parameters)
         self.optimizer_links: Dict[str, Set[str]] = {}  # optimizer key -> module keys it updates
+        # name -> (project class, constructor call): ``sbs = Trainer(model, loss_fn, optimizer)``
+        self._instances: Dict[str, Tuple[str, cst.Call]] = {}
         self.params: List[str] = []
         self._int_names: FrozenSet[str] = frozenset()  # the index parameter of __getitem__
         self.self_name: Optional[str] = None
@@ -325,6 +327,7 @@ class AliasAnalysis(Analysis):
         """Bind ``target`` to a value with ``origins`` (made by ``value``)."""
         if isinstance(target, (cst.Name, cst.Attribute)) and dotted_name(target) is not None:
             key = dotted_name(target)
+            self._note_instance(key, value)
             if isinstance(value, (cst.Name, cst.Attribute)) and origins \
                     and all(o.node is not value for o in origins):
                 origins = self._derive(origins, Relation.PLAIN, "alias", value)
@@ -937,6 +940,10 @@ class AliasAnalysis(Analysis):
         values = [self._eval(a.value) for a in args]
         first = values[0] if values and args[0].keyword is None else set()
         self._out_argument(node)
+        returned = self._returned_by_project(node, args, values)
+        if returned:
+            self._project_call(node)
+            return returned
         if isinstance(func, cst.Name) and q is None:
             name = func.value
             if self.state is not None and name in self.state:
@@ -1024,9 +1031,41 @@ class AliasAnalysis(Analysis):
                 self._optimizer_step(node, arg.value)
                 return
 
+    def _returned_by_project(self, node: cst.Call, args: Sequence[cst.Arg], values: Sequence[Set[Origin]]) -> Set[Origin]:
+        """``signal = to_numpy(signal)`` where the project's ``to_numpy`` returns (a conversion of)
+        its argument: the result shares the argument's memory when nothing needs converting."""
+        name = dotted_name(node.func)
+        if self.project is None or name is None or (self.self_name and name.startswith(self.self_name + ".")):
+            return set()
+        summary = self.project.index.function(self.project.module, name)
+        if summary is None or not summary.returns:
+            return set()
+        # A helper returning an array of its argument converts as ``.numpy()`` does (the caller's
+        # memory when nothing needs converting); otherwise as ``.to()``.
+        op = "numpy" if summary.returns_kind == "ndarray" else "to"
+        out: Set[Origin] = set()
+        for i, (arg, origins) in enumerate(zip(args, values)):
+            if arg.keyword is not None or arg.star:
+                break
+            if i in summary.returns:
+                out |= self._derive(origins, Relation.CONVERSION, op, node)
+        return out
+
+    def _note_instance(self, key: str, value: Optional[cst.CSTNode]) -> None:
+        """Remember (or forget) that ``key`` holds an instance of a class of the project."""
+        self._instances.pop(key, None)
+        if self.project is None or not isinstance(value, cst.Call):
+            return
+        name = dotted_name(value.func)
+        cls = self.project.index.resolve(self.project.module, name) if name is not None else None
+        if cls is not None and self.project.index.is_class(cls):
+            self._instances[key] = (cls, value)
+
     def _project_call(self, node: cst.Call) -> None:
-        """A call of a project function or of a method of this class (``self.train_one_step()``)
-        whose summary steps an optimizer: it updates the live state, as ``optimizer.step()``."""
+        """A call of a project function or of a method of this class (``self.train_one_step()``),
+        or of a method of an instance of a project class made here (``sbs.train()`` after
+        ``sbs = StepByStep(model, loss_fn, optimizer)``), whose summary steps an optimizer: it
+        updates the live state, as ``optimizer.step()`` (of the optimizer handed to the instance)."""
         if self.project is None or id(node) in self._mutations:
             return
         name = dotted_name(node.func)
@@ -1034,6 +1073,15 @@ class AliasAnalysis(Analysis):
             return
         index, module = self.project.index, self.project.module
         head, _, rest = name.partition(".")
+        if head in self._instances and rest and "." not in rest:
+            cls, made = self._instances[head]
+            qualname = index.method(cls, rest)
+            summary = index.summary(qualname) if qualname is not None else None
+            if summary is not None and summary.steps is not None:
+                handed = [a.value for a in made.args if isinstance(a.value, (cst.Name, cst.Attribute))
+                          and self._is_optimizer(a.value)]
+                self._optimizer_step(node, handed[0] if handed else None)
+            return
         if self.self_name is not None and head == self.self_name:
             if self.cls is None or not rest or "." in rest:
                 return

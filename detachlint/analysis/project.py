@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import os
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 from . import catalog
 from .base import Analysis, AnalysisContext
 
-FORMAT = "1"
+FORMAT = "2"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
@@ -132,6 +133,8 @@ class FunctionFacts:
     stores: Dict[str, Tuple[int, str]] = field(default_factory=dict)  # self attr -> (line, snapshot of what)
     uses: Dict[str, Tuple[int, str]] = field(default_factory=dict)  # self attr -> (line, how it is used)
     calls: List[CallSite] = field(default_factory=list)
+    returns: Tuple[int, ...] = ()  # parameters whose memory the returned value may share
+    returns_kind: Optional[str] = None  # "ndarray" or "tensor" when every return says so
 
 
 @dataclass
@@ -153,7 +156,7 @@ class ModuleFacts:
             "classes": {k: [c.bases, c.line] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
-                              [[c.callee, c.args, c.line] for c in f.calls]]
+                              [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind]
                           for k, f in self.functions.items()},
         }
 
@@ -163,11 +166,11 @@ class ModuleFacts:
         for name, (bases, line) in data["classes"].items():
             facts.classes[name] = ClassFacts(name, tuple(bases), line)
         for name, row in data["functions"].items():
-            params, line, is_method, writes, steps, backward, stores, uses, calls = row
+            params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
-                [CallSite(c, tuple(a), ln) for c, a, ln in calls])
+                [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind)
         return facts
 
 
@@ -183,11 +186,71 @@ class _FunctionScanner(ast.NodeVisitor):
         self.writes: Set[int] = set()
         self.rebound: Set[str] = set()  # parameters assigned a new value: no longer the caller's
         self.snapshot_names: Dict[str, Tuple[int, str]] = {}  # local name -> (line, of what)
+        # local name -> the parameters whose memory it may share (``x = p.cpu()``, ``x = p[0]``)
+        self.shares: Dict[str, Set[int]] = {p: {i} for p, i in self.param_index.items()}
+        self.returns: Set[int] = set()
+        self.kinds: Dict[str, Optional[str]] = {}  # local name -> "ndarray" / "tensor" / None
+        self.returned_kinds: Set[Optional[str]] = set()
+        self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
+
+    @property
+    def _in_branch(self) -> bool:
+        return self._branches > 0
+
+    def _branch(self, node: ast.AST) -> None:
+        self._branches += 1
+        self.generic_visit(node)
+        self._branches -= 1
+
+    visit_If = visit_While = visit_Try = visit_With = _branch
 
     def scan(self, body: Sequence[ast.stmt]) -> None:
         for stmt in body:
             self.visit(stmt)
         self.facts.writes = tuple(sorted(self.writes))
+        self.facts.returns = tuple(sorted(self.returns - ({0} if self.facts.is_method else set())))
+        if len(self.returned_kinds) == 1:
+            self.facts.returns_kind = next(iter(self.returned_kinds))
+
+    def _value_kind(self, node: Optional[ast.AST]) -> Optional[str]:
+        """``np.asarray(x)``, ``x.numpy()``: an ndarray; ``torch.zeros(...)``: a tensor."""
+        if isinstance(node, ast.Name):
+            return self.kinds.get(node.id)
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func) or ""
+            head, _, last = name.rpartition(".")
+            if head in ("np", "numpy") and last in ("asarray", "array", "asanyarray", "ascontiguousarray", "copy"):
+                return "ndarray"
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "numpy":
+                return "ndarray"
+            if head == "torch" and last in catalog.TENSOR_FUNCTIONS:
+                return "tensor"
+        if isinstance(node, ast.Subscript):
+            return self._value_kind(node.value)
+        return None
+
+    def _shared(self, node: Optional[ast.AST]) -> Set[int]:
+        """The parameters whose memory the value of ``node`` may share: the parameter itself,
+        an item or slice of it, a view, ``.detach()``/``.data``, a conversion that is a no-op
+        when nothing needs converting (``.cpu()``, ``.numpy()``, ``np.asarray``)."""
+        if isinstance(node, ast.Name):
+            return set(self.shares.get(node.id, ()))
+        if isinstance(node, ast.Subscript):
+            return self._shared(node.value)
+        if isinstance(node, ast.Attribute) and node.attr in ("data", "T", "mT", "real", "imag"):
+            return self._shared(node.value)
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = _dotted(func) or ""
+            if name.rsplit(".", 1)[-1] in ("asarray", "asanyarray", "as_tensor", "from_numpy") and node.args:
+                return self._shared(node.args[0])  # np.asarray(x), torch.as_tensor(x)
+            if isinstance(func, ast.Attribute) and (
+                    func.attr in catalog.VIEW_METHODS or func.attr in catalog.COPY_INTENT_CONVERSIONS
+                    or func.attr == "detach"):
+                return self._shared(func.value)
+        if isinstance(node, ast.IfExp):
+            return self._shared(node.body) | self._shared(node.orelse)
+        return set()
 
     # nested scopes have their own facts
     def visit_FunctionDef(self, node: ast.AST) -> None:
@@ -229,6 +292,10 @@ class _FunctionScanner(ast.NodeVisitor):
                 self.facts.stores.setdefault(attr, (node.lineno, snapshot))
             if isinstance(target, ast.Name):
                 self.rebound.add(target.id)
+                kind = self._value_kind(node.value)
+                self.kinds[target.id] = kind if not self._in_branch or self.kinds.get(target.id) == kind else None
+                self.shares[target.id] = self._shared(node.value) | (
+                    self.shares.get(target.id, set()) if self._in_branch else set())
                 if snapshot is not None:
                     self.snapshot_names[target.id] = (node.lineno, snapshot)
                 else:
@@ -239,7 +306,8 @@ class _FunctionScanner(ast.NodeVisitor):
         for name in ast.walk(node.target):  # type: ignore[attr-defined]
             if isinstance(name, ast.Name):
                 self.rebound.add(name.id)
-        self.generic_visit(node)
+                self.shares[name.id] = set()
+        self._branch(node)
 
     visit_AsyncFor = visit_For
 
@@ -251,6 +319,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Return(self, node: ast.Return) -> None:
+        self.returns |= self._shared(node.value)
+        self.returned_kinds.add(self._value_kind(node.value))
         if node.value is not None:
             attr = self._self_attr(node.value)
             if attr is not None:
@@ -419,6 +489,8 @@ class Summary:
     writes: FrozenSet[int]  # parameters written in place, directly or through calls
     steps: Optional[str]  # where an optimizer step happens: "train_epoch (line 40)"
     backward: Optional[str]
+    returns: FrozenSet[int] = frozenset()  # parameters whose memory the result may share (direct)
+    returns_kind: Optional[str] = None  # "ndarray" / "tensor"
 
 
 @dataclass(frozen=True)
@@ -438,8 +510,13 @@ class SnapshotHazard:
 class ProjectIndex:
     """Composed summaries of every function of the linted files, keyed by qualified name."""
 
-    def __init__(self, modules: Mapping[str, ModuleFacts]) -> None:
+    def __init__(self, modules: Mapping[str, ModuleFacts], aliases: Optional[Mapping[str, str]] = None,
+                 paths: Optional[Mapping[str, str]] = None) -> None:
         self.modules = dict(modules)
+        self._paths = dict(paths or {})  # absolute path -> its module's key here
+        # ``stepbystep.v2`` -> ``v2``: a module in a directory without ``__init__.py`` (a namespace
+        # package, the usual layout of research code run from its root) under its dotted path.
+        self.aliases = dict(aliases or {})
         self._functions: Dict[str, FunctionFacts] = {}
         self._classes: Dict[str, ClassFacts] = {}
         self._module_of: Dict[str, str] = {}
@@ -456,8 +533,9 @@ class ProjectIndex:
     def digest(self) -> str:
         """Changes whenever a composed fact changes (part of every file's lint cache key); computed
         once (every file's cache key asks for it)."""
-        text = repr(sorted((k, sorted(s.writes), s.steps, s.backward) for k, s in self._summaries.items()))
-        text += repr(sorted((k, c.bases) for k, c in self._classes.items()))
+        text = repr(sorted((k, sorted(s.writes), s.steps, s.backward, sorted(s.returns), s.returns_kind)
+                           for k, s in self._summaries.items()))
+        text += repr(sorted((k, c.bases) for k, c in self._classes.items())) + repr(sorted(self.aliases.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     # resolution
@@ -481,7 +559,21 @@ class ProjectIndex:
         for candidate in candidates:
             if candidate in self._functions or candidate in self._classes:
                 return candidate
+        for candidate in candidates:  # through a namespace package: ``stepbystep.v2.StepByStep``
+            prefix, _, member = candidate.rpartition(".")
+            if prefix in self.aliases:
+                aliased = f"{self.aliases[prefix]}.{member}"
+                if aliased in self._functions or aliased in self._classes:
+                    return aliased
         return None
+
+    def module_of(self, path: "os.PathLike[str] | str") -> str:
+        """The key of the module at ``path`` (its import name; a namespace path when two files
+        share a stem), as every surface must name it to find its facts."""
+        return self._paths.get(os.path.abspath(path)) or module_name(Path(path))[0]
+
+    def is_class(self, qualname: str) -> bool:
+        return qualname in self._classes
 
     def class_of(self, qualname: str) -> Optional[str]:
         owner = qualname.rpartition(".")[0]
@@ -573,7 +665,8 @@ class ProjectIndex:
                         changed = True
             if not changed:
                 break
-        return {q: Summary(q, f.params, frozenset(writes[q]), steps[q], backward[q]) for q, f in self._functions.items()}
+        return {q: Summary(q, f.params, frozenset(writes[q]), steps[q], backward[q], frozenset(f.returns), f.returns_kind)
+                for q, f in self._functions.items()}
 
     # class state across methods
 
@@ -630,8 +723,16 @@ def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dic
     (``ModuleFacts.to_json``); it is read and filled in place, and ``used`` gets the keys this
     index needed (what is worth keeping)."""
     modules: Dict[str, ModuleFacts] = {}
+    aliases: Dict[str, str] = {}
+    paths: Dict[str, str] = {}
     for path, source in files:
         module, is_package = module_name(path)
+        names = _namespace_names(Path(path), module)
+        if module in modules:  # ``data/v2.py`` and ``stepbystep/v2.py`` are both ``v2`` by stem
+            module = next((n for n in names if n not in modules), module)
+        paths[os.path.abspath(path)] = module
+        for dotted in names:
+            aliases.setdefault(dotted, module)
         key = content_key(source, module)
         if used is not None:
             used.add(key)
@@ -649,7 +750,24 @@ def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dic
             if cache is not None:
                 cache[key] = facts.to_json()
         modules.setdefault(module, facts)
-    return ProjectIndex(modules)
+    return ProjectIndex(modules, aliases, paths)
+
+
+def _namespace_names(path: Path, module: str, depth: int = 3) -> List[str]:
+    """The dotted names ``path`` is imported by through directories without ``__init__.py``
+    above the package (or the script) ``module`` names: ``pkg/sub/m.py`` -> ``sub.m``, ``pkg.sub.m``."""
+    parts = module.split(".")
+    directory = path.parent
+    for _ in range(len(parts) - (0 if path.name == "__init__.py" else 1)):
+        directory = directory.parent
+    out = []
+    for _ in range(depth):
+        if directory.parent == directory or not directory.name.isidentifier():
+            break
+        parts = [directory.name, *parts]
+        out.append(".".join(parts))
+        directory = directory.parent
+    return out
 
 
 class ClassSnapshots(Analysis):

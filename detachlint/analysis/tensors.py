@@ -372,6 +372,9 @@ class TensorFacts(Analysis):
 
     def _call_kind(self, node: cst.Call) -> Kind:
         func = node.func
+        summarised = self._project_return_kind(func)
+        if summarised is not None:
+            return summarised
         q = self.names.qualified(func)
         if q is not None:
             return self._qualified_call_kind(q, node)
@@ -424,6 +427,15 @@ class TensorFacts(Analysis):
             if callee is Kind.TENSOR_MODULE:
                 return Kind.TENSOR
         return Kind.UNKNOWN
+
+    def _project_return_kind(self, func: cst.BaseExpression) -> Optional[Kind]:
+        """What a project function returns, from its summary (``to_numpy(x)``: an ndarray)."""
+        name = dotted_name(func)
+        if self.project is None or name is None:
+            return None
+        summary = self.project.index.function(self.project.module, name)
+        kind = summary.returns_kind if summary is not None else None
+        return {"ndarray": Kind.NDARRAY, "tensor": Kind.TENSOR}.get(kind) if kind else None
 
     def _tensor_method_kind(self, method: str, node: cst.Call) -> Kind:
         if method.startswith("_"):
