@@ -179,6 +179,7 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
                     project: Optional[ModuleView] = None, first: Optional[FirstPass] = None) -> List[Finding]:
     first = first if first is not None else first_pass(source)
     refused = _refused(source, physical_lines(source), first)
+    first.tree = None  # freed before LibCST's tree is built: peak memory is LibCST's alone
     if refused is not None:
         message, row, column = refused
         return [parse_error_finding(filename, message, row, column)]
