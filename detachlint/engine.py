@@ -5,15 +5,14 @@ containment are the pipeline's (``pipeline.py``), which every surface calls.
 
 from __future__ import annotations
 
-import ast
 import gc
 import re
-import warnings
 from typing import Iterable, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from .analysis.firstpass import FirstPass, first_pass, too_deep
 from .analysis.precheck import may_have_findings
 from .analysis.project import ModuleView
 from .context import Context
@@ -64,30 +63,21 @@ def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[
 _LIBCST_STRICTER_RE = re.compile(r"\\(?:\r\n|\r|\n)?[\s]*\Z")
 
 
-def _compiles(source: str) -> bool:
-    """Whether Python's own parser accepts ``source`` (an order of magnitude cheaper than LibCST)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(source, "<detachlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except Exception:  # SyntaxError, ValueError (NUL), RecursionError, MemoryError, ...
-        return False
-    return True
-
-
-# LibCST's native parser takes time quadratic in nesting depth and overflows its stack (a
-# segfault, not an exception) somewhere past a few thousand levels. Python's own parser refuses
-# such code cheaply and cleanly, so it is asked first whenever a crude scan sees a bracket depth
-# or a logical line long enough to nest that deep. The scan does not tokenize: brackets inside
+# Where Python rejects a file, LibCST is asked for its own message, unless a crude scan says the
+# file may nest deeply: then Python's verdict is reported and LibCST never sees the file (its
+# native parser recurses per level and can segfault). The scan does not tokenize: brackets inside
 # strings and comments count too, and a line starting at column 0 with a name or a decorator
 # starts a new statement (so one stray bracket in a docstring does not make the rest of the file
-# one long line).
+# one long line). Valid files are measured on Python's tree instead (``analysis/firstpass.py``).
 _NESTING_RE = re.compile(r"[()\[\]{}\n]")
 _DEEP_BRACKETS = 100
-_LONG_LOGICAL_LINE = 4000  # a chain needs 1-2 characters per level; LibCST copes with ~3,000
+_LONG_LOGICAL_LINE = 4000  # a chain needs 1-2 characters per level
+_MANY_ELIFS = 300
 
 
 def _may_nest_deeply(source: str) -> bool:
+    if source.count("elif") >= _MANY_ELIFS:
+        return True
     depth = start = 0
     for match in _NESTING_RE.finditer(source):
         char = match.group()
@@ -108,55 +98,32 @@ def _may_nest_deeply(source: str) -> bool:
 _STATEMENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_@")
 
 
-# Deep trees that Python's parser accepts still crash LibCST: an ``or`` chain is one flat node for
-# Python and thousands of nested ones for LibCST (about 7,000 segfault), and so is a long ``elif``
-# ladder (about 10,000). Where the scan above or the number of ``elif`` lines says the tree may
-# be that deep, Python's tree is measured the way LibCST nests it, and a file deeper than
-# _LIBCST_MAX_DEPTH is reported as TAL999 instead of being handed to LibCST.
-_LIBCST_MAX_DEPTH = 2500
-_MANY_ELIFS = 1000
-
-
-def libcst_depth(tree: ast.AST) -> int:
-    """How deep LibCST's tree of this code is, about (iterative: the tree may be deeper than
-    Python's recursion limit)."""
-    deepest = 0
-    stack = [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > deepest:
-            deepest = depth
-        # LibCST nests a chain of n ``and``/``or`` operands n - 1 deep
-        step = len(node.values) - 1 if isinstance(node, ast.BoolOp) else 1
-        for child in ast.iter_child_nodes(node):
-            stack.append((child, depth + max(step, 1)))
-    return deepest
-
-
-def _too_deep_for_libcst(source: str) -> Optional[SyntaxError]:
-    """The SyntaxError to report instead of parsing with LibCST, when Python's parser rejects a
-    file that may be deeply nested, or accepts it but its tree is deeper than LibCST can take;
-    None to go on with LibCST."""
-    if not _may_nest_deeply(source) and source.count("elif") < _MANY_ELIFS:
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = compile(source, "<detachlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        return exc
-    except (RecursionError, MemoryError) as exc:
-        return SyntaxError(f"nesting too deep to parse ({type(exc).__name__})")
-    except Exception:
-        return None
-    depth = libcst_depth(tree)
-    if depth > _LIBCST_MAX_DEPTH:
-        return _TooDeep(f"cannot analyse: nesting too deep ({depth} levels; the parser takes {_LIBCST_MAX_DEPTH})")
+def _refused(source: str, lines: Sequence[str], first: FirstPass) -> Optional[Tuple[str, int, int]]:
+    """Why LibCST must not see ``source`` (message, row, column), or None to go on with it."""
+    if first.gave_up:
+        return (f"too deeply nested for detachlint's parser: Python's own parser gave up "
+                f"({type(first.error).__name__})", 1, 0)
+    if first.tree is not None:
+        deep = too_deep(first.tree, lines)
+        return (deep.message, deep.row, deep.column) if deep is not None else None
+    exc = first.error
+    if isinstance(exc, SyntaxError) and _may_nest_deeply(source):
+        row, column = _inside(source, exc.lineno or 1, (exc.offset or 1) - 1)
+        return f"SyntaxError: {exc.msg}", row, column
     return None
 
 
-class _TooDeep(SyntaxError):
-    """Valid Python that is nested deeper than LibCST can parse (not a syntax error)."""
+def _caused_by_recursion(exc: BaseException) -> bool:
+    """A RecursionError, or an exception raised while one was being handled (LibCST's position
+    metadata turns one into a KeyError on the way out of its context managers)."""
+    seen = 0
+    current: Optional[BaseException] = exc
+    while current is not None and seen < 50:
+        if isinstance(current, RecursionError):
+            return True
+        current = current.__cause__ or current.__context__
+        seen += 1
+    return False
 
 
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
@@ -182,27 +149,27 @@ def _inside(source: str, row: int, column: int) -> Tuple[int, int]:
 
 
 def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
-                    project: Optional[ModuleView] = None) -> List[Finding]:
-    too_deep = _too_deep_for_libcst(source)
+                    project: Optional[ModuleView] = None, first: Optional[FirstPass] = None) -> List[Finding]:
+    first = first if first is not None else first_pass(source)
+    refused = _refused(source, physical_lines(source), first)
+    first.tree = None  # freed before LibCST's tree is built: peak memory is LibCST's alone
+    if refused is not None:
+        message, row, column = refused
+        return [parse_error_finding(filename, message, row, column)]
     try:
-        if too_deep is not None:
-            raise too_deep
         module = cst.parse_module(source)
-    except _TooDeep as exc:
-        findings = [parse_error_finding(filename, exc.msg)]
-    except SyntaxError as exc:  # Python's verdict on a deeply nested file (LibCST is not asked)
-        row, column = _inside(source, exc.lineno or 1, (exc.offset or 1) - 1)
-        findings = [parse_error_finding(filename, f"SyntaxError: {exc.msg}", row, column)]
     except cst.ParserSyntaxError as exc:
         row, column = _inside(source, exc.raw_line, exc.raw_column)  # LibCST may point past the end
         findings = [parse_error_finding(filename, f"SyntaxError: {exc.message}", row, column)]
     except (RecursionError, MemoryError) as exc:
-        findings = [parse_error_finding(filename, f"cannot parse: {type(exc).__name__} (nesting too deep)")]
+        findings = [parse_error_finding(filename, f"too deeply nested for detachlint's parser: {type(exc).__name__}")]
     else:
         try:
             findings = lint_module(module, source, filename, rules, project)
-        except RecursionError:
-            findings = [parse_error_finding(filename, "cannot analyse: nesting too deep")]
+        except Exception as exc:
+            if not _caused_by_recursion(exc):
+                raise
+            findings = [parse_error_finding(filename, "too deeply nested for detachlint's analyses: RecursionError")]
     return findings
 
 
@@ -220,9 +187,13 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     rules = select_rules(codes)
     if skips_file(source, flake8_comment=noqa):
         return []
+    first = None
     if precheck and not may_have_findings(source):
         wants_parse_errors = codes is None or PARSE_ERROR_CODE in set(codes)
-        if not wants_parse_errors or (_compiles(source) and not _LIBCST_STRICTER_RE.search(source)):
+        if not wants_parse_errors:
+            return []
+        first = first_pass(source)
+        if first.tree is not None and not _LIBCST_STRICTER_RE.search(source):
             return []
     # The cyclic GC is paused while the tree is alive: a LibCST tree is hundreds of thousands of
     # acyclic objects that reference counting frees, and collections that walk it while it lives
@@ -230,7 +201,7 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     paused = gc.isenabled()
     gc.disable()
     try:
-        findings = _parse_and_lint(source, filename, rules, project)
+        findings = _parse_and_lint(source, filename, rules, project, first)
     finally:
         if paused:
             gc.enable()

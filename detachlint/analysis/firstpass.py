@@ -1,0 +1,153 @@
+"""The first pass: Python's own parser (``ast``, in C) reads every file before LibCST does.
+
+It decides, cheaply and without recursion, whether LibCST and detachlint's recursive walkers can
+take the file at all. Whatever they cannot take becomes one clear TAL999 instead of a crash:
+
+- LibCST's native parser recurses once per nesting level while it builds its tree and segfaults
+  (signal 11, no exception) when the stack runs out;
+- detachlint's traversal, its analyses and LibCST's position metadata are recursive Python and
+  raise RecursionError (sometimes disguised as another exception) near the recursion limit.
+
+``nesting`` measures how deep LibCST's tree of the code is, in *frames*: per ast node the
+number of recursive Python frames that the deepest of those walkers spends on one level of it.
+LibCST nests some code that Python keeps flat, and those are counted as LibCST nests them: a
+chain of n ``and``/``or`` operands (``BooleanOperation`` is binary, n - 1 deep) and n implicitly
+concatenated strings (``ConcatenatedString``, n - 1 deep).
+
+Measured (Python 3.11, LibCST 1.x, 8 MiB stack; main thread and worker threads alike), with ~30
+frames already on the stack and rules asking about every level (a tensor at the bottom):
+``lint_source`` first hits the recursion limit at 317 levels of unary, binary or boolean operators
+and conditional expressions, and at 316 ``elif`` branches (3 frames per level), at 486 levels of
+attribute, call or subscript chains (2 frames per level), at 970 levels of ``not`` or of
+implicitly concatenated strings (1 frame per level): 944-976 frames as weighted here, every time.
+LibCST's native parser itself segfaults later, at about 7,100 ``or`` operands (and refuses about
+3,500 concatenated strings with a bogus syntax error); Python's own parser gives up at about
+3,000 levels (RecursionError or MemoryError). The deepest file of torch 2.13 weighs between 200
+and 400 frames (an ``elif`` ladder in ``torch/_dynamo/variables/builder.py``). ``MAX_FRAMES``
+keeps a margin of 2.3x below the first failure, for callers deeper in the stack (pytest, flake8,
+the language server's worker threads) and for shapes not measured. The measuring scripts:
+``bench/nesting.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+import warnings
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+MAX_FRAMES = 400
+# The alias analysis runs a loop body up to twice to reach its fixpoint, so nested loops cost time
+# exponential in their nesting: 16 nested ``for`` loops take 2.4 s, 20 take about 40 s, 95 (what
+# Python allows) would take years. Real code nests a handful (torch 2.13: at most 5).
+MAX_LOOPS = 12
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+# Frames per level of the deepest recursive walker (measured, see above); everything else is 1.
+_TWO_FRAMES = (ast.Attribute, ast.Call, ast.Subscript, ast.keyword, ast.Starred, ast.Dict, ast.Lambda)
+_THREE_FRAMES = (ast.UnaryOp, ast.BinOp, ast.IfExp, ast.Compare, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+                 ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler) + tuple(
+    getattr(ast, name) for name in ("TryStar", "Match", "match_case") if hasattr(ast, name))
+_STRINGS = (ast.Constant, ast.JoinedStr)
+_STRING_TOKENS = frozenset(t for t in (tokenize.STRING, getattr(tokenize, "FSTRING_START", None)) if t is not None)
+
+
+@dataclass
+class TooDeep:
+    """Where the code first nests deeper than detachlint can take (1-based row, 0-based column)."""
+
+    message: str
+    row: int
+    column: int
+
+
+@dataclass
+class FirstPass:
+    """Python's tree of one source text, or why there is none."""
+
+    tree: Optional[ast.Module]
+    error: Optional[BaseException] = None  # SyntaxError, ValueError (NUL), RecursionError, MemoryError
+
+    @property
+    def gave_up(self) -> bool:
+        """Python's own parser ran out of stack or memory: the code nests too deep for anyone."""
+        return isinstance(self.error, (RecursionError, MemoryError))
+
+
+def first_pass(source: str) -> FirstPass:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = compile(source, "<detachlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except Exception as exc:  # SyntaxError, ValueError (NUL), RecursionError, MemoryError, ...
+        return FirstPass(None, exc)
+    return FirstPass(tree)
+
+
+def too_deep(tree: ast.AST, lines: List[str], limit: int = MAX_FRAMES,
+             max_loops: int = MAX_LOOPS) -> Optional[TooDeep]:
+    """The first place where ``tree`` nests deeper than ``limit`` frames or ``max_loops`` loops
+    (iteratively: the tree may be deeper than Python's recursion limit); None when it never does.
+    ``lines``: the source's physical lines (to count the pieces of a long concatenated string)."""
+    stack: List[Tuple[ast.AST, int, int, bool, ast.AST]] = [(tree, 0, 0, False, tree)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth, loops, in_fstring, located = pop()
+        if hasattr(node, "lineno"):
+            located = node  # where to point (``Load``, ``arguments``, ... have no position)
+        if isinstance(node, _THREE_FRAMES):
+            depth += 3
+        elif isinstance(node, _TWO_FRAMES):
+            depth += 2
+        elif isinstance(node, ast.BoolOp):
+            depth += 3 * (len(node.values) - 1)
+        elif isinstance(node, _STRINGS) and not in_fstring:
+            depth += _string_pieces(node, lines)
+        else:
+            depth += 1
+        if isinstance(node, _LOOPS):
+            loops += 1
+            if loops > max_loops:
+                return TooDeep(f"too deeply nested for detachlint's analyses: more than {max_loops} nested loops "
+                               f"at line {node.lineno}", node.lineno, _column(node, lines))  # type: ignore[attr-defined]
+        if depth > limit:
+            row = getattr(located, "lineno", 1)
+            return TooDeep(f"too deeply nested for detachlint's parser: more than {limit} levels (LibCST and "
+                           f"the analyses recurse once per level) at line {row}", row, _column(located, lines))
+        inner = in_fstring or isinstance(node, ast.JoinedStr)
+        for child in ast.iter_child_nodes(node):
+            push((child, depth, loops, inner, located))
+    return None
+
+
+def _column(node: ast.AST, lines: List[str]) -> int:
+    row, offset = getattr(node, "lineno", 1), getattr(node, "col_offset", 0)
+    if not 1 <= row <= len(lines):
+        return 0
+    return len(lines[row - 1].encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "replace"))
+
+
+def _string_pieces(node: ast.AST, lines: List[str]) -> int:
+    """How many string literals make up a string constant (``"a" "b"`` is two): 1 unless it is
+    long enough to be thousands of pieces, then counted with the tokenizer."""
+    if isinstance(node, ast.Constant) and not isinstance(node.value, (str, bytes)):
+        return 1
+    row, end_row = getattr(node, "lineno", 0), getattr(node, "end_lineno", None)
+    if end_row is None or not 1 <= row <= end_row <= len(lines):
+        return 1
+    span = sum(len(lines[r]) for r in range(row - 1, end_row))
+    if span < 2 * MAX_FRAMES // 3:  # every piece takes two characters at least
+        return 1
+    segment = [line.encode("utf-8", "surrogatepass") for line in lines[row - 1:end_row]]
+    segment[-1] = segment[-1][:node.end_col_offset]  # type: ignore[attr-defined]
+    segment[0] = segment[0][node.col_offset:]  # type: ignore[attr-defined]
+    text = "\n".join(part.decode("utf-8", "surrogatepass") for part in segment)
+    count = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("(" + text + "\n)").readline):
+            count += token.type in _STRING_TOKENS
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return max(1, span // 2)  # cannot tell: as many pieces as could fit
+    return max(1, count)

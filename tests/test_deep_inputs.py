@@ -1,0 +1,230 @@
+"""Code nested deeper than LibCST or detachlint's walkers can take never crashes a surface.
+
+LibCST's native parser segfaults on some valid Python (a 12,500-operand ``or`` chain, a long
+``elif`` ladder) and the recursive walkers raise RecursionError earlier still. The first pass
+(``analysis/firstpass.py``) measures every file on Python's own tree and reports one TAL999 for
+it instead. Each shape goes through the engine here, and through every surface at least once:
+``detachlint check`` with one job, with two, from stdin, flake8 (subprocesses) and the language
+server.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from detachlint.analysis.firstpass import MAX_FRAMES, MAX_LOOPS, first_pass, too_deep
+from detachlint.engine import lint_source, physical_lines
+from detachlint.findings import PARSE_ERROR_CODE
+
+from test_robustness import ALL, assert_inside
+
+ROOT = Path(__file__).parents[1]
+DEEP = "too deeply nested"
+PARENS = "too many nested parentheses"  # Python's own verdict (its tokenizer stops at 200 levels)
+
+# name -> (source, what the TAL999 says, the line it points at or None)
+SHAPES = {
+    "or_chain": ("import torch\nx = " + " or ".join(["a"] * 12500) + "\n", DEEP, 2),
+    "and_chain_in_function": ("import torch\ndef f(a):\n    return " + " and ".join(["a"] * 9000) + "\n", DEEP, 3),
+    "parens_at_column_0": ("import torch\n" + "(\n" * 5000 + "1" + ")" * 5000 + "\n", PARENS, None),
+    "lists_at_column_0": ("import torch\n" + "[\n" * 5000 + "]" * 5000 + "\n", PARENS, None),
+    "lambda_chain": ("import torch\nf = " + "lambda: " * 5000 + "1\n", DEEP, None),
+    "elif_ladder_340kb": ("import torch\nx = 0\nif x == 0:\n    y = 0\n"
+                          + "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, 12000)), DEEP, None),
+    "elif_ladder_python_takes": ("import torch\nx = 0\nif x == 0:\n    y = 0\n"
+                                 + "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, 1000)), DEEP, None),
+    "deep_expression": ("import torch\nx = " + "-" * 2000 + "torch.ones(1)\n", DEEP, 2),
+    "attribute_chain": ("import torch\nx = torch" + ".t" * 450 + "\n", DEEP, 2),
+    "concatenated_strings": ("import torch\nx = " + " ".join(['"a"'] * 3000) + "\n", DEEP, 2),
+    "nested_for_loops": ("import torch\ndef f(a):\n" + "".join("    " * (i + 1) + "for a in a:\n" for i in range(20))
+                         + "    " * 21 + "a.add_(1)\n", DEEP, None),
+}
+LONG_LINE = "import torch\nx = [" + ", ".join(["torch.ones(1)"] * 20000) + "]\ny = torch.tensor(x[0])\n"
+
+
+def _python_gives_up(source: str) -> bool:
+    return first_pass(source).gave_up
+
+
+def _check_one(findings, source, message, row):
+    assert [f.code for f in findings] == [PARSE_ERROR_CODE], findings
+    assert message in findings[0].message, findings[0].message
+    if row is not None:
+        assert findings[0].location.row == row
+    assert_inside(findings, source)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_engine_reports_one_tal999_quickly(name):
+    source, message, row = SHAPES[name]
+    start = time.perf_counter()
+    _check_one(lint_source(source, "x.py", ALL), source, message, row)
+    assert time.perf_counter() - start < 30
+    assert lint_source(source, "x.py", ["TAL001"]) == []  # TAL999 not selected: silent
+
+
+def test_a_long_line_is_linted_not_refused():
+    codes = [f.code for f in lint_source(LONG_LINE, "x.py", ALL)]
+    assert "TAL101" in codes and PARSE_ERROR_CODE not in codes
+
+
+def test_just_below_the_limits_is_linted():
+    # a chain of unary operators (3 frames each) just below MAX_FRAMES, and MAX_LOOPS nested
+    # loops, still get their findings
+    deep = "import torch\nx = " + "-" * (MAX_FRAMES // 3 - 10) + "torch.ones(1)\ny = torch.tensor(x)\n"
+    assert [f.code for f in lint_source(deep, "x.py", ALL)] == ["TAL101"]
+    loops = ("import torch\ndef f(a):\n    b = a\n" + "".join("    " * (i + 1) + "for c in a:\n" for i in range(MAX_LOOPS))
+             + "    " * (MAX_LOOPS + 1) + "a.add_(1)\n    print(b)\n")
+    assert PARSE_ERROR_CODE not in [f.code for f in lint_source(loops, "x.py", ALL)]
+
+
+def _cli(args, cwd, stdin=None):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
+    env.pop("DETACHLINT_CACHE_DIR", None)
+    return subprocess.run([sys.executable, "-m", "detachlint", "check", "--no-cache", *args], cwd=cwd, env=env,
+                          input=stdin, capture_output=True, text=True, timeout=600)
+
+
+def _by_file(output: str):
+    found = {}
+    for line in output.splitlines():
+        name, sep, rest = line.partition(".py:")
+        if sep:
+            found.setdefault(Path(name).name, []).append(rest)
+    return found
+
+
+@pytest.fixture(scope="module")
+def shape_dir(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("deep")
+    for name, (source, _, _) in SHAPES.items():
+        (directory / f"{name}.py").write_text(source)
+    (directory / "long_line.py").write_text(LONG_LINE)
+    return directory
+
+
+def _assert_every_shape(output: str, shapes) -> None:
+    found = _by_file(output)
+    for name in shapes:
+        _, message, _ = SHAPES[name]
+        assert len(found.get(name, [])) == 1, (name, found.get(name))
+        assert "TAL999" in found[name][0] and message in found[name][0], found[name]
+    assert any("TAL101" in f for f in found["long_line"])
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_cli_every_shape(shape_dir, jobs):
+    proc = _cli(["-j", jobs, "--output-format", "concise", "."], shape_dir)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])  # not -11
+    assert "Traceback" not in proc.stderr + proc.stdout
+    _assert_every_shape(proc.stdout, SHAPES)
+
+
+@pytest.mark.parametrize("name", ["or_chain", "elif_ladder_340kb", "lambda_chain", "parens_at_column_0"])
+def test_cli_stdin(tmp_path, name):
+    source, message, _ = SHAPES[name]
+    proc = _cli(["--output-format", "concise", "--stdin-filename", f"{name}.py", "-"], tmp_path, stdin=source)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert "TAL999" in proc.stdout and message in proc.stdout
+
+
+def test_flake8_every_shape_python_can_parse(shape_dir):
+    # flake8 parses every file with ``ast`` itself before any plugin runs: where Python gives up
+    # (RecursionError, MemoryError) flake8 itself fails, and where Python finds a syntax error it
+    # reports E999 and runs no plugin. The other shapes must come back as one TAL999 each, unless
+    # another plugin (pyflakes recurses per ``elif``) stops flake8 first: one file per run.
+    shapes = [n for n, (source, message, _) in SHAPES.items()
+              if message == DEEP and not _python_gives_up(source)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    outputs = []
+    for name in shapes + ["long_line"]:
+        proc = subprocess.run([sys.executable, "-m", "flake8", "--select", "TAL", "-j", "1", f"{name}.py"],
+                              cwd=shape_dir, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 1, (name, proc.returncode, proc.stderr[-2000:])  # not -11
+        if '"pyflakes[F]" failed' in proc.stdout + proc.stderr:
+            shapes.remove(name)
+            continue
+        assert "Traceback" not in proc.stderr + proc.stdout
+        outputs.append(proc.stdout)
+    assert len(shapes) >= 4
+    _assert_every_shape("".join(outputs), shapes)
+
+
+def test_language_server_every_shape(tmp_path):
+    pytest.importorskip("pygls")
+    from test_lsp_robustness import RawClient
+
+    client = RawClient(tmp_path)
+    try:
+        client.start(tmp_path)
+        for name, (source, message, _) in SHAPES.items():
+            uri = client.open(tmp_path / f"{name}.py", source)
+            diagnostics = client.diagnostics_for(uri, timeout=120)["params"]["diagnostics"]
+            assert [d["code"] for d in diagnostics] == ["TAL999"], (name, diagnostics)
+            assert message in diagnostics[0]["message"]
+            assert client.proc.poll() is None
+    finally:
+        assert client.close() == 0
+
+
+# ------------------------------------------------------------------------------------- fuzzing
+
+_OPENERS = [("(", ")"), ("[", "]"), ("{", "}"), ("f(", ")"), ("a[", "]"), ("(lambda: ", ")"), ("{k: ", "}")]
+_PREFIXES = ["-", "not ", "~", "lambda: ", "await ", "a if a else ", "*"]
+_SUFFIXES = [".t", "()", "[0]", ".add_(1)", " + a", " or a", " and a", " < a", " ** a", ' "s"', " if a else a"]
+
+
+@st.composite
+def deep_expressions(draw):
+    """An expression built of random layers, some repeated thousands of times: deep (prefix
+    operators, brackets, chains) and wide (operand chains, long lines)."""
+    expr = "torch.ones(1)"
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(["wrap", "prefix", "suffix"]))
+        count = draw(st.sampled_from([1, 10, 150, 400, 1000, 3000, 12000]))
+        if kind == "wrap":
+            opener, closer = draw(st.sampled_from(_OPENERS))
+            count = min(count, 250)
+            expr = opener * count + expr + closer * count
+        elif kind == "prefix":
+            expr = draw(st.sampled_from(_PREFIXES)) * count + expr
+        else:
+            expr = expr + draw(st.sampled_from(_SUFFIXES)) * count
+    return expr
+
+
+@settings(max_examples=int(os.environ.get("DETACHLINT_FUZZ_EXAMPLES", "12")), deadline=None,
+          derandomize=not os.environ.get("DETACHLINT_FUZZ_EXAMPLES"), suppress_health_check=list(HealthCheck))
+@given(deep_expressions(), st.sampled_from(["x = {}\n", "def f(a):\n    return {}\n", "async def f(a):\n    y = {}\n",
+                                            "if a:\n    pass\nelif {}:\n    pass\n", "print({})\n"]))
+def test_deep_and_wide_expressions_never_crash(expr, template):
+    # in a subprocess: a segfault must fail the test, not end the test run
+    source = "import torch\n" + template.format(expr)
+    code = ("import sys\nfrom detachlint.engine import lint_source\nfrom detachlint.rules import ALL_RULES\n"
+            "codes = [r.code for r in ALL_RULES] + ['TAL999']\n"
+            "found = lint_source(sys.stdin.read(), 'fuzz.py', codes)\n"
+            "print('\\n'.join(f'{f.code} {f.location.row}' for f in found))\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", code], input=source, capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-3000:])
+    rows = len(physical_lines(source))
+    for line in proc.stdout.split():
+        if line.isdigit():
+            assert 1 <= int(line) <= rows
+
+
+def test_the_measure_is_iterative():
+    # far deeper than Python's recursion limit, in Python's tree: measured without recursing
+    tree = ast.parse("x = " + " or ".join(["a"] * 50000) + "\n")
+    assert too_deep(tree, ["x = ..."]) is not None
