@@ -12,7 +12,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from .analysis.firstpass import FirstPass, first_pass, too_deep
+from .analysis.firstpass import CHUNKED_CHECK_SIZE, FirstPass, compiles_in_chunks, first_pass, too_deep
 from .analysis.precheck import may_have_findings
 from .analysis.project import ModuleView
 from .context import Context
@@ -188,10 +188,13 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     if skips_file(source, flake8_comment=noqa):
         return []
     first = None
-    if precheck and not may_have_findings(source):
+    if precheck and not may_have_findings(source) and not (project is not None and project.calls_effects()):
         wants_parse_errors = codes is None or PARSE_ERROR_CODE in set(codes)
         if not wants_parse_errors:
             return []
+        if _LIBCST_STRICTER_RE.search(source) is None and len(source) > CHUNKED_CHECK_SIZE \
+                and compiles_in_chunks(source):
+            return []  # nothing to report, and Python accepts it: memory bounded by a chunk
         first = first_pass(source)
         if first.tree is not None and not _LIBCST_STRICTER_RE.search(source):
             return []

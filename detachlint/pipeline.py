@@ -22,6 +22,7 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import re
 import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
@@ -363,6 +364,7 @@ def tasks_for(paths: Iterable[str], resolver: SettingsResolver) -> List[Task]:
 # CLI on the whole tree, flake8 (one file at a time) and the editor all see the same project.
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_DEFINES_RE = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
 
 
 def project_root(path: os.PathLike, fallback: Optional[Path] = None) -> Optional[Path]:
@@ -398,6 +400,8 @@ def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Opti
                 text = decode_source(path.read_bytes())
             except (OSError, SourceError):
                 continue
+        if not _DEFINES_RE.search(text):
+            continue  # no function or class: nothing another file could resolve to, and no calls to summarise
         files.append((path, text))
     used: set = set()
     index = build_index(files, facts.entries if facts is not None else None, used)

@@ -48,6 +48,9 @@ SHAPES = {
     "nested_for_loops": ("import torch\ndef f(a):\n" + "".join("    " * (i + 1) + "for a in a:\n" for i in range(20))
                          + "    " * 21 + "a.add_(1)\n", DEEP, None),
 }
+# Each shape also holds a constructor call, so that the pre-check sends it to the parser (a file
+# with nothing to report is never parsed by LibCST, however deep).
+SHAPES = {name: (source + "w = torch.tensor(v)\n", message, row) for name, (source, message, row) in SHAPES.items()}
 LONG_LINE = "import torch\nx = [" + ", ".join(["torch.ones(1)"] * 20000) + "]\ny = torch.tensor(x[0])\n"
 
 

@@ -112,3 +112,41 @@ def test_comment_runs_after_a_dot_stay_linear():
     start = time.perf_counter()
     assert not may_have_findings(source)
     assert time.perf_counter() - start < 5  # exponential backtracking took minutes on such lines
+
+
+# Evidence alone is not enough: a finding is about an alias, a constructor, a snapshot or a write.
+@pytest.mark.parametrize("source", [
+    "import torch\n" + "".join(f"v{i} = torch.zeros({i})\n" for i in range(50)),
+    "import torch\ndef f(x: torch.Tensor):\n    y = x.view(-1)\n    return y.sum() == x.sum()\n",
+])
+def test_no_trigger_no_parse(source):
+    assert not may_have_findings(source)
+    assert lint_source(source, "t.py", ALL_CODES, precheck=False) == []
+
+
+def test_a_project_helper_that_writes_is_a_trigger(tmp_path):
+    from detachlint.pipeline import Projects
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helpers.py").write_text("def normalize(x):\n    x.sub_(x.mean())\n")
+    source = ("import torch\nfrom helpers import normalize\n\n\ndef f(x: torch.Tensor):\n    y = x.view(-1)\n"
+              "    normalize(x)\n    return y\n")
+    (tmp_path / "main.py").write_text(source)
+    view = Projects().view(tmp_path / "main.py")
+    assert not may_have_findings(source) and view is not None and view.calls_effects()
+    with_project = lint_source(source, "main.py", ALL_CODES, project=view)
+    assert with_project == lint_source(source, "main.py", ALL_CODES, precheck=False, project=view)
+
+
+def test_large_clean_file_is_checked_in_pieces_and_bad_pieces_fall_back():
+    from detachlint.analysis.firstpass import CHUNKED_CHECK_SIZE, compiles_in_chunks
+
+    body = "".join(f"v{i} = zeros({i})\n" for i in range(CHUNKED_CHECK_SIZE // 12))
+    assert compiles_in_chunks(body)
+    tricky = body + "if v1:\n    pass\nelse:\n    s = '''\nnot_code = (\n'''\n" + body + "x = (1,\n2)\n@decorator\ndef f():\n    pass\n"
+    assert compiles_in_chunks(tricky)  # cuts inside a string, before else: and in brackets are rejoined
+    assert not compiles_in_chunks(body + "x = (\n")  # a real error: the whole file is judged
+    assert not compiles_in_chunks("from __future__ import annotations\n" + body)
+    broken = body + "x = (\n"
+    (finding,) = lint_source(broken, "big.py", ALL_CODES)
+    assert finding.code == PARSE_ERROR_CODE and finding.location.row == broken.count("\n")

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 import warnings
 from dataclasses import dataclass
@@ -76,6 +77,41 @@ class FirstPass:
         return isinstance(self.error, (RecursionError, MemoryError))
 
 
+# Above this size a file with nothing to report is syntax-checked a piece at a time, so that its
+# memory is bounded by the largest piece, not by the whole file's tree (Python's ast of a 9.9 MB
+# file of one-line statements takes about 2 GB).
+CHUNKED_CHECK_SIZE = 1 << 20
+_CHUNK_SIZE = 1 << 18
+_WHOLE_FILE_ONLY_RE = re.compile(r"__future__|^[ \t]*global\b", re.MULTILINE)
+
+
+_STATEMENT_START_RE = re.compile(r"\n(?=[A-Za-z_@])")  # a line that may begin a top-level statement
+_MAX_PIECE = 1 << 22
+
+
+def compiles_in_chunks(source: str) -> bool:
+    """Whether ``source`` compiles, checked a piece at a time: pieces end before a line that
+    starts at column 0 with a name or a decorator. A cut inside a string, a bracket, a
+    continuation or before ``else:`` leaves a piece that does not compile on its own; it is then
+    joined with the next one. False means "not shown" (a piece grew past 4 MB, or the file needs
+    the whole module to judge: ``from __future__``, module-level ``global``): the caller checks
+    the whole file, which also gives the error message."""
+    if _WHOLE_FILE_ONLY_RE.search(source):
+        return False
+    begin = 0
+    while begin < len(source):
+        end = begin
+        while True:
+            cut = _STATEMENT_START_RE.search(source, min(end + _CHUNK_SIZE, len(source)))
+            end = cut.start() + 1 if cut else len(source)
+            if first_pass(source[begin:end]).tree is not None:
+                break
+            if end >= len(source) or end - begin > _MAX_PIECE:
+                return False
+        begin = end
+    return True
+
+
 def first_pass(source: str) -> FirstPass:
     try:
         with warnings.catch_warnings():
@@ -116,6 +152,14 @@ def too_deep(tree: ast.AST, lines: List[str], limit: int = MAX_FRAMES,
             row = getattr(located, "lineno", 1)
             return TooDeep(f"too deeply nested for detachlint's parser: more than {limit} levels (LibCST and "
                            f"the analyses recurse once per level) at line {row}", row, _column(located, lines))
+        # A node on one line cannot go deeper than 3 frames per character of it (a unary minus
+        # is the densest: 1 character, 3 frames), nor hold more loops than ``for`` clauses fit:
+        # most statements are short lines whose subtrees need no walk.
+        end = getattr(node, "end_col_offset", None)
+        if end is not None and node.lineno == node.end_lineno:  # type: ignore[attr-defined]
+            width = end - node.col_offset  # type: ignore[attr-defined]
+            if depth + 3 * width + 3 <= limit and loops + width // 8 <= max_loops:
+                continue
         inner = in_fstring or isinstance(node, ast.JoinedStr)
         for child in ast.iter_child_nodes(node):
             push((child, depth, loops, inner, located))

@@ -53,8 +53,30 @@ _WORD_RE = re.compile(r"\b(?:%s)\b" % "|".join(sorted(WORD_EVIDENCE)))
 _ATTRIBUTE_RE = re.compile(r"\.(?:[ \t\f\r\n\\]|#[^\r\n]*(?=[\r\n]|\Z))*(\w+)")
 
 
+# What a finding is *about*, at least one of which every rule needs besides the evidence above:
+# an untracked alias (``.data``, ``.detach()``), a constructor (``torch.tensor``, ``new_tensor``,
+# the legacy ``torch.Tensor``), a live-state snapshot, or a write of any kind (an in-place method,
+# a project helper named like one, ``out=``, an augmented or item assignment, numpy's in-place
+# functions). A file of ``v = torch.zeros(3)`` lines has evidence but nothing to report.
+TRIGGER_CALLS: FrozenSet[str] = frozenset({"tensor", "as_tensor", "new_tensor"}) | catalog.LEGACY_CONSTRUCTORS
+TRIGGER_NAMES: FrozenSet[str] = frozenset().union(
+    catalog.UNTRACKED_ALIAS_ATTRIBUTES, {"detach"}, catalog.STATE_SNAPSHOT_METHODS, catalog.PARAMETER_ITERATORS,
+    catalog.NAMED_PARAMETER_ITERATORS, catalog.INPLACE_METHODS, catalog.INPLACE_VIEW_METHODS,
+    {name.rsplit(".", 1)[-1] for name in catalog.NUMPY_INPLACE_FUNCTIONS}, {"out"},
+)
+_TRIGGER_RE = re.compile(
+    r"\b(?:%s)\b" % "|".join(sorted(TRIGGER_NAMES))
+    + r"|\b(?:%s)\s*\(" % "|".join(sorted(TRIGGER_CALLS))  # a constructor called, not ``x: torch.Tensor``
+    + r"|\w_\s*\("  # a call of anything named like an in-place op (a project helper ``normalize_(x)``)
+    + r"|(?:\*\*|//|>>|<<|[-+*/%@&|^])=(?!=)"  # augmented assignment
+    + r"|\]\s*=(?!=)"  # item assignment
+)
+
+
 def may_have_findings(source: str) -> bool:
     """False only when no rule can fire on ``source`` (whatever rules are selected)."""
+    if not _TRIGGER_RE.search(source):
+        return False
     if _WORD_RE.search(source):
         return True
     evidence = ATTRIBUTE_EVIDENCE

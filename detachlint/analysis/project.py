@@ -716,6 +716,21 @@ class ModuleView:
     index: ProjectIndex
     module: str
 
+    def calls_effects(self) -> bool:
+        """Whether this module calls a project function that writes an argument in place or
+        steps an optimizer: a write the text of the module does not spell (``normalize(x)``)."""
+        facts = self.index.modules.get(self.module)
+        if facts is None:
+            return False
+        for qualname, fn in facts.functions.items():
+            owner = f"{self.module}.{qualname}" if self.module else qualname
+            for site in fn.calls:
+                callee = self.index._callee(owner, site) if owner in self.index._functions else None
+                summary = self.index.summary(callee) if callee is not None else None
+                if summary is not None and (summary.writes or summary.steps):
+                    return True
+        return False
+
 
 def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dict]] = None,
                 used: Optional[Set[str]] = None) -> ProjectIndex:
