@@ -22,6 +22,9 @@ from .rules import ALL_RULES
 from .rules.base import Rule
 from .walk import Walker
 
+_BUILTIN_RULES = "detachlint.rules."
+
+
 def _location(pos) -> Location:
     return Location(pos.line, pos.column)
 
@@ -188,7 +191,11 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     if skips_file(source, flake8_comment=noqa):
         return []
     first = None
-    if precheck and not may_have_findings(source) and not (project is not None and project.calls_effects()):
+    # The pre-check knows what the built-in rules need; a rule added from outside (a test's, a
+    # plugin's) may need something else, so then every file is parsed.
+    builtin = all(rule.__module__.startswith(_BUILTIN_RULES) for rule in rules)
+    if precheck and builtin and not may_have_findings(source) and not (
+            project is not None and project.calls_effects()):
         wants_parse_errors = codes is None or PARSE_ERROR_CODE in set(codes)
         if not wants_parse_errors:
             return []

@@ -1040,15 +1040,19 @@ class AliasAnalysis(Analysis):
         summary = self.project.index.function(self.project.module, name)
         if summary is None or not summary.returns:
             return set()
-        # A helper returning an array of its argument converts as ``.numpy()`` does (the caller's
-        # memory when nothing needs converting); otherwise as ``.to()``.
-        op = "numpy" if summary.returns_kind == "ndarray" else "to"
+        # A helper that converts its argument (``.cpu()``, ``np.asarray``) returns the caller's memory
+        # when nothing needs converting, as ``.numpy()`` / ``.to()`` do; one that reshapes or
+        # indexes it returns a view (writing through it is writing the caller's, on purpose).
+        if summary.returns_converted:
+            relation, op = Relation.CONVERSION, ("numpy" if summary.returns_kind == "ndarray" else "to")
+        else:
+            relation, op = Relation.VIEW, "view"
         out: Set[Origin] = set()
         for i, (arg, origins) in enumerate(zip(args, values)):
             if arg.keyword is not None or arg.star:
                 break
             if i in summary.returns:
-                out |= self._derive(origins, Relation.CONVERSION, op, node)
+                out |= self._derive(origins, relation, op, node)
         return out
 
     def _note_instance(self, key: str, value: Optional[cst.CSTNode]) -> None:

@@ -29,7 +29,7 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 from . import catalog
 from .base import Analysis, AnalysisContext
 
-FORMAT = "2"
+FORMAT = "3"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
@@ -135,6 +135,7 @@ class FunctionFacts:
     calls: List[CallSite] = field(default_factory=list)
     returns: Tuple[int, ...] = ()  # parameters whose memory the returned value may share
     returns_kind: Optional[str] = None  # "ndarray" or "tensor" when every return says so
+    returns_converted: bool = False  # the shared memory comes back through a conversion (``.cpu()``, ``np.asarray``)
 
 
 @dataclass
@@ -156,7 +157,8 @@ class ModuleFacts:
             "classes": {k: [c.bases, c.line] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
-                              [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind]
+                              [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
+                              f.returns_converted]
                           for k, f in self.functions.items()},
         }
 
@@ -166,11 +168,11 @@ class ModuleFacts:
         for name, (bases, line) in data["classes"].items():
             facts.classes[name] = ClassFacts(name, tuple(bases), line)
         for name, row in data["functions"].items():
-            params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind = row
+            params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
-                [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind)
+                [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted)
         return facts
 
 
@@ -190,6 +192,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.shares: Dict[str, Set[int]] = {p: {i} for p, i in self.param_index.items()}
         self.returns: Set[int] = set()
         self.kinds: Dict[str, Optional[str]] = {}  # local name -> "ndarray" / "tensor" / None
+        self.converted: Dict[str, bool] = {}  # local name -> shares a parameter through a conversion
+        self.returns_converted = False
         self.returned_kinds: Set[Optional[str]] = set()
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
 
@@ -211,6 +215,27 @@ class _FunctionScanner(ast.NodeVisitor):
         self.facts.returns = tuple(sorted(self.returns - ({0} if self.facts.is_method else set())))
         if len(self.returned_kinds) == 1:
             self.facts.returns_kind = next(iter(self.returned_kinds))
+        self.facts.returns_converted = self.returns_converted
+
+    def _through_conversion(self, node: Optional[ast.AST]) -> bool:
+        """Whether the memory ``_shared`` finds comes through a conversion a caller means as a copy
+        (``.cpu()``, ``.numpy()``, ``np.asarray``), not through views or the value itself."""
+        if isinstance(node, ast.Name):
+            return self.converted.get(node.id, False)
+        if isinstance(node, (ast.Subscript, ast.Attribute)):
+            return self._through_conversion(node.value)
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = _dotted(func) or ""
+            if name.rsplit(".", 1)[-1] in ("asarray", "asanyarray", "as_tensor", "from_numpy") and node.args:
+                return True
+            if isinstance(func, ast.Attribute):
+                if func.attr in catalog.COPY_INTENT_CONVERSIONS:
+                    return True
+                return self._through_conversion(func.value)
+        if isinstance(node, ast.IfExp):
+            return self._through_conversion(node.body) or self._through_conversion(node.orelse)
+        return False
 
     def _value_kind(self, node: Optional[ast.AST]) -> Optional[str]:
         """``np.asarray(x)``, ``x.numpy()``: an ndarray; ``torch.zeros(...)``: a tensor."""
@@ -294,6 +319,8 @@ class _FunctionScanner(ast.NodeVisitor):
                 self.rebound.add(target.id)
                 kind = self._value_kind(node.value)
                 self.kinds[target.id] = kind if not self._in_branch or self.kinds.get(target.id) == kind else None
+                self.converted[target.id] = self._through_conversion(node.value) or (
+                    self._in_branch and self.converted.get(target.id, False))
                 self.shares[target.id] = self._shared(node.value) | (
                     self.shares.get(target.id, set()) if self._in_branch else set())
                 if snapshot is not None:
@@ -319,7 +346,9 @@ class _FunctionScanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Return(self, node: ast.Return) -> None:
-        self.returns |= self._shared(node.value)
+        shared = self._shared(node.value)
+        self.returns |= shared
+        self.returns_converted |= bool(shared) and self._through_conversion(node.value)
         self.returned_kinds.add(self._value_kind(node.value))
         if node.value is not None:
             attr = self._self_attr(node.value)
@@ -491,6 +520,7 @@ class Summary:
     backward: Optional[str]
     returns: FrozenSet[int] = frozenset()  # parameters whose memory the result may share (direct)
     returns_kind: Optional[str] = None  # "ndarray" / "tensor"
+    returns_converted: bool = False
 
 
 @dataclass(frozen=True)
@@ -533,7 +563,8 @@ class ProjectIndex:
     def digest(self) -> str:
         """Changes whenever a composed fact changes (part of every file's lint cache key); computed
         once (every file's cache key asks for it)."""
-        text = repr(sorted((k, sorted(s.writes), s.steps, s.backward, sorted(s.returns), s.returns_kind)
+        text = repr(sorted((k, sorted(s.writes), s.steps, s.backward, sorted(s.returns), s.returns_kind,
+                            s.returns_converted)
                            for k, s in self._summaries.items()))
         text += repr(sorted((k, c.bases) for k, c in self._classes.items())) + repr(sorted(self.aliases.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -665,7 +696,8 @@ class ProjectIndex:
                         changed = True
             if not changed:
                 break
-        return {q: Summary(q, f.params, frozenset(writes[q]), steps[q], backward[q], frozenset(f.returns), f.returns_kind)
+        return {q: Summary(q, f.params, frozenset(writes[q]), steps[q], backward[q], frozenset(f.returns), f.returns_kind,
+                           f.returns_converted)
                 for q, f in self._functions.items()}
 
     # class state across methods
