@@ -114,6 +114,9 @@ TENSOR_FUNCTIONS = frozenset(
     """.split()
 )
 
+# Context managers and decorators under which autograd records nothing.
+GRAD_DISABLING = frozenset({"torch.no_grad", "torch.inference_mode"})
+
 # torch.* factories: their result is a new leaf, whatever the arguments (no graph behind it).
 GRAPH_FREE_FACTORIES = frozenset(
     """

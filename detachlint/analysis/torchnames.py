@@ -7,12 +7,13 @@ replaces LibCST's QualifiedNameProvider, which costs several times a parse.
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 import libcst as cst
 
 from .base import Analysis, AnalysisContext
 
+from . import catalog
 from .catalog import CANONICAL_NAMES
 from ..walk import walk
 
@@ -102,6 +103,22 @@ class TorchNames(Analysis):
             return None
         full = f"{bound}.{rest}" if rest else bound
         return CANONICAL_NAMES.get(full, full)
+
+    def grad_disabled(self, parents: Sequence[cst.CSTNode]) -> bool:
+        """Whether the node below ``parents`` runs with autograd off: inside ``with
+        torch.no_grad():`` (or ``inference_mode``) or in a function decorated with one, looking
+        no further out than the innermost function (its caller's mode is unknown)."""
+        for node in reversed(parents):
+            if isinstance(node, cst.With):
+                if any(isinstance(item.item, cst.Call) and self.qualified(item.item.func) in catalog.GRAD_DISABLING
+                       for item in node.items):
+                    return True
+            elif isinstance(node, cst.FunctionDef):
+                return any(self.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                           in catalog.GRAD_DISABLING for d in node.decorators)
+            elif isinstance(node, (cst.ClassDef, cst.Lambda)):
+                return False
+        return False
 
     def is_torch(self, node: cst.BaseExpression, *names: str) -> bool:
         """True when ``node`` resolves to one of ``names`` (given without the ``torch.`` prefix)."""

@@ -186,7 +186,7 @@ def no_grad_fix(ctx, use: DataUse, parents: Sequence[cst.CSTNode], statement: cs
     if not _calm(statement, names):
         safe = False
     applicability = SAFE if safe else UNSAFE
-    if _under_no_grad(parents, names):
+    if names.grad_disabled(parents):
         return make_fix(applicability, "Remove `.data` (the write is already under `no_grad`)", drop)
     spelled, imports = require_import(ctx, "torch", "no_grad")
     if spelled is None:
@@ -275,20 +275,6 @@ def _calm(statement: cst.CSTNode, names: TorchNames) -> bool:
     calls = _Calls(names)
     statement.visit(calls)
     return calls.calm
-
-
-def _under_no_grad(parents: Sequence[cst.CSTNode], names: TorchNames) -> bool:
-    for node in reversed(parents):
-        if isinstance(node, cst.With):
-            if any(isinstance(item.item, cst.Call) and names.qualified(item.item.func) == "torch.no_grad"
-                   for item in node.items):
-                return True
-        elif isinstance(node, cst.FunctionDef):
-            return any(names.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
-                       == "torch.no_grad" for d in node.decorators)
-        elif isinstance(node, (cst.ClassDef, cst.Lambda)):
-            return False
-    return False
 
 
 def _tensor_evidence(use: DataUse) -> bool:

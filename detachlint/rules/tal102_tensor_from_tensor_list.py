@@ -189,18 +189,12 @@ class TensorFromTensorList(Rule):
     def _graph(self, elements: cst.BaseExpression) -> Optional[cst.Call]:
         """The call whose graph an element carries (None: no evidence; then a warning)."""
         function = self.analysis(TensorFacts).function
-        if function is None or self._under_no_grad():
+        if function is None or self.analysis(TorchNames).grad_disabled(self.ctx.parents):
             return None
         evidence = self._evidence.get(id(function))
         if evidence is None:
             evidence = self._evidence[id(function)] = _GraphEvidence(function, self.analysis(TorchNames))
         return evidence.find(elements)
-
-    def _under_no_grad(self) -> bool:
-        names = self.analysis(TorchNames)
-        return any(isinstance(p, cst.With) and any(
-            isinstance(i.item, cst.Call) and names.qualified(i.item.func) in ("torch.no_grad", "torch.inference_mode")
-            for i in p.items) for p in self.ctx.parents)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self.analysis(TorchNames).is_torch(node.func, "tensor", "as_tensor"):
