@@ -14,6 +14,7 @@ read, decoded or parsed) is always reported unless an ignore selector names it.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import sys
@@ -132,18 +133,22 @@ class Pattern:
     glob: str
     base: Path
 
-    def matches(self, path: Path) -> bool:
+    @functools.cached_property
+    def _globs(self) -> Tuple[str, str, Optional[str]]:
+        """The basename glob, the full-path glob and, for ``**/name``, ``name`` under the base:
+        computed once (matching runs for every entry of every walked directory)."""
         glob = self.glob.replace(os.sep, "/").rstrip("/") or "/"
+        absolute = glob if os.path.isabs(glob) else (self.base / glob).as_posix()
+        # "**/name" should also match "name" directly under the base.
+        direct = (self.base / glob[3:]).as_posix() if glob.startswith("**/") else None
+        return glob, absolute, direct
+
+    def matches(self, path: Path) -> bool:
+        glob, absolute, direct = self._globs
         if fnmatch.fnmatchcase(path.name, glob):
             return True
         target = path.as_posix()
-        absolute = glob if os.path.isabs(glob) else (self.base / glob).as_posix()
-        if fnmatch.fnmatchcase(target, absolute):
-            return True
-        # "**/name" should also match "name" directly under the base.
-        if glob.startswith("**/"):
-            return fnmatch.fnmatchcase(target, (self.base / glob[3:]).as_posix())
-        return False
+        return fnmatch.fnmatchcase(target, absolute) or (direct is not None and fnmatch.fnmatchcase(target, direct))
 
 
 def _abspath(path: PathLike) -> Path:
