@@ -91,6 +91,12 @@ def test_tal001_fix_inside_no_grad_only_drops_data_and_adds_the_import():
                                        "    with torch.no_grad():\n        m.weight.zero_()\n")
 
 
+def test_tal001_fix_counts_lines_as_libcst_does():
+    # A form feed is a line break to str.splitlines, not to Python or LibCST.
+    src = "import torch\n\x0c\ndef f(w: torch.Tensor):\n    if w.sum() > 0:\n        w.data.zero_()\n"
+    assert fixed(src, ["TAL001"]).endswith("    if w.sum() > 0:\n        with torch.no_grad():\n            w.zero_()\n")
+
+
 @pytest.mark.parametrize("line", [
     "w.data = torch.zeros(3)",  # rebinding .data is not a write into w
     "self_w.data *= 2; w.data.zero_()",  # two statements on one line

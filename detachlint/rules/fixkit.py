@@ -150,6 +150,12 @@ def torch_spelling(ctx: "Context") -> Optional[str]:
     return module_name(ctx, "torch")
 
 
+def line_text(ctx: "Context", row: int) -> str:
+    """The text of physical line ``row`` as LibCST counts lines (``str.splitlines`` also breaks
+    at form feeds and other separators, which would shift every row after one)."""
+    return _NEWLINE_RE.split(ctx.source)[row - 1]
+
+
 def _insertion_point(ctx: "Context") -> Tuple[Location, str]:
     """Where a new top-level import goes, and the text around it: with the other imports (in
     alphabetical place within the first block), else after the docstring and ``__future__``."""
@@ -167,7 +173,7 @@ def _insertion_point(ctx: "Context") -> Tuple[Location, str]:
         if header_end == 0:
             return Location(1, 0), "{import}\n"
         line = ctx.position(body[header_end - 1]).end.line
-        text = _NEWLINE_RE.split(ctx.source)[line - 1]
+        text = line_text(ctx, line)
         return Location(line, len(text)), "\n{import}"
     j = first_import
     while j < len(body):
@@ -181,7 +187,7 @@ def _insertion_point(ctx: "Context") -> Tuple[Location, str]:
     if j + 1 < len(body) and not body[j + 1].leading_lines:
         return _before(ctx, body[j + 1])
     line = ctx.position(body[j]).end.line
-    text = _NEWLINE_RE.split(ctx.source)[line - 1]
+    text = line_text(ctx, line)
     return Location(line, len(text)), "\n{import}"
 
 

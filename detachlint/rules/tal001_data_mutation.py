@@ -14,7 +14,7 @@ from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Edit, Fix, Location, Severity
 from .base import Rule
-from .fixkit import SAFE, UNSAFE, insert_before, make_fix, replace_tail, require_import
+from .fixkit import SAFE, UNSAFE, insert_before, line_text, make_fix, replace_tail, require_import
 
 
 # In-place methods that change the ``.data`` tensor's own size, storage or strides: through
@@ -195,7 +195,7 @@ def no_grad_fix(ctx, use: DataUse, parents: Sequence[cst.CSTNode], statement: cs
     if position.start.line != position.end.line and _has_multiline_string(line):
         return None  # re-indenting its continuation lines would change the string
     indent = ctx.module.default_indent
-    head = ctx.source.splitlines()[position.start.line - 1][:position.start.column]
+    head = line_text(ctx, position.start.line)[:position.start.column]
     edits: List[Edit] = [*imports, insert_before(ctx, line, f"with {spelled}():\n{head}{indent}"), drop]
     # Continuation lines move with the statement (inside brackets any indentation parses).
     for row in range(position.start.line + 1, position.end.line + 1):
