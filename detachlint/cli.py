@@ -395,7 +395,7 @@ def run_check(args: argparse.Namespace) -> int:
 def _add_noqa(findings: Sequence[Any], quiet: bool) -> int:
     """``--add-noqa``: each file with findings rewritten with ``# noqa: CODE`` on their lines."""
     from .findings import PARSE_ERROR_CODE
-    from .fixes import add_noqa
+    from .fixes import FixError, add_noqa
 
     by_file: Dict[str, List[Any]] = {}
     for f in findings:
@@ -405,7 +405,7 @@ def _add_noqa(findings: Sequence[Any], quiet: bool) -> int:
     for filename, found in sorted(by_file.items()):
         try:
             added += add_noqa(Path(filename), found)
-        except Exception as exc:  # FixError, OSError: say which file, carry on with the rest
+        except (FixError, OSError) as exc:  # say which file, carry on with the rest
             failed += 1
             print(f"detachlint: error: {filename}: noqa not added: {exc}", file=sys.stderr)
     if not quiet:

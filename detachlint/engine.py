@@ -199,12 +199,12 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
         wants_parse_errors = codes is None or PARSE_ERROR_CODE in set(codes)
         if not wants_parse_errors:
             return []
-        if _LIBCST_STRICTER_RE.search(source) is None and len(source) > CHUNKED_CHECK_SIZE \
-                and compiles_in_chunks(source):
-            return []  # nothing to report, and Python accepts it: memory bounded by a chunk
-        first = first_pass(source)
-        if first.tree is not None and not _LIBCST_STRICTER_RE.search(source):
-            return []
+        if _LIBCST_STRICTER_RE.search(source) is None:  # else LibCST's own verdict is wanted
+            if len(source) > CHUNKED_CHECK_SIZE and compiles_in_chunks(source):
+                return []  # nothing to report, and Python accepts it: memory bounded by a piece
+            first = first_pass(source)
+            if first.tree is not None:
+                return []
     # The cyclic GC is paused while the tree is alive: a LibCST tree is hundreds of thousands of
     # acyclic objects that reference counting frees, and collections that walk it while it lives
     # cost 10-20% of the time. The few cycles the analyses make are collected once it resumes.

@@ -28,6 +28,7 @@ def rules_doc_uri(anchor: str) -> Optional[str]:
     doc = rules_doc()
     return f"{doc.as_uri()}#{anchor}" if doc is not None else None
 
+
 # The code given to files that cannot be read, decoded or parsed.
 PARSE_ERROR_CODE = "TAL999"
 

@@ -579,8 +579,7 @@ class AliasAnalysis(Analysis):
             for element, origins, part, values in zip(targets[0].elements, parts, value.elements, moved):
                 self._assign(element.value, origins, part.value)
                 self._keep_staleness(element.value, values)
-        elif len(targets) == 1 and self._moved(value) is not None:
-            values = self._moved(value)
+        elif len(targets) == 1 and (values := self._moved(value)) is not None:
             self._assign(targets[0], set(values), value)
             self._keep_staleness(targets[0], values)
         else:

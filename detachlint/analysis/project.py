@@ -558,6 +558,7 @@ class ProjectIndex:
                 self._classes[f"{module}.{name}" if module else name] = cls
                 self._module_of[f"{module}.{name}" if module else name] = module
         self._summaries = self._compose()
+        self._function_memo: Dict[Tuple[str, str], Optional[Summary]] = {}
 
     @functools.cached_property
     def digest(self) -> str:
@@ -656,8 +657,32 @@ class ProjectIndex:
         return self._summaries.get(qualname)
 
     def function(self, module: str, dotted: str) -> Optional[Summary]:
-        resolved = self.resolve(module, dotted)
-        return self._summaries.get(resolved) if resolved else None
+        """The summary of what ``dotted``, called in ``module``, refers to (asked for every call
+        the analyses see: resolved once per name)."""
+        key = (module, dotted)
+        if key not in self._function_memo:
+            resolved = self.resolve(module, dotted)
+            self._function_memo[key] = self._summaries.get(resolved) if resolved else None
+        return self._function_memo[key]
+
+    @functools.cached_property
+    def _effect_modules(self) -> FrozenSet[str]:
+        """The modules with a function that calls a project function writing an argument in place
+        or stepping an optimizer (computed once per index, not per linted file)."""
+        out = set()
+        for qualname, fn in self._functions.items():
+            for site in fn.calls:
+                callee = self._callee(qualname, site)
+                summary = self._summaries.get(callee) if callee is not None else None
+                if summary is not None and (summary.writes or summary.steps):
+                    out.add(self._module_of[qualname])
+                    break
+        return frozenset(out)
+
+    def calls_effects(self, module: str) -> bool:
+        """Whether ``module`` calls a project function that writes an argument in place or steps
+        an optimizer: a write its own text does not spell (``normalize(x)``)."""
+        return module in self._effect_modules
 
     # composition
 
@@ -749,19 +774,7 @@ class ModuleView:
     module: str
 
     def calls_effects(self) -> bool:
-        """Whether this module calls a project function that writes an argument in place or
-        steps an optimizer: a write the text of the module does not spell (``normalize(x)``)."""
-        facts = self.index.modules.get(self.module)
-        if facts is None:
-            return False
-        for qualname, fn in facts.functions.items():
-            owner = f"{self.module}.{qualname}" if self.module else qualname
-            for site in fn.calls:
-                callee = self.index._callee(owner, site) if owner in self.index._functions else None
-                summary = self.index.summary(callee) if callee is not None else None
-                if summary is not None and (summary.writes or summary.steps):
-                    return True
-        return False
+        return self.index.calls_effects(self.module)
 
 
 def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dict]] = None,
