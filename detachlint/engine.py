@@ -12,7 +12,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from .analysis.firstpass import CHUNKED_CHECK_SIZE, FirstPass, compiles_in_chunks, first_pass, too_deep
+from .analysis.firstpass import (CHUNKED_CHECK_SIZE, FirstPass, compiles_in_chunks, first_pass, physical_lines,
+                                 too_deep)
 from .analysis.precheck import may_have_findings
 from .analysis.project import ModuleView
 from .context import Context
@@ -103,6 +104,8 @@ _STATEMENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 
 def _refused(source: str, lines: Sequence[str], first: FirstPass) -> Optional[Tuple[str, int, int]]:
     """Why LibCST must not see ``source`` (message, row, column), or None to go on with it."""
+    if first.measured:
+        return (first.deep.message, first.deep.row, first.deep.column) if first.deep is not None else None
     if first.gave_up:
         return (f"too deeply nested for detachlint's parser: Python's own parser gave up "
                 f"({type(first.error).__name__})", 1, 0)
@@ -127,19 +130,6 @@ def _caused_by_recursion(exc: BaseException) -> bool:
         current = current.__cause__ or current.__context__
         seen += 1
     return False
-
-
-_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
-
-
-def physical_lines(source: str) -> List[str]:
-    """The source's lines as Python (and LibCST) count them: only ``\n``, ``\r\n`` and ``\r``
-    end a line. ``str.splitlines`` also splits at form feeds, ``\x0b``, ``\x1c``-``\x1e`` and
-    ``\u2028``, which shifts every row after one (a noqa would then silence the wrong line)."""
-    lines = _NEWLINE_RE.split(source)
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def _inside(source: str, row: int, column: int) -> Tuple[int, int]:
@@ -190,7 +180,9 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     rules = select_rules(codes)
     if skips_file(source, flake8_comment=noqa):
         return []
-    first = None
+    # The project index parsed the project's files with Python's parser already: what it found for
+    # this very text is not parsed again.
+    first = project.first_pass(source) if project is not None else None
     # The pre-check knows what the built-in rules need; a rule added from outside (a test's, a
     # plugin's) may need something else, so then every file is parsed.
     builtin = all(rule.__module__.startswith(_BUILTIN_RULES) for rule in rules)
@@ -200,10 +192,10 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
         if not wants_parse_errors:
             return []
         if _LIBCST_STRICTER_RE.search(source) is None:  # else LibCST's own verdict is wanted
-            if len(source) > CHUNKED_CHECK_SIZE and compiles_in_chunks(source):
+            if first is None and len(source) > CHUNKED_CHECK_SIZE and compiles_in_chunks(source):
                 return []  # nothing to report, and Python accepts it: memory bounded by a piece
-            first = first_pass(source)
-            if first.tree is not None:
+            first = first or first_pass(source)
+            if first.compiles:
                 return []
     # The cyclic GC is paused while the tree is alive: a LibCST tree is hundreds of thousands of
     # acyclic objects that reference counting frees, and collections that walk it while it lives

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from detachlint.analysis.firstpass import MAX_FRAMES, MAX_LOOPS, first_pass, too_deep
 from detachlint.engine import lint_source, physical_lines
+from detachlint.analysis.project import ModuleView, build_index
 from detachlint.findings import PARSE_ERROR_CODE
 
 from test_robustness import ALL, assert_inside
@@ -73,6 +74,23 @@ def test_engine_reports_one_tal999_quickly(name):
     _check_one(lint_source(source, "x.py", ALL), source, message, row)
     assert time.perf_counter() - start < 30
     assert lint_source(source, "x.py", ["TAL001"]) == []  # TAL999 not selected: silent
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_the_index_first_pass_is_the_engines(tmp_path, name):
+    """A file the project index parsed is not parsed by Python again: the index's verdict on
+    its tree stands in for the first pass, with the same findings; a changed text is parsed."""
+    source = SHAPES[name][0] + "def g():\n    pass\n"
+    path = tmp_path / "shape.py"
+    view = ModuleView(build_index([(path, source)]), "shape")
+    known = view.first_pass(source)
+    # None where Python cannot parse it, or where the index's own scan gave up (an elif ladder
+    # deeper than the recursion limit): then the engine parses it itself
+    assert known is None or known.compiles and first_pass(source).tree is not None
+    assert known is not None or name in ("parens_at_column_0", "lists_at_column_0", "lambda_chain",
+                                         "elif_ladder_340kb", "elif_ladder_python_takes")
+    assert lint_source(source, "x.py", ALL, project=view) == lint_source(source, "x.py", ALL)
+    assert view.first_pass(source + "\n") is None
 
 
 def test_a_long_line_is_linted_not_refused():

@@ -70,6 +70,14 @@ class FirstPass:
 
     tree: Optional[ast.Module]
     error: Optional[BaseException] = None  # SyntaxError, ValueError (NUL), RecursionError, MemoryError
+    # Set when the project index already parsed this very text: Python accepts it, and ``deep``
+    # is ``too_deep``'s verdict on its tree (no tree is kept, and none is parsed again).
+    measured: bool = False
+    deep: Optional[TooDeep] = None
+
+    @property
+    def compiles(self) -> bool:
+        return self.tree is not None or self.measured
 
     @property
     def gave_up(self) -> bool:
@@ -110,6 +118,19 @@ def compiles_in_chunks(source: str) -> bool:
                 return False
         begin = end
     return True
+
+
+_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+
+
+def physical_lines(source: str) -> List[str]:
+    """The source's lines as Python (and LibCST) count them: only ``\n``, ``\r\n`` and ``\r``
+    end a line. ``str.splitlines`` also splits at form feeds, ``\x0b``, ``\x1c``-``\x1e`` and
+    ``\u2028``, which shifts every row after one (a noqa would then silence the wrong line)."""
+    lines = _NEWLINE_RE.split(source)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def first_pass(source: str) -> FirstPass:

@@ -28,8 +28,9 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 
 from . import catalog
 from .base import Analysis, AnalysisContext
+from .firstpass import FirstPass, TooDeep, physical_lines, too_deep
 
-FORMAT = "3"
+FORMAT = "4"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
@@ -150,9 +151,13 @@ class ModuleFacts:
     imports: Dict[str, str] = field(default_factory=dict)  # local name -> dotted target
     classes: Dict[str, ClassFacts] = field(default_factory=dict)
     functions: Dict[str, FunctionFacts] = field(default_factory=dict)
+    # What the engine's first pass would find on the same tree (``firstpass.too_deep``), so that
+    # a linted file is not parsed by Python a second time.
+    deep: Optional[TooDeep] = None
 
     def to_json(self) -> dict:
         return {
+            "deep": [self.deep.message, self.deep.row, self.deep.column] if self.deep is not None else None,
             "imports": self.imports,
             "classes": {k: [c.bases, c.line] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
@@ -164,7 +169,7 @@ class ModuleFacts:
 
     @classmethod
     def from_json(cls, data: Mapping) -> "ModuleFacts":
-        facts = cls(dict(data["imports"]))
+        facts = cls(dict(data["imports"]), deep=TooDeep(*data["deep"]) if data["deep"] is not None else None)
         for name, (bases, line) in data["classes"].items():
             facts.classes[name] = ClassFacts(name, tuple(bases), line)
         for name, row in data["functions"].items():
@@ -481,7 +486,7 @@ def module_facts(source: str, module: str, is_package: bool = False) -> Optional
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     try:
-        facts = ModuleFacts(_imports(tree, module, is_package))
+        facts = ModuleFacts(_imports(tree, module, is_package), deep=too_deep(tree, physical_lines(source)))
         _scan_body(tree.body, "", False, facts)
     except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
         return None
@@ -541,8 +546,9 @@ class ProjectIndex:
     """Composed summaries of every function of the linted files, keyed by qualified name."""
 
     def __init__(self, modules: Mapping[str, ModuleFacts], aliases: Optional[Mapping[str, str]] = None,
-                 paths: Optional[Mapping[str, str]] = None) -> None:
+                 paths: Optional[Mapping[str, str]] = None, keys: Optional[Mapping[str, str]] = None) -> None:
         self.modules = dict(modules)
+        self.keys = dict(keys or {})  # module -> ``content_key`` of the text its facts come from
         self._paths = dict(paths or {})  # absolute path -> its module's key here
         # ``stepbystep.v2`` -> ``v2``: a module in a directory without ``__init__.py`` (a namespace
         # package, the usual layout of research code run from its root) under its dotted path.
@@ -776,6 +782,14 @@ class ModuleView:
     def calls_effects(self) -> bool:
         return self.index.calls_effects(self.module)
 
+    def first_pass(self, source: str) -> Optional[FirstPass]:
+        """The first pass of ``source``, known without parsing it when the index read this very
+        text (not an editor's unsaved buffer, not a file changed since); else None."""
+        facts = self.index.modules.get(self.module)
+        if facts is None or self.index.keys.get(self.module) != content_key(source, self.module):
+            return None
+        return FirstPass(None, measured=True, deep=facts.deep)
+
 
 def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dict]] = None,
                 used: Optional[Set[str]] = None) -> ProjectIndex:
@@ -785,6 +799,7 @@ def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dic
     modules: Dict[str, ModuleFacts] = {}
     aliases: Dict[str, str] = {}
     paths: Dict[str, str] = {}
+    keys: Dict[str, str] = {}
     for path, source in files:
         module, is_package = module_name(path)
         names = _namespace_names(Path(path), module)
@@ -809,8 +824,9 @@ def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dic
                 continue
             if cache is not None:
                 cache[key] = facts.to_json()
-        modules.setdefault(module, facts)
-    return ProjectIndex(modules, aliases, paths)
+        if module not in modules:
+            modules[module], keys[module] = facts, key
+    return ProjectIndex(modules, aliases, paths, keys)
 
 
 def _namespace_names(path: Path, module: str, depth: int = 3) -> List[str]:
