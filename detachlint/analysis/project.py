@@ -563,6 +563,9 @@ class ProjectIndex:
             for name, cls in facts.classes.items():
                 self._classes[f"{module}.{name}" if module else name] = cls
                 self._module_of[f"{module}.{name}" if module else name] = module
+        self._members: Dict[str, List[str]] = {}  # class -> its functions' qualified names
+        for qualname in self._functions:
+            self._members.setdefault(qualname.rpartition(".")[0], []).append(qualname)
         self._summaries = self._compose()
         self._function_memo: Dict[Tuple[str, str], Optional[Summary]] = {}
 
@@ -745,7 +748,7 @@ class ProjectIndex:
         for cls_name in facts.classes:
             cls = f"{module}.{cls_name}" if module else cls_name
             methods = {q.rpartition(".")[2]: q for a in reversed(self.ancestors(cls))
-                       for q in self._functions if q.rpartition(".")[0] == a}
+                       for q in self._members.get(a, ())}
             # methods that step themselves first: they name the update most directly
             stepping = sorted(((name, self._summaries[q].steps) for name, q in methods.items()
                                if self._summaries[q].steps), key=lambda s: "through" in (s[1] or ""))

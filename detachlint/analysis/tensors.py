@@ -505,6 +505,9 @@ class TensorFacts(Analysis):
             def leave_ClassDef(self, node: cst.ClassDef) -> None:
                 self.stack.pop()
 
+            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+                return bool(self.stack)  # outside a class a simple statement holds nothing collected here
+
             def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
                 if self.stack and node.name.value == "forward" and node.returns is not None:
                     returns = facts.annotation_kind(node.returns.annotation)
