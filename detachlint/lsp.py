@@ -131,10 +131,11 @@ def _uri_path(uri: str) -> Optional[Path]:
 
 
 def lint_target(target: Target, overrides: Mapping[str, Any], fallback_root: Optional[Path],
-                projects: Optional[Any] = None) -> Tuple[List[Placed], Optional[str], Optional[str]]:
+                projects: Optional[Any] = None, units: Optional[Any] = None) -> Tuple[List[Placed], Optional[str], Optional[str]]:
     """Run the pipeline for one target (in a worker thread): placed findings, a configuration
     warning, and the internal error that stopped the lint (a bug in a rule), if any.
-    ``projects``: the server's ``pipeline.Projects`` (facts across the files of the workspace)."""
+    ``projects``: the server's ``pipeline.Projects`` (facts across the files of the workspace);
+    ``units``: its ``incremental.UnitCache`` (an edit inside one function re-lints that function)."""
     from .config import DEFAULT_MAX_FILE_SIZE, ConfigError, load_settings
     from .notebook import CodeCell, neutralise, place
     from .pipeline import check_cells, check_source
@@ -161,7 +162,8 @@ def lint_target(target: Target, overrides: Mapping[str, Any], fallback_root: Opt
         project = None
         if projects is not None and target.path is not None and not target.as_cell:
             project = projects.view(target.path)
-        result = check_source(source, target.filename, codes, max_file_size=limit, project=project)
+        result = check_source(source, target.filename, codes, max_file_size=limit, project=project,
+                              units=None if target.as_cell else units)
         placed = [Placed(target.key, f, tuple((target.key, r) for r in f.related)) for f in result.findings]
         return placed, warning or result.skipped, result.internal_error
 
@@ -227,6 +229,9 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
         from .pipeline import Projects
 
         self.projects = Projects()  # the workspace's project index, rebuilt when a file is saved
+        from .incremental import UnitCache
+
+        self.units = UnitCache()  # findings per top-level function of the open buffers
 
     # -- targets --
 
@@ -302,7 +307,7 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
             return None
         loop = asyncio.get_running_loop()
         placed, warning, error = await loop.run_in_executor(None, lint_target, target, dict(self.overrides),
-                                                            self._root(), self.projects)
+                                                            self._root(), self.projects, self.units)
         if error is not None:  # a bug in a rule (contained by the pipeline): say so in the log, keep serving
             log.error("detachlint failed on %s: %s", key, error)
             self.window_log_message(T.LogMessageParams(

@@ -36,6 +36,7 @@ from .engine import lint_source
 from .files import LINTED_SUFFIXES, GitIgnore, SourceError, decode_source, display_path
 from .findings import PARSE_ERROR_CODE, Finding, parse_error_finding
 from .fixes import FixOutcome, fix_file, fix_notebook, fix_text, unified_diff
+from .incremental import UnitCache
 from .notebook import CellMap, CodeCell, lint_joined, lint_notebook_bytes
 
 Codes = Optional[FrozenSet[str]]
@@ -155,13 +156,17 @@ def check_bytes(data: bytes, display: str, codes: Codes = None, *, notebook: boo
 
 
 def check_source(source: str, display: str, codes: Codes = None, *, noqa: bool = True,
-                 max_file_size: int = 0, project: Optional[ModuleView] = None) -> FileResult:
+                 max_file_size: int = 0, project: Optional[ModuleView] = None,
+                 units: Optional[UnitCache] = None) -> FileResult:
     """Text already decoded: an editor's buffer, or the lines flake8 read. ``noqa=False`` leaves
-    ``# noqa`` to the caller (flake8 applies it, and ``--disable-noqa`` must work)."""
+    ``# noqa`` to the caller (flake8 applies it, and ``--disable-noqa`` must work). ``units``:
+    an editor's cache of findings per top-level function (``incremental.py``; noqa applied)."""
     def work() -> FileResult:
         skipped = _too_large(display, len(source.encode("utf-8", "surrogatepass")), max_file_size)
         if skipped:
             return FileResult(skipped=skipped)
+        if units is not None and noqa:
+            return FileResult(units.lint(source, display, codes, project=project))
         return FileResult(lint_source(source, display, codes, noqa=noqa, project=project))
 
     return contained(work)

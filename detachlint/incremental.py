@@ -1,0 +1,213 @@
+"""Re-lint an edited buffer by its top-level functions: what an edit did not touch is not linted again.
+
+A module is split with Python's parser into *units*, the bodies of its top-level functions (from
+the first body line to the last), and the *context*, every other line: imports, module-level
+code, classes whole, each function's decorators and signature, and the bodies that hold
+something the analyses read module-wide (``_MODULE_WIDE_RE``). A unit's findings are those
+located in its body; the context's are the rest. The analyses that cross statements see a
+function's body only through the project index (built from files on disk, with its own key), so
+a unit's findings depend on its body and the context, and the context's on the context alone:
+
+- the unit's findings come from linting the module with every *other* body blanked (its first
+  line becomes ``pass``, the others empty lines), which keeps every row and column, so positions,
+  fixes and the line numbers inside messages are exactly the whole module's;
+- they are kept under a key of (file name, selected codes, the project index's digest, the
+  context's text, the body's position and text). An edit inside one function leaves every other
+  key as it was, and only that function is linted again, in a module whose other bodies are blank.
+
+Anything else (an edit to the context, several bodies changed, a first lint) lints the whole
+module once and files its findings under every key. A finding whose related lines or fix reach
+into another unit's body could not come from a blanked module: then the module is never split.
+``tests/test_incremental.py`` proves the split equal to whole-module linting on the fixtures and
+on torch's sources; ``python bench/run.py --units-equality`` does it on every torch file.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import threading
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from .engine import lint_source
+from .findings import PARSE_ERROR_CODE, Finding
+from .noqa import skips_file
+
+# What a body may hold that the analyses read from the whole module, not from the function it is
+# in: imports (``TorchNames`` binds names imported anywhere), hook registrations
+# (``ForwardHooks``), classes (``TensorFacts``' class table), and a bare ``torch`` / ``copy``
+# (whether a fix may spell ``torch.no_grad`` or ``copy.deepcopy``). A body that spells any of
+# these is never blanked: it is part of the context.
+_MODULE_WIDE_RE = re.compile(r"\b(?:import|class|register_forward_hook)\b|(?<![.\w])(?:torch|copy)\b(?!\s*\.)")
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_NEWLINE_END_RE = re.compile(r"(?:\r\n|\r|\n)\Z")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A top-level function's body: 1-based rows ``first`` to ``last``, both included."""
+
+    first: int
+    last: int
+    indent: str
+
+
+def units(source: str) -> Optional[Tuple[List[str], List[Unit]]]:
+    """The source's physical lines (with their line breaks) and its units; None when Python
+    cannot parse it (the whole module is linted, and reports the error)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = compile(source, "<detachlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except Exception:  # SyntaxError, ValueError (NUL), RecursionError, MemoryError
+        return None
+    lines = _LINE_RE.findall(source)
+    out = []
+    for stmt in tree.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        first = stmt.body[0]
+        decorators = getattr(first, "decorator_list", None) or []
+        row = decorators[0].lineno if decorators else first.lineno
+        if row <= stmt.lineno or row > len(lines) or stmt.end_lineno is None:
+            continue  # ``def f(): return 1``: the body is on the header's line
+        line = lines[row - 1]
+        head = line[:len(line) - len(line.lstrip(" \t"))]
+        # the body's first statement starts its own line, after the indentation
+        starts = line.lstrip(" \t").startswith("@") if decorators else first.col_offset == len(head.encode("utf-8"))
+        if head and starts and not _MODULE_WIDE_RE.search("".join(lines[row - 1:stmt.end_lineno])):
+            out.append(Unit(row, stmt.end_lineno, head))
+    return lines, out
+
+
+def blanked(lines: Sequence[str], units: Iterable[Unit], keep: Optional[Unit] = None) -> str:
+    """The module with every unit's body but ``keep``'s blanked, rows and columns unchanged."""
+    out = list(lines)
+    for unit in units:
+        if unit == keep:
+            continue
+        for row in range(unit.first, unit.last + 1):
+            end = _NEWLINE_END_RE.search(out[row - 1])
+            out[row - 1] = ("" if row > unit.first else unit.indent + "pass") + (end.group() if end else "")
+    return "".join(out)
+
+
+def _rows(finding: Finding) -> Iterable[int]:
+    yield finding.location.row
+    yield finding.end_location.row
+    for related in finding.related:
+        yield related.location.row
+        yield related.end_location.row
+    if finding.fix is not None:
+        for edit in finding.fix.edits:
+            yield edit.location.row
+            yield edit.end_location.row
+
+
+def _owner(row: int, units: Sequence[Unit]) -> Optional[Unit]:
+    for unit in units:
+        if unit.first <= row <= unit.last:
+            return unit
+    return None
+
+
+def split(findings: Sequence[Finding], units: Sequence[Unit]) -> Optional[Dict[Optional[Unit], List[Finding]]]:
+    """Findings by the unit whose body holds them (None: the context); None when one of them
+    reaches into a body other than its own, or the module did not parse (it cannot be split)."""
+    out: Dict[Optional[Unit], List[Finding]] = {None: []}
+    out.update((unit, []) for unit in units)
+    for finding in findings:
+        if finding.code == PARSE_ERROR_CODE:  # LibCST refused the module: nothing to reuse
+            return None
+        owner = _owner(finding.location.row, units)
+        if any(_owner(row, units) not in (None, owner) for row in _rows(finding)):
+            return None
+        out[owner].append(finding)
+    return out
+
+
+class UnitCache:
+    """Findings per unit of the buffers one editor session lints (bounded, least recently used).
+    ``partial_lints`` counts the lints of a single body (tests observe the saving through it)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._entries: "OrderedDict[str, Tuple[Finding, ...]]" = OrderedDict()
+        self._lock = threading.Lock()  # the language server lints in worker threads
+        self.partial_lints = 0
+
+    def _get(self, key: str) -> Optional[Tuple[Finding, ...]]:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+            return found
+
+    def _put(self, key: str, findings: Iterable[Finding]) -> None:
+        with self._lock:
+            self._entries[key] = tuple(findings)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def lint(self, source: str, filename: str, codes: Optional[Iterable[str]] = None, project=None) -> List[Finding]:
+        """``engine.lint_source(source, filename, codes, project=project)``, the same findings."""
+        codes = None if codes is None else frozenset(codes)
+        split_up = None if skips_file(source) else units(source)
+        if split_up is None or not split_up[1]:
+            return lint_source(source, filename, codes, project=project)
+        lines, found = split_up
+        context = blanked(lines, found)
+        digest = project.index.digest if project is not None else ""
+        base = hashlib.sha256(repr((filename, sorted(codes) if codes is not None else None, digest,
+                                    project.module if project is not None else None)).encode()
+                              + context.encode("utf-8", "surrogatepass")).hexdigest()
+        keys: Dict[Optional[Unit], str] = {None: base}
+        for unit in found:
+            body = "".join(lines[unit.first - 1:unit.last])
+            keys[unit] = hashlib.sha256(f"{base}\0{unit.first}\0".encode()
+                                        + body.encode("utf-8", "surrogatepass")).hexdigest()
+        cached = {unit: self._get(key) for unit, key in keys.items()}
+        missing = [unit for unit, hit in cached.items() if hit is None]
+        if len(missing) == 1 and missing[0] is not None:
+            # one body edited: lint it with the others blank, and keep the rest
+            unit = missing[0]
+            self.partial_lints += 1
+            fresh = lint_source(blanked(lines, found, keep=unit), filename, codes, project=project)
+            parts = split(fresh, found)
+            if parts is not None:
+                self._put(keys[unit], parts[unit])
+                cached[unit] = tuple(parts[unit])
+                return sorted((f for hit in cached.values() for f in hit or ()), key=Finding.sort_key)
+        if missing:
+            whole = lint_source(source, filename, codes, project=project)
+            parts = split(whole, found)
+            if parts is not None:
+                for unit, key in keys.items():
+                    self._put(key, parts[unit])
+            return whole
+        return sorted((f for hit in cached.values() for f in hit or ()), key=Finding.sort_key)
+
+
+def differences(source: str, filename: str, codes: Optional[Iterable[str]] = None, project=None) -> List[str]:
+    """Where linting by units would differ from linting the whole module (empty: nowhere). Each
+    body is linted with the others blank, and the context with every body blank."""
+    split_up = None if skips_file(source) else units(source)
+    if split_up is None or not split_up[1]:
+        return []
+    lines, found = split_up
+    parts = split(lint_source(source, filename, codes, project=project), found)
+    if parts is None:
+        return []  # never split: the whole module is always linted
+    out = []
+    for unit in [None, *found]:
+        alone = split(lint_source(blanked(lines, found, keep=unit), filename, codes, project=project), found)
+        got = alone[unit] if alone is not None else ["(cannot be split)"]
+        if got != parts[unit]:
+            where = f"the body at lines {unit.first}-{unit.last}" if unit is not None else "the context"
+            out.append(f"{filename}: {where}: whole module {parts[unit]} != by units {got}")
+    return out
