@@ -521,8 +521,12 @@ class TensorFacts(Analysis):
                     if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
                         self._record(t.attr.value, facts.kind(node.value))
 
-            def visit_Call(self, node: cst.Call) -> None:
-                # self.register_buffer("name", tensor) / self.register_parameter("name", param)
+            def visit_Expr(self, statement: cst.Expr) -> None:
+                # self.register_buffer("name", tensor) / self.register_parameter("name", param),
+                # a statement of its own (a literal name is what makes it an attribute here)
+                node = statement.value
+                if not isinstance(node, cst.Call):
+                    return
                 func = node.func
                 if (self.stack and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                         and func.value.value == "self"
@@ -536,7 +540,9 @@ class TensorFacts(Analysis):
                 attributes = self.stack[-1].attributes
                 attributes[attr] = join(attributes[attr], kind) if attr in attributes else kind
 
-        walk(module, Collector())  # = module.visit(Collector()), without rebuilding the tree
+        # = module.visit(Collector()), without rebuilding the tree; everything collected is a
+        # statement, so the expressions inside statements need not be walked
+        walk(module, Collector(), prune=(cst.BaseExpression,))
 
     # ------------------------------------------------------------------ binding
 
