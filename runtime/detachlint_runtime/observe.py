@@ -12,10 +12,13 @@ An :class:`Observer` is started before the program and stopped after it. While i
   version raises the very ``RuntimeError`` autograd would have raised; an unchanged version after an
   observed write (``.data``: a write autograd cannot see) is a silent wrong gradient, recorded and
   left silent, as the program would be without us.
-- ``nn.Module.state_dict`` / ``Optimizer.state_dict`` results are remembered with their storages;
-  writes to those storages mark the snapshot changed, and ``load_state_dict`` / ``torch.save`` of a
-  changed snapshot is the stale-snapshot hazard.
-- ``torch.tensor`` / ``Tensor.new_tensor`` / ``torch.Tensor`` calls are checked for tensor arguments.
+- ``nn.Module.state_dict`` / ``Optimizer.state_dict`` results are remembered with their storages
+  (wherever they are taken: a helper that returns one is followed to its caller, since the dict
+  object is what is tracked); writes to those storages mark the snapshot changed, and
+  ``load_state_dict`` / ``torch.save`` of a changed snapshot (also inside a dict, list or tuple
+  given to ``torch.save``) is the stale-snapshot hazard.
+- ``torch.tensor`` / ``Tensor.new_tensor`` / ``torch.Tensor`` calls are checked for tensor arguments;
+  the alias ``torch.Tensor(t)`` returns is followed, and an in-place write through it is the hazard.
 - a flagged line's runs are counted by the op it issues (no ``sys.settrace``: too slow). Static
   findings come from the core linter, one file at a time, the first time code from that file
   issues an op, and at the end for every imported user module.
@@ -33,6 +36,7 @@ import sys
 import sysconfig
 import threading
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -45,6 +49,7 @@ import detachlint
 from .static import static_findings
 
 Site = Tuple[str, int]  # (absolute file name, line)
+_HELD = 256  # plain-dict snapshots (optimizer state) tracked at once
 
 _HERE = str(Path(__file__).resolve().parent)
 _TORCH = str(Path(torch.__file__).resolve().parent)
@@ -188,6 +193,11 @@ class Observer:
         self.snapshots: Dict[int, _Snapshot] = {}  # id(state dict) -> snapshot
         self.snap_ptrs: Dict[int, List[_Snapshot]] = {}  # storage pointer -> snapshots holding it
         self._snap_refs: Dict[int, Any] = {}
+        # A plain dict (what Optimizer.state_dict returns) cannot be weakly referenced: the newest
+        # ones are held strongly, so that their id cannot be reused while they are tracked.
+        self._snap_held: "OrderedDict[int, Any]" = OrderedDict()
+        self.snap_unchanged: Dict[Site, List[str]] = {}  # snapshot site -> harmless restores/saves
+        self._legacy: Dict[int, Tuple[Any, Site]] = {}  # id(torch.Tensor(t) result) -> (weakref, site)
         self.ctor_calls: Dict[Site, List[str]] = {}  # site -> argument kinds seen by constructors
         self._mode = _Mode(self)
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
@@ -311,6 +321,12 @@ class Observer:
             if site is not None and site in self.watch:
                 for finding in self.watch[site]:
                     self.dirty.setdefault(span[0], []).append((finding, site, span))
+            legacy = self._legacy.get(id(t))
+            if legacy is not None and legacy[0]() is t:
+                self._add(Event(("TAL103",), "write-through-alias", [legacy[1]] + _opt(site),
+                                f"`{op}` at line {site[1] if site else '?'} wrote through the tensor "
+                                f"`torch.Tensor(t)` returned at line {legacy[1][1]}: it shares `t`'s storage, so "
+                                f"`t` changed too"))
             linked = self._alias_finding.get(id(t)) if self._aliases.get(id(t)) is t else None
             if linked is not None and pending:
                 for saved in pending:
@@ -367,13 +383,14 @@ class Observer:
         if not spans:
             return
         key = id(result)
-        try:
-            ref = weakref.ref(result, lambda _r, k=key: self._forget(k))
-        except TypeError:
-            return  # a plain dict cannot be watched for its end; OrderedDict (what torch returns) can
-        snap = _Snapshot(site, what, spans, len(tensors))
         self._forget(key)
-        self._snap_refs[key] = ref
+        try:
+            self._snap_refs[key] = weakref.ref(result, lambda _r, k=key: self._forget(k))
+        except TypeError:  # a plain dict: held (the newest _HELD of them), so its id stays its own
+            self._snap_held[key] = result
+            while len(self._snap_held) > _HELD:
+                self._forget(next(iter(self._snap_held)))
+        snap = _Snapshot(site, what, spans, len(tensors))
         self.snapshots[key] = snap
         for ptr in {s[0] for s in spans}:
             self.snap_ptrs.setdefault(ptr, []).append(snap)
@@ -381,6 +398,7 @@ class Observer:
     def _forget(self, key: int) -> None:
         snap = self.snapshots.pop(key, None)
         self._snap_refs.pop(key, None)
+        self._snap_held.pop(key, None)
         if snap is not None:
             for ptr in {s[0] for s in snap.spans}:
                 held = self.snap_ptrs.get(ptr, [])
@@ -390,10 +408,21 @@ class Observer:
                     self.snap_ptrs.pop(ptr, None)
 
     def _used(self, obj, how: str) -> None:
-        snap = self.snapshots.get(id(obj)) if isinstance(obj, dict) else None
-        if snap is None or self._busy:
+        if self._busy or not self.snapshots:
+            return
+        snaps = [s for s in map(self.snapshots.get, _containers(obj)) if s is not None]
+        if not snaps:
             return
         site = self.user_site(direct=True)
+        for snap in snaps:
+            self._check_snapshot(snap, how, site)
+
+    def _check_snapshot(self, snap: _Snapshot, how: str, site: Optional[Site]) -> None:
+        if not snap.changed_by:
+            if snap.site is not None:
+                self.snap_unchanged.setdefault(snap.site, []).append(
+                    f"{how} at line {site[1] if site else '?'} while the live tensors were unchanged")
+            return
         if snap.changed_by:
             writer = next((s for s in snap.changed_by if s is not None), None)
             where = f" (written at line {writer[1]})" if writer else ""
@@ -403,19 +432,21 @@ class Observer:
                                      f"was {how} at line {site[1] if site else '?'} after in-place updates had "
                                      f"changed it{where}: it aliases the live tensors"))
 
-    def _on_ctor(self, name: str, data) -> None:
+    def _on_ctor(self, name: str, data) -> Optional[Site]:
+        """Note a constructor call from user code; the call's site when ``data`` is a tensor."""
         if self._busy:
-            return
+            return None
         site = self.user_site(direct=True)
         if site is None:
-            return
+            return None
         if isinstance(data, torch.Tensor):
             kind = "tensor"
-            rule = "TAL103" if name == "torch.Tensor" else "TAL101"
-            evidence = (f"`{name}(t)` with a tensor returned an alias sharing its storage" if rule == "TAL103" else
-                        f"`{name}(t)` copied a tensor" + (" and dropped its graph (requires_grad=True)"
-                                                          if data.requires_grad else ""))
-            self._add(Event((rule,), "alias" if rule == "TAL103" else "copy-construct", [site], evidence))
+            if name != "torch.Tensor":  # torch.Tensor(t): the hazard is a later write through the alias
+                self._add(Event(("TAL101",), "copy-construct", [site],
+                                f"`{name}(t)` copied a tensor" + (" and dropped its graph (requires_grad=True)"
+                                                                  if data.requires_grad else "")))
+            self.ctor_calls.setdefault(site, []).append(kind)
+            return site
         elif isinstance(data, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in data):
             grads = [v for v in data if isinstance(v, torch.Tensor) and v.requires_grad]
             kind = "tensors-requiring-grad" if grads else "tensors"
@@ -427,6 +458,20 @@ class Observer:
             kind = type(data).__module__.split(".")[0] + "." + type(data).__name__ \
                 if type(data).__module__ != "builtins" else type(data).__name__
         self.ctor_calls.setdefault(site, []).append(kind)
+        return None
+
+    def _on_legacy_alias(self, result, site: Site) -> None:
+        """Follow the alias ``torch.Tensor(t)`` returned: a write through it changes ``t``."""
+        if not isinstance(result, torch.Tensor):
+            return
+        key = id(result)
+
+        def gone(ref, key=key):
+            entry = self._legacy.get(key)
+            if entry is not None and entry[0] is ref:
+                del self._legacy[key]
+
+        self._legacy[key] = (weakref.ref(result, gone), site)
 
     def _patch(self, owner, name: str, wrapper_factory) -> None:
         original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)
@@ -470,9 +515,13 @@ class Observer:
 
         def legacy(original):
             def __new__(cls, *args, **kwargs):
+                site = None
                 if cls is torch.Tensor and len(args) == 1 and not kwargs:
-                    obs._on_ctor("torch.Tensor", args[0])
-                return original(cls, *args, **kwargs)
+                    site = obs._on_ctor("torch.Tensor", args[0])
+                result = original(cls, *args, **kwargs)
+                if site is not None:
+                    obs._on_legacy_alias(result, site)
+                return result
             return staticmethod(__new__)
 
         self._patch(torch.nn.Module, "state_dict", lambda o: state_dict(o, "state_dict()"))
@@ -537,6 +586,22 @@ def _node(saved: _Saved) -> str:
     if saved.node is None:
         return f"a {shape} leaf"
     return f"a {shape} tensor, output {saved.output_nr} of {type(saved.node).__name__}"
+
+
+def _containers(obj, depth: int = 3, budget: int = 1000) -> List[int]:
+    """ids of ``obj`` and of the dicts, lists and tuples inside it (a checkpoint dict holding
+    ``model.state_dict()`` and ``opt.state_dict()``), a few levels deep and a bounded number."""
+    out: List[int] = []
+    todo = [(obj, 0)]
+    while todo and len(out) < budget:
+        item, level = todo.pop()
+        if not isinstance(item, (dict, list, tuple)):
+            continue
+        out.append(id(item))
+        if level < depth:
+            values = item.values() if isinstance(item, dict) else item
+            todo.extend((v, level + 1) for v in values if isinstance(v, (dict, list, tuple)))
+    return out
 
 
 def _leaves(obj) -> List[Any]:

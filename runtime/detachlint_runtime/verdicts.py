@@ -19,10 +19,10 @@ WHY = {
     "TAL002": "no write through the `.data` alias taken here hit memory saved for a pending backward",
     "TAL201": "no pending backward had saved the written memory and no later read at the flagged lines saw it",
     "TAL301": "no later read at the flagged lines saw the written memory and no pending backward had saved it",
-    "TAL401": "the snapshot was not restored or saved after the live tensors changed",
+    "TAL401": "the snapshot was never restored or saved after the live tensors changed",
     "TAL101": "it was never called with a tensor",
     "TAL102": "none of the elements required grad: there was no graph to drop",
-    "TAL103": "it was never called with a tensor",
+    "TAL103": "no in-place write went through the alias it returned",
 }
 OBSERVABLE = set(WHY)
 
@@ -101,6 +101,9 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
                 "short": f"unobservable (ran {ran}x)"}
     else:
         why = WHY[f.code]
+        uses = [u for r in _rows(f) for u in observer.snap_unchanged.get((path, r), [])] if f.code == "TAL401" else []
+        if uses:
+            why = "its snapshot was " + "; ".join(uses[:3]) + (f" (and {len(uses) - 3} more)" if len(uses) > 3 else "")
         if calls:
             kinds = sorted(set(calls))
             why += f" (arguments: {', '.join(kinds)})"
