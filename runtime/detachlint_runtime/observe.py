@@ -130,16 +130,25 @@ def version_error(saved: _Saved) -> str:
                    "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
+_WRITES: Dict[Any, Tuple[Tuple[int, str], ...]] = {}  # op -> (position, name) of the arguments it writes
+
+
 def _written(func, args, kwargs) -> List[torch.Tensor]:
-    """The tensors an aten op writes, from its schema (the same test as torch-semantics.md 6.3)."""
-    schema = getattr(func, "_schema", None)
-    if schema is None or not schema.is_mutable:
+    """The tensors an aten op writes, from its schema (the same test as torch-semantics.md 6.3); the
+    schema is read once per op."""
+    try:
+        where = _WRITES[func]
+    except KeyError:
+        schema = getattr(func, "_schema", None)
+        where = () if schema is None or not schema.is_mutable else tuple(
+            (i, arg.name) for i, arg in enumerate(schema.arguments)
+            if arg.alias_info is not None and arg.alias_info.is_write)
+        _WRITES[func] = where
+    if not where:
         return []
     out: List[torch.Tensor] = []
-    for i, arg in enumerate(schema.arguments):
-        if arg.alias_info is None or not arg.alias_info.is_write:
-            continue
-        value = args[i] if i < len(args) else kwargs.get(arg.name)
+    for i, name in where:
+        value = args[i] if i < len(args) else kwargs.get(name)
         if isinstance(value, torch.Tensor):
             out.append(value)
         elif isinstance(value, (list, tuple)):
