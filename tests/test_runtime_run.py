@@ -199,6 +199,38 @@ PROGRAMS = {
         y.backward()
         print(x.grad.tolist())
         """,
+    "compiled": """
+        import sys
+        import torch
+        from torch._dynamo.utils import counters
+        backend = sys.argv[1]
+
+        @torch.compile(backend=backend)
+        def data_write_inside(p):
+            loss = (p * p).sum()
+            p.data.mul_(10)                     # expect: TAL001 unobservable
+            return loss
+
+        @torch.compile(backend=backend)
+        def forward(p):
+            return (p * p).sum()
+
+        @torch.compile(backend=backend)
+        def combined(a, b):
+            return torch.tensor([(a * 2).sum(), (b * 3).sum()]).sum()
+
+        def data_write_outside(p):
+            loss = forward(p)
+            p.data.mul_(10)                     # expect: TAL001 confirmed
+            loss.backward()
+
+        p = torch.tensor([1., 2., 3.], requires_grad=True)
+        data_write_inside(p).backward()
+        q = torch.tensor([1., 2., 3.], requires_grad=True)
+        data_write_outside(q)
+        print(p.grad.tolist(), q.grad.tolist(), combined(torch.ones(3, requires_grad=True), torch.ones(2)).item())
+        print(dict(counters["stats"]), sum(counters["graph_break"].values()))
+        """,
     "exits": """
         import sys, torch
         print("out", flush=True)
@@ -301,6 +333,21 @@ def test_returned_snapshots_are_checked_where_the_caller_restores_or_saves_them(
                      "changed it (written at line 13): it aliases the live tensors"]  # torch.save([ck])
     assert opt["counts"]["hazards"] == 2  # restored at line 21, saved in `ck` at line 22
     assert not [e for e in evidence if "line 18" in e]  # `unchanged` was saved before the change
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_compiled_regions_compile_as_without_detachlint(tmp_path, backend):
+    """The user's torch.compile regions compile as they would without us (same graphs, no graph
+    break, the same stdout: Dynamo's counters are printed); a write outside a compiled forward is
+    confirmed; a finding inside a compiled function is unobservable, not not-run or harmless."""
+    source, plain, observed, report = run_both(tmp_path, "compiled", backend)
+    assert plain.returncode == 0, plain.stderr
+    assert "'unique_graphs': 3} 0" in plain.stdout
+    got = {(f["location"]["row"], f["code"]): f["confirmation"] for f in report}
+    for row, (code, verdict) in expectations(source).items():
+        assert got[(row, code)]["verdict"] == verdict, (row, got[(row, code)])
+    assert "ran as code compiled by torch.compile" in got[(9, "TAL001")]["why"]
+    assert not [f for f in report if f["confirmation"].get("origin") == "runtime"]
 
 
 @pytest.mark.parametrize("args", [[], ["raise"]])

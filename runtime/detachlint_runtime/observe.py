@@ -23,10 +23,16 @@ An :class:`Observer` is started before the program and stopped after it. While i
   findings come from the core linter, one file at a time, the first time code from that file
   issues an op, and at the end for every imported user module.
 
+Regions the user compiles with ``torch.compile`` compile as they would without us: the mode says
+``ignore_compile_internals`` (otherwise Dynamo skips every frame while a dispatch mode is on and the
+program would run eagerly), the wrappers hand over to the original while Dynamo traces, and
+Dynamo's tables of torch functions are built before the wrappers are installed. Their ops are not
+attributed to lines (the frame of compiled code stands at the function's first line): a finding in a
+function that ran compiled is ``unobservable``; writes and backwards around compiled calls are seen.
+
 Not observed (documented limits): NumPy writes and ``x.data = y`` (neither reaches the
 dispatcher), typed legacy constructors (``torch.FloatTensor(t)``), threads other than the one that
-started the observer, and the inside of regions compiled by ``torch.compile`` with a non-eager
-backend beyond the ops they dispatch.
+started the observer, and what happens inside compiled regions.
 """
 
 from __future__ import annotations
@@ -157,6 +163,14 @@ def _written(func, args, kwargs) -> List[torch.Tensor]:
 
 
 class _Mode(TorchDispatchMode):
+    @classmethod
+    def ignore_compile_internals(cls) -> bool:
+        # False (torch's default) makes torch.compile skip every frame while the mode is on: the
+        # user's compiled regions would run eagerly, unlike the program without us. True: they
+        # compile as usual (the mode is off while Dynamo traces) and their compiled code runs with
+        # the mode on.
+        return True
+
     def __init__(self, observer: "Observer") -> None:
         super().__init__()
         self.observer = observer
@@ -209,6 +223,8 @@ class Observer:
         self._legacy: Dict[int, Tuple[Any, Site]] = {}  # id(torch.Tensor(t) result) -> (weakref, site)
         self.ctor_calls: Dict[Site, List[str]] = {}  # site -> argument kinds seen by constructors
         self._mode = _Mode(self)
+        self._compiled_codes: Set[int] = set()  # ids of Dynamo's output code objects (filled by torch)
+        self.compiled: Dict[Tuple[str, str, int], int] = {}  # (path, function, first line) -> last line
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
         self._patches: List[Tuple[Any, str, Any]] = []
         self._busy = False
@@ -264,9 +280,27 @@ class Observer:
             if state == 0:
                 state = self._state(name)
             if state is not None:
+                if id(frame.f_code) in self._compiled_codes:
+                    self._in_compiled(state.path, frame.f_code)
+                    return None  # a compiled region's frame stands at its first line, whatever runs
                 return state.path, frame.f_lineno
             frame = frame.f_back
         return None
+
+    def _in_compiled(self, path: str, code) -> None:
+        """Note the lines of a function whose Dynamo-compiled code ran (its ops have no line)."""
+        key = (path, code.co_name, code.co_firstlineno)
+        if key in self.compiled:
+            return
+        from torch._dynamo.convert_frame import input_codes
+
+        last = code.co_firstlineno
+        for ref in list(input_codes.seen):
+            original = ref()
+            if original is not None and (original.co_filename, original.co_name, original.co_firstlineno) == \
+                    (code.co_filename, code.co_name, code.co_firstlineno):
+                last = max([last] + [line for _, _, line in original.co_lines() if line])
+        self.compiled[key] = last
 
     def _add(self, event: Event) -> None:
         key = (event.kind, event.rules, tuple(event.sites), id(event.finding))
@@ -488,10 +522,16 @@ class Observer:
         self._patches.append((owner, name, original))
 
     def _install_patches(self) -> None:
+        # Each wrapper first hands over to the original while Dynamo traces a region the user
+        # compiles (``is_compiling()`` is a constant True there, so that branch is all it traces):
+        # the region compiles as it would without us, and calls inside it are not observed.
         obs = self
+        compiling = torch.compiler.is_compiling
 
         def state_dict(original, what):
             def wrapper(self, *args, **kwargs):
+                if compiling():
+                    return original(self, *args, **kwargs)
                 result = original(self, *args, **kwargs)
                 if not kwargs.get("keep_vars"):
                     obs._remember(result, what)
@@ -500,30 +540,40 @@ class Observer:
 
         def restoring(original, how):
             def wrapper(self, state_dict, *args, **kwargs):
+                if compiling():
+                    return original(self, state_dict, *args, **kwargs)
                 obs._used(state_dict, how)
                 return original(self, state_dict, *args, **kwargs)
             return wrapper
 
         def saving(original):
             def wrapper(obj, *args, **kwargs):
+                if compiling():
+                    return original(obj, *args, **kwargs)
                 obs._used(obj, "saved")
                 return original(obj, *args, **kwargs)
             return wrapper
 
         def ctor(original, name):
             def wrapper(data, *args, **kwargs):
+                if compiling():
+                    return original(data, *args, **kwargs)
                 obs._on_ctor(name, data)
                 return original(data, *args, **kwargs)
             return wrapper
 
         def method_ctor(original, name):
             def wrapper(self, data, *args, **kwargs):
+                if compiling():
+                    return original(self, data, *args, **kwargs)
                 obs._on_ctor(name, data)
                 return original(self, data, *args, **kwargs)
             return wrapper
 
         def legacy(original):
             def __new__(cls, *args, **kwargs):
+                if compiling():
+                    return original(cls, *args, **kwargs)
                 site = None
                 if cls is torch.Tensor and len(args) == 1 and not kwargs:
                     site = obs._on_ctor("torch.Tensor", args[0])
@@ -551,6 +601,14 @@ class Observer:
         # Dynamo registers polyfills against torch.Tensor.__new__ when it is first imported (torch
         # imports it lazily); it must see the original, not our wrapper.
         import torch._dynamo  # noqa: F401
+
+        _prime_dynamo()
+        try:
+            from torch._dynamo.convert_frame import output_codes
+
+            self._compiled_codes = output_codes.seen_ids
+        except (ImportError, AttributeError):
+            pass
 
         self._install_patches()
         self._hooks.__enter__()
@@ -584,6 +642,21 @@ class Observer:
                 self._state(name)  # imported user code: its findings are at least not-run
 
         return verdicts(self)
+
+
+def _prime_dynamo() -> None:
+    """Dynamo builds its tables of torch functions (which are traced into the graph, which have a
+    handler of their own, such as ``torch.tensor`` of a list of tensors) on first use, by looking the
+    names up in ``torch``; built while our wrappers are installed, they would hold the wrappers and
+    trace the user's compiled regions differently. Build them now, before patching."""
+    try:
+        from torch._dynamo import trace_rules
+        from torch._dynamo.variables.torch import TorchInGraphFunctionVariable
+
+        trace_rules.get_torch_obj_rule_map()
+        TorchInGraphFunctionVariable._get_handlers()
+    except (ImportError, AttributeError):  # another torch: its compile may then see the wrappers
+        pass
 
 
 def _opt(site: Optional[Site]) -> List[Site]:

@@ -3,7 +3,8 @@
 ``confirmed``: an observed hazard is at the finding (its line range, or one of its related lines).
 ``harmless-in-run``: the finding's line ran, and the hazard did not occur; ``why`` says what was
 checked. ``unobservable``: the line ran but its write never reaches torch's hooks (a NumPy write,
-``x.data = y``), so neither verdict can be given honestly. ``not-run``: the line never ran. A hazard with no static finding at its place becomes a
+``x.data = y``), or it is in a function that ran compiled by ``torch.compile`` (whose ops have no
+line), so neither verdict can be given honestly. ``not-run``: the line never ran. A hazard with no static finding at its place becomes a
 finding of its own, ``"origin": "runtime"``: a static miss.
 """
 
@@ -88,6 +89,13 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
         return {"verdict": "confirmed", "source": "run", "origin": "static", "hazard": kinds[0],
                 "evidence": [e.evidence for e in events[:5]], "counts": counts,
                 "short": f"confirmed in run: {kinds[0]} ({len(events)}x)"}
+    region = next(((name, first) for (where, name, first), last in observer.compiled.items()
+                   if where == path and first <= f.location.row <= last), None)
+    if region is not None and not ran and not writes and not calls:
+        return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
+                "why": f"`{region[0]}` (line {region[1]}) ran as code compiled by torch.compile: the ops of a "
+                       f"compiled region are not attributed to its lines, so the hazard could not be observed",
+                "short": "unobservable (compiled)"}
     if not ran and not writes and not calls:
         return {"verdict": "not-run", "source": "run", "origin": "static", "evidence": [],
                 "counts": counts, "why": "the flagged line never ran", "short": "not-run"}
