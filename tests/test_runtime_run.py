@@ -231,6 +231,22 @@ PROGRAMS = {
         print(p.grad.tolist(), q.grad.tolist(), combined(torch.ones(3, requires_grad=True), torch.ones(2)).item())
         print(dict(counters["stats"]), sum(counters["graph_break"].values()))
         """,
+    "devices": """
+        import torch
+        device = "cuda" if torch.cuda.is_available() else "meta"
+        def step(p):
+            loss = (p * p).sum()
+            p.data.mul_(10)
+            loss.backward()
+        p = torch.ones(3, device=device, requires_grad=True)
+        step(p)
+        model = torch.nn.Linear(3, 2, device=device)
+        best = model.state_dict()
+        with torch.no_grad():
+            model.weight.add_(1)
+        model.load_state_dict(best)
+        print(device != "", p.grad.shape, torch.Tensor(p.detach()).shape)
+        """,
     "exits": """
         import sys, torch
         print("out", flush=True)
@@ -348,6 +364,21 @@ def test_compiled_regions_compile_as_without_detachlint(tmp_path, backend):
         assert got[(row, code)]["verdict"] == verdict, (row, got[(row, code)])
     assert "ran as code compiled by torch.compile" in got[(9, "TAL001")]["why"]
     assert not [f for f in report if f["confirmation"].get("origin") == "runtime"]
+
+
+def test_tensors_off_the_cpu(tmp_path):
+    """The device path with no GPU: on CUDA (when there is one) the write to saved memory is
+    confirmed; on the meta device (no storage, so no overlap can be computed) it is unobservable,
+    never harmless; the program's output is the same either way."""
+    import torch
+
+    _, plain, _, report = run_both(tmp_path, "devices")
+    assert plain.returncode == 0 and plain.stdout.startswith("True torch.Size([3])"), plain.stderr
+    (write,) = [f for f in report if f["code"] == "TAL001" and f["location"]["row"] == 5]
+    expected = "confirmed" if torch.cuda.is_available() else "unobservable"
+    assert write["confirmation"]["verdict"] == expected, write["confirmation"]
+    if expected == "unobservable":
+        assert "without storage (meta device" in write["confirmation"]["why"]
 
 
 @pytest.mark.parametrize("args", [[], ["raise"]])

@@ -204,6 +204,7 @@ class Observer:
         self.files: Dict[str, Optional[FileState]] = {}  # realpath -> state (None: not a user file)
         self.counts: Dict[Site, int] = {}
         self.write_counts: Dict[Site, int] = {}
+        self.blind_writes: Dict[Site, int] = {}  # writes to tensors without storage, by line
         self.events: List[Event] = []
         self.programs: List[str] = []  # the script that ran (its __main__ is gone from sys.modules by the end)
         self._event_keys: Set[Any] = set()
@@ -351,7 +352,9 @@ class Observer:
         op = func.overloadpacket.__name__
         for t in written:
             span = _span(t)
-            if span is None:
+            if span is None:  # no storage (meta, sparse): what it overlaps cannot be known
+                if site is not None:
+                    self.blind_writes[site] = self.blind_writes.get(site, 0) + 1
                 continue
             pending = self.saved.get(span[0])
             if pending:

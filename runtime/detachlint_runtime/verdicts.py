@@ -101,6 +101,13 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
                 "counts": counts, "why": "the flagged line never ran", "short": "not-run"}
     ran = max(ran, writes, len(calls))
     counts["ran"] = ran
+    blind = sum(observer.blind_writes.get((path, r), 0) for r in _rows(f))
+    if blind and f.code in ("TAL001", "TAL002", "TAL201", "TAL301", "TAL401"):
+        return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
+                "why": f"line ran {ran} time{'s' if ran != 1 else ''}; {blind} of its writes went to tensors "
+                       f"without storage (meta device, sparse), whose overlap with saved or aliased memory "
+                       f"cannot be checked",
+                "short": f"unobservable (ran {ran}x)"}
     if f.code in ("TAL201", "TAL301") and not writes or f.code not in OBSERVABLE:
         # Not "harmless": we could not have seen the hazard, so we say that instead.
         return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
