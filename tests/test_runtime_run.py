@@ -40,6 +40,24 @@ PROGRAMS = {
         update(p)
         print("grad", p.grad.tolist())
         """,
+    "tal002": """
+        import torch
+        def corrupt(p: torch.Tensor):
+            loss = (p * p).sum()
+            w = p.data                          # expect: TAL002 confirmed
+            w.mul_(10)
+            loss.backward()
+        def update(p: torch.Tensor):
+            w = p.data                          # expect: TAL002 harmless-in-run
+            w.add_(p.grad, alpha=-0.1)
+        def never(p: torch.Tensor):
+            w = p.data                          # expect: TAL002 not-run
+            return w
+        p = torch.tensor([1., 2., 3.], requires_grad=True)
+        corrupt(p)
+        update(p)
+        print("grad", p.grad.tolist(), p.tolist())
+        """,
     "tal201": """
         import torch
         def loud(x):
@@ -80,15 +98,72 @@ PROGRAMS = {
     "tal401": """
         import torch
         torch.manual_seed(0)
+        def fit(model, opt, steps):
+            best = model.state_dict()           # expect: TAL401 confirmed
+            for _ in range(steps):
+                opt.zero_grad()
+                model(torch.ones(4, 3)).pow(2).mean().backward()
+                opt.step()
+            model.load_state_dict(best)
+        def fit_head(backbone, head, opt, steps):
+            frozen = backbone.state_dict()      # expect: TAL401 harmless-in-run
+            for _ in range(steps):
+                opt.zero_grad()
+                head(backbone(torch.ones(4, 3))).pow(2).mean().backward()
+                opt.step()
+            torch.save(frozen, "backbone.pt")
+        def fit_never(model, opt, steps):
+            best = model.state_dict()           # expect: TAL401 not-run
+            for _ in range(steps):
+                opt.step()
+            return best
         model = torch.nn.Linear(3, 2)
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        best = model.state_dict()               # expect: TAL401 confirmed
-        for _ in range(2):
+        fit(model, torch.optim.SGD(model.parameters(), lr=0.1), 2)
+        backbone, head = torch.nn.Linear(3, 3).requires_grad_(False), torch.nn.Linear(3, 1)
+        fit_head(backbone, head, torch.optim.SGD(head.parameters(), lr=0.1, momentum=0.9), 2)
+        print(round(model.weight.sum().item(), 4), round(head.weight.sum().item(), 4))
+        """,
+    "returned_snapshots": """
+        import torch
+        torch.manual_seed(0)
+        def snapshot(m):
+            return m.state_dict()
+        def checkpoint(m, o):
+            return {"model": m.state_dict(),
+                    "opt": o.state_dict()}
+        model = torch.nn.Linear(3, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        def train():
             opt.zero_grad()
             model(torch.ones(4, 3)).pow(2).mean().backward()
             opt.step()
+        train()
+        best = snapshot(model)
+        ck = checkpoint(model, opt)
+        unchanged = checkpoint(model, opt)
+        torch.save(unchanged, "fresh.pt")
+        train()
         model.load_state_dict(best)
+        opt.load_state_dict(ck["opt"])
+        torch.save([ck], "ck.pt")
         print(round(model.weight.sum().item(), 4))
+        """,
+    "tal102": """
+        import torch
+        def combined(a: torch.Tensor, b: torch.Tensor):
+            la = (a * 2).sum()
+            lb = (b * 3).sum()
+            return torch.tensor([la, lb]).sum()          # expect: TAL102 confirmed
+        def stats(values):
+            parts = [v.detach().mean() for v in values]
+            return torch.tensor(parts)                   # expect: TAL102 harmless-in-run
+        def never(a: torch.Tensor):
+            losses = [(a * 2).sum(), a.sum()]
+            return torch.tensor(losses)                  # expect: TAL102 not-run
+        a = torch.ones(3, requires_grad=True)
+        total = combined(a, torch.ones(2, requires_grad=True))
+        print(total.requires_grad, total.item())
+        print(stats([torch.ones(2), torch.zeros(2)]).tolist())
         """,
     "tal101": """
         import numpy as np
@@ -106,12 +181,14 @@ PROGRAMS = {
         import torch
         def alias(t: torch.Tensor):
             return torch.Tensor(t)              # expect: TAL103 confirmed
+        def read_only(t: torch.Tensor):
+            return torch.Tensor(t)              # expect: TAL103 harmless-in-run
         def never(t: torch.Tensor):
             return torch.Tensor(t)              # expect: TAL103 not-run
         t = torch.ones(3)
         a = alias(t)
         a.add_(1)
-        print(t.tolist())
+        print(t.tolist(), read_only(t).sum().item())
         """,
     "runtime_origin": """
         import torch
@@ -121,6 +198,54 @@ PROGRAMS = {
         alias.mul_(10)
         y.backward()
         print(x.grad.tolist())
+        """,
+    "compiled": """
+        import sys
+        import torch
+        from torch._dynamo.utils import counters
+        backend = sys.argv[1]
+
+        @torch.compile(backend=backend)
+        def data_write_inside(p):
+            loss = (p * p).sum()
+            p.data.mul_(10)                     # expect: TAL001 unobservable
+            return loss
+
+        @torch.compile(backend=backend)
+        def forward(p):
+            return (p * p).sum()
+
+        @torch.compile(backend=backend)
+        def combined(a, b):
+            return torch.tensor([(a * 2).sum(), (b * 3).sum()]).sum()
+
+        def data_write_outside(p):
+            loss = forward(p)
+            p.data.mul_(10)                     # expect: TAL001 confirmed
+            loss.backward()
+
+        p = torch.tensor([1., 2., 3.], requires_grad=True)
+        data_write_inside(p).backward()
+        q = torch.tensor([1., 2., 3.], requires_grad=True)
+        data_write_outside(q)
+        print(p.grad.tolist(), q.grad.tolist(), combined(torch.ones(3, requires_grad=True), torch.ones(2)).item())
+        print(dict(counters["stats"]), sum(counters["graph_break"].values()))
+        """,
+    "devices": """
+        import torch
+        device = "cuda" if torch.cuda.is_available() else "meta"
+        def step(p):
+            loss = (p * p).sum()
+            p.data.mul_(10)
+            loss.backward()
+        p = torch.ones(3, device=device, requires_grad=True)
+        step(p)
+        model = torch.nn.Linear(3, 2, device=device)
+        best = model.state_dict()
+        with torch.no_grad():
+            model.weight.add_(1)
+        model.load_state_dict(best)
+        print(device != "", p.grad.shape, torch.Tensor(p.detach()).shape)
         """,
     "exits": """
         import sys, torch
@@ -165,7 +290,7 @@ def run_both(tmp_path, name, *args):
     return source, plain, observed, report
 
 
-@pytest.mark.parametrize("name", ["tal001", "tal201", "tal301", "tal401", "tal101", "tal103"])
+@pytest.mark.parametrize("name", ["tal001", "tal002", "tal201", "tal301", "tal401", "tal101", "tal102", "tal103"])
 def test_verdicts_per_rule(tmp_path, name):
     source, plain, observed, report = run_both(tmp_path, name)
     got = {(f["location"]["row"], f["code"]): f["confirmation"] for f in report}
@@ -195,6 +320,67 @@ def test_a_hazard_without_a_static_finding_is_reported_as_runtime_origin(tmp_pat
     assert finding["confirmation"]["verdict"] == "confirmed"
 
 
+def test_harmless_verdicts_say_what_was_checked(tmp_path):
+    source, _, _, report = run_both(tmp_path, "tal401")
+    (frozen,) = [f for f in report if f["code"] == "TAL401" and f["confirmation"]["verdict"] == "harmless-in-run"]
+    assert "saved at line 16 while the live tensors were unchanged" in frozen["confirmation"]["why"]
+    (confirmed,) = [f for f in report if f["confirmation"]["verdict"] == "confirmed"]
+    assert "restored with load_state_dict at line 9" in confirmed["confirmation"]["evidence"][0]
+    _, _, _, report = run_both(tmp_path, "tal103")
+    (alias,) = [f for f in report if f["confirmation"]["verdict"] == "confirmed"]
+    assert "`add_` at line 10 wrote through" in alias["confirmation"]["evidence"][0]
+
+
+def test_returned_snapshots_are_checked_where_the_caller_restores_or_saves_them(tmp_path):
+    """model.state_dict() and optimizer.state_dict() returned by helpers (alone or in a dict) and
+    restored or saved by the caller after training changed the live tensors; a checkpoint saved
+    before the change is not reported."""
+    _, plain, _, report = run_both(tmp_path, "returned_snapshots")
+    assert plain.returncode == 0
+    found = {(f["location"]["row"], f["code"]): f["confirmation"] for f in report}
+    model, opt = found[(4, "TAL401")], found[(7, "TAL401")]
+    assert model["verdict"] == opt["verdict"] == "confirmed"
+    text = " ".join(model["evidence"] + opt["evidence"])
+    assert "the state_dict() snapshot taken at line 4 was restored with load_state_dict at line 20" in text
+    assert "optimizer state_dict() snapshot taken at line 7 was restored with load_state_dict at line 21" in text
+    evidence = [e for c in found.values() for e in c["evidence"]]
+    saved = [e for e in evidence if "saved at line" in e]
+    assert saved == ["the state_dict() snapshot taken at line 6 was saved at line 22 after in-place updates had "
+                     "changed it (written at line 13): it aliases the live tensors"]  # torch.save([ck])
+    assert opt["counts"]["hazards"] == 2  # restored at line 21, saved in `ck` at line 22
+    assert not [e for e in evidence if "line 18" in e]  # `unchanged` was saved before the change
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_compiled_regions_compile_as_without_detachlint(tmp_path, backend):
+    """The user's torch.compile regions compile as they would without us (same graphs, no graph
+    break, the same stdout: Dynamo's counters are printed); a write outside a compiled forward is
+    confirmed; a finding inside a compiled function is unobservable, not not-run or harmless."""
+    source, plain, observed, report = run_both(tmp_path, "compiled", backend)
+    assert plain.returncode == 0, plain.stderr
+    assert "'unique_graphs': 3} 0" in plain.stdout
+    got = {(f["location"]["row"], f["code"]): f["confirmation"] for f in report}
+    for row, (code, verdict) in expectations(source).items():
+        assert got[(row, code)]["verdict"] == verdict, (row, got[(row, code)])
+    assert "ran as code compiled by torch.compile" in got[(9, "TAL001")]["why"]
+    assert not [f for f in report if f["confirmation"].get("origin") == "runtime"]
+
+
+def test_tensors_off_the_cpu(tmp_path):
+    """The device path with no GPU: on CUDA (when there is one) the write to saved memory is
+    confirmed; on the meta device (no storage, so no overlap can be computed) it is unobservable,
+    never harmless; the program's output is the same either way."""
+    import torch
+
+    _, plain, _, report = run_both(tmp_path, "devices")
+    assert plain.returncode == 0 and plain.stdout.startswith("True torch.Size([3])"), plain.stderr
+    (write,) = [f for f in report if f["code"] == "TAL001" and f["location"]["row"] == 5]
+    expected = "confirmed" if torch.cuda.is_available() else "unobservable"
+    assert write["confirmation"]["verdict"] == expected, write["confirmation"]
+    if expected == "unobservable":
+        assert "without storage (meta device" in write["confirmation"]["why"]
+
+
 @pytest.mark.parametrize("args", [[], ["raise"]])
 def test_exit_status_output_and_exceptions_pass_through(tmp_path, args):
     _, plain, observed, _ = run_both(tmp_path, "exits", *args)
@@ -212,10 +398,10 @@ def test_run_module_and_sarif_output(tmp_path):
     proc = run([sys.executable, "-m", "detachlint", "run", "--output", "r.sarif", "--output-format", "sarif",
                 "-m", "pkg.main"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "[2.0, 2.0, 2.0]\n"
+    assert proc.stdout == "[2.0, 2.0, 2.0] 6.0\n"
     results = json.loads((tmp_path / "r.sarif").read_text())["runs"][0]["results"]
     verdicts = sorted(r["properties"]["confirmation"]["verdict"] for r in results)
-    assert verdicts == ["confirmed", "not-run"]
+    assert verdicts == ["confirmed", "harmless-in-run", "not-run"]
 
 
 def test_missing_script_is_a_usage_error(tmp_path):

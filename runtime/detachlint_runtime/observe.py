@@ -12,18 +12,27 @@ An :class:`Observer` is started before the program and stopped after it. While i
   version raises the very ``RuntimeError`` autograd would have raised; an unchanged version after an
   observed write (``.data``: a write autograd cannot see) is a silent wrong gradient, recorded and
   left silent, as the program would be without us.
-- ``nn.Module.state_dict`` / ``Optimizer.state_dict`` results are remembered with their storages;
-  writes to those storages mark the snapshot changed, and ``load_state_dict`` / ``torch.save`` of a
-  changed snapshot is the stale-snapshot hazard.
-- ``torch.tensor`` / ``Tensor.new_tensor`` / ``torch.Tensor`` calls are checked for tensor arguments.
+- ``nn.Module.state_dict`` / ``Optimizer.state_dict`` results are remembered with their storages
+  (wherever they are taken: a helper that returns one is followed to its caller, since the dict
+  object is what is tracked); writes to those storages mark the snapshot changed, and
+  ``load_state_dict`` / ``torch.save`` of a changed snapshot (also inside a dict, list or tuple
+  given to ``torch.save``) is the stale-snapshot hazard.
+- ``torch.tensor`` / ``Tensor.new_tensor`` / ``torch.Tensor`` calls are checked for tensor arguments;
+  the alias ``torch.Tensor(t)`` returns is followed, and an in-place write through it is the hazard.
 - a flagged line's runs are counted by the op it issues (no ``sys.settrace``: too slow). Static
   findings come from the core linter, one file at a time, the first time code from that file
   issues an op, and at the end for every imported user module.
 
+Regions the user compiles with ``torch.compile`` compile as they would without us: the mode says
+``ignore_compile_internals`` (otherwise Dynamo skips every frame while a dispatch mode is on and the
+program would run eagerly), the wrappers hand over to the original while Dynamo traces, and
+Dynamo's tables of torch functions are built before the wrappers are installed. Their ops are not
+attributed to lines (the frame of compiled code stands at the function's first line): a finding in a
+function that ran compiled is ``unobservable``; writes and backwards around compiled calls are seen.
+
 Not observed (documented limits): NumPy writes and ``x.data = y`` (neither reaches the
 dispatcher), typed legacy constructors (``torch.FloatTensor(t)``), threads other than the one that
-started the observer, and the inside of regions compiled by ``torch.compile`` with a non-eager
-backend beyond the ops they dispatch.
+started the observer, and what happens inside compiled regions.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import sys
 import sysconfig
 import threading
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -45,6 +55,7 @@ import detachlint
 from .static import static_findings
 
 Site = Tuple[str, int]  # (absolute file name, line)
+_HELD = 256  # plain-dict snapshots (optimizer state) tracked at once
 
 _HERE = str(Path(__file__).resolve().parent)
 _TORCH = str(Path(torch.__file__).resolve().parent)
@@ -125,16 +136,25 @@ def version_error(saved: _Saved) -> str:
                    "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
+_WRITES: Dict[Any, Tuple[Tuple[int, str], ...]] = {}  # op -> (position, name) of the arguments it writes
+
+
 def _written(func, args, kwargs) -> List[torch.Tensor]:
-    """The tensors an aten op writes, from its schema (the same test as torch-semantics.md 6.3)."""
-    schema = getattr(func, "_schema", None)
-    if schema is None or not schema.is_mutable:
+    """The tensors an aten op writes, from its schema (the same test as torch-semantics.md 6.3); the
+    schema is read once per op."""
+    try:
+        where = _WRITES[func]
+    except KeyError:
+        schema = getattr(func, "_schema", None)
+        where = () if schema is None or not schema.is_mutable else tuple(
+            (i, arg.name) for i, arg in enumerate(schema.arguments)
+            if arg.alias_info is not None and arg.alias_info.is_write)
+        _WRITES[func] = where
+    if not where:
         return []
     out: List[torch.Tensor] = []
-    for i, arg in enumerate(schema.arguments):
-        if arg.alias_info is None or not arg.alias_info.is_write:
-            continue
-        value = args[i] if i < len(args) else kwargs.get(arg.name)
+    for i, name in where:
+        value = args[i] if i < len(args) else kwargs.get(name)
         if isinstance(value, torch.Tensor):
             out.append(value)
         elif isinstance(value, (list, tuple)):
@@ -143,6 +163,14 @@ def _written(func, args, kwargs) -> List[torch.Tensor]:
 
 
 class _Mode(TorchDispatchMode):
+    @classmethod
+    def ignore_compile_internals(cls) -> bool:
+        # False (torch's default) makes torch.compile skip every frame while the mode is on: the
+        # user's compiled regions would run eagerly, unlike the program without us. True: they
+        # compile as usual (the mode is off while Dynamo traces) and their compiled code runs with
+        # the mode on.
+        return True
+
     def __init__(self, observer: "Observer") -> None:
         super().__init__()
         self.observer = observer
@@ -176,6 +204,7 @@ class Observer:
         self.files: Dict[str, Optional[FileState]] = {}  # realpath -> state (None: not a user file)
         self.counts: Dict[Site, int] = {}
         self.write_counts: Dict[Site, int] = {}
+        self.blind_writes: Dict[Site, int] = {}  # writes to tensors without storage, by line
         self.events: List[Event] = []
         self.programs: List[str] = []  # the script that ran (its __main__ is gone from sys.modules by the end)
         self._event_keys: Set[Any] = set()
@@ -188,8 +217,15 @@ class Observer:
         self.snapshots: Dict[int, _Snapshot] = {}  # id(state dict) -> snapshot
         self.snap_ptrs: Dict[int, List[_Snapshot]] = {}  # storage pointer -> snapshots holding it
         self._snap_refs: Dict[int, Any] = {}
+        # A plain dict (what Optimizer.state_dict returns) cannot be weakly referenced: the newest
+        # ones are held strongly, so that their id cannot be reused while they are tracked.
+        self._snap_held: "OrderedDict[int, Any]" = OrderedDict()
+        self.snap_unchanged: Dict[Site, List[str]] = {}  # snapshot site -> harmless restores/saves
+        self._legacy: Dict[int, Tuple[Any, Site]] = {}  # id(torch.Tensor(t) result) -> (weakref, site)
         self.ctor_calls: Dict[Site, List[str]] = {}  # site -> argument kinds seen by constructors
         self._mode = _Mode(self)
+        self._compiled_codes: Set[int] = set()  # ids of Dynamo's output code objects (filled by torch)
+        self.compiled: Dict[Tuple[str, str, int], int] = {}  # (path, function, first line) -> last line
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
         self._patches: List[Tuple[Any, str, Any]] = []
         self._busy = False
@@ -245,9 +281,27 @@ class Observer:
             if state == 0:
                 state = self._state(name)
             if state is not None:
+                if id(frame.f_code) in self._compiled_codes:
+                    self._in_compiled(state.path, frame.f_code)
+                    return None  # a compiled region's frame stands at its first line, whatever runs
                 return state.path, frame.f_lineno
             frame = frame.f_back
         return None
+
+    def _in_compiled(self, path: str, code) -> None:
+        """Note the lines of a function whose Dynamo-compiled code ran (its ops have no line)."""
+        key = (path, code.co_name, code.co_firstlineno)
+        if key in self.compiled:
+            return
+        from torch._dynamo.convert_frame import input_codes
+
+        last = code.co_firstlineno
+        for ref in list(input_codes.seen):
+            original = ref()
+            if original is not None and (original.co_filename, original.co_name, original.co_firstlineno) == \
+                    (code.co_filename, code.co_name, code.co_firstlineno):
+                last = max([last] + [line for _, _, line in original.co_lines() if line])
+        self.compiled[key] = last
 
     def _add(self, event: Event) -> None:
         key = (event.kind, event.rules, tuple(event.sites), id(event.finding))
@@ -298,7 +352,9 @@ class Observer:
         op = func.overloadpacket.__name__
         for t in written:
             span = _span(t)
-            if span is None:
+            if span is None:  # no storage (meta, sparse): what it overlaps cannot be known
+                if site is not None:
+                    self.blind_writes[site] = self.blind_writes.get(site, 0) + 1
                 continue
             pending = self.saved.get(span[0])
             if pending:
@@ -311,6 +367,12 @@ class Observer:
             if site is not None and site in self.watch:
                 for finding in self.watch[site]:
                     self.dirty.setdefault(span[0], []).append((finding, site, span))
+            legacy = self._legacy.get(id(t))
+            if legacy is not None and legacy[0]() is t:
+                self._add(Event(("TAL103",), "write-through-alias", [legacy[1]] + _opt(site),
+                                f"`{op}` at line {site[1] if site else '?'} wrote through the tensor "
+                                f"`torch.Tensor(t)` returned at line {legacy[1][1]}: it shares `t`'s storage, so "
+                                f"`t` changed too"))
             linked = self._alias_finding.get(id(t)) if self._aliases.get(id(t)) is t else None
             if linked is not None and pending:
                 for saved in pending:
@@ -367,13 +429,14 @@ class Observer:
         if not spans:
             return
         key = id(result)
-        try:
-            ref = weakref.ref(result, lambda _r, k=key: self._forget(k))
-        except TypeError:
-            return  # a plain dict cannot be watched for its end; OrderedDict (what torch returns) can
-        snap = _Snapshot(site, what, spans, len(tensors))
         self._forget(key)
-        self._snap_refs[key] = ref
+        try:
+            self._snap_refs[key] = weakref.ref(result, lambda _r, k=key: self._forget(k))
+        except TypeError:  # a plain dict: held (the newest _HELD of them), so its id stays its own
+            self._snap_held[key] = result
+            while len(self._snap_held) > _HELD:
+                self._forget(next(iter(self._snap_held)))
+        snap = _Snapshot(site, what, spans, len(tensors))
         self.snapshots[key] = snap
         for ptr in {s[0] for s in spans}:
             self.snap_ptrs.setdefault(ptr, []).append(snap)
@@ -381,6 +444,7 @@ class Observer:
     def _forget(self, key: int) -> None:
         snap = self.snapshots.pop(key, None)
         self._snap_refs.pop(key, None)
+        self._snap_held.pop(key, None)
         if snap is not None:
             for ptr in {s[0] for s in snap.spans}:
                 held = self.snap_ptrs.get(ptr, [])
@@ -390,10 +454,21 @@ class Observer:
                     self.snap_ptrs.pop(ptr, None)
 
     def _used(self, obj, how: str) -> None:
-        snap = self.snapshots.get(id(obj)) if isinstance(obj, dict) else None
-        if snap is None or self._busy:
+        if self._busy or not self.snapshots:
+            return
+        snaps = [s for s in map(self.snapshots.get, _containers(obj)) if s is not None]
+        if not snaps:
             return
         site = self.user_site(direct=True)
+        for snap in snaps:
+            self._check_snapshot(snap, how, site)
+
+    def _check_snapshot(self, snap: _Snapshot, how: str, site: Optional[Site]) -> None:
+        if not snap.changed_by:
+            if snap.site is not None:
+                self.snap_unchanged.setdefault(snap.site, []).append(
+                    f"{how} at line {site[1] if site else '?'} while the live tensors were unchanged")
+            return
         if snap.changed_by:
             writer = next((s for s in snap.changed_by if s is not None), None)
             where = f" (written at line {writer[1]})" if writer else ""
@@ -403,19 +478,21 @@ class Observer:
                                      f"was {how} at line {site[1] if site else '?'} after in-place updates had "
                                      f"changed it{where}: it aliases the live tensors"))
 
-    def _on_ctor(self, name: str, data) -> None:
+    def _on_ctor(self, name: str, data) -> Optional[Site]:
+        """Note a constructor call from user code; the call's site when ``data`` is a tensor."""
         if self._busy:
-            return
+            return None
         site = self.user_site(direct=True)
         if site is None:
-            return
+            return None
         if isinstance(data, torch.Tensor):
             kind = "tensor"
-            rule = "TAL103" if name == "torch.Tensor" else "TAL101"
-            evidence = (f"`{name}(t)` with a tensor returned an alias sharing its storage" if rule == "TAL103" else
-                        f"`{name}(t)` copied a tensor" + (" and dropped its graph (requires_grad=True)"
-                                                          if data.requires_grad else ""))
-            self._add(Event((rule,), "alias" if rule == "TAL103" else "copy-construct", [site], evidence))
+            if name != "torch.Tensor":  # torch.Tensor(t): the hazard is a later write through the alias
+                self._add(Event(("TAL101",), "copy-construct", [site],
+                                f"`{name}(t)` copied a tensor" + (" and dropped its graph (requires_grad=True)"
+                                                                  if data.requires_grad else "")))
+            self.ctor_calls.setdefault(site, []).append(kind)
+            return site
         elif isinstance(data, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in data):
             grads = [v for v in data if isinstance(v, torch.Tensor) and v.requires_grad]
             kind = "tensors-requiring-grad" if grads else "tensors"
@@ -427,6 +504,20 @@ class Observer:
             kind = type(data).__module__.split(".")[0] + "." + type(data).__name__ \
                 if type(data).__module__ != "builtins" else type(data).__name__
         self.ctor_calls.setdefault(site, []).append(kind)
+        return None
+
+    def _on_legacy_alias(self, result, site: Site) -> None:
+        """Follow the alias ``torch.Tensor(t)`` returned: a write through it changes ``t``."""
+        if not isinstance(result, torch.Tensor):
+            return
+        key = id(result)
+
+        def gone(ref, key=key):
+            entry = self._legacy.get(key)
+            if entry is not None and entry[0] is ref:
+                del self._legacy[key]
+
+        self._legacy[key] = (weakref.ref(result, gone), site)
 
     def _patch(self, owner, name: str, wrapper_factory) -> None:
         original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)
@@ -434,10 +525,16 @@ class Observer:
         self._patches.append((owner, name, original))
 
     def _install_patches(self) -> None:
+        # Each wrapper first hands over to the original while Dynamo traces a region the user
+        # compiles (``is_compiling()`` is a constant True there, so that branch is all it traces):
+        # the region compiles as it would without us, and calls inside it are not observed.
         obs = self
+        compiling = torch.compiler.is_compiling
 
         def state_dict(original, what):
             def wrapper(self, *args, **kwargs):
+                if compiling():
+                    return original(self, *args, **kwargs)
                 result = original(self, *args, **kwargs)
                 if not kwargs.get("keep_vars"):
                     obs._remember(result, what)
@@ -446,33 +543,47 @@ class Observer:
 
         def restoring(original, how):
             def wrapper(self, state_dict, *args, **kwargs):
+                if compiling():
+                    return original(self, state_dict, *args, **kwargs)
                 obs._used(state_dict, how)
                 return original(self, state_dict, *args, **kwargs)
             return wrapper
 
         def saving(original):
             def wrapper(obj, *args, **kwargs):
+                if compiling():
+                    return original(obj, *args, **kwargs)
                 obs._used(obj, "saved")
                 return original(obj, *args, **kwargs)
             return wrapper
 
         def ctor(original, name):
             def wrapper(data, *args, **kwargs):
+                if compiling():
+                    return original(data, *args, **kwargs)
                 obs._on_ctor(name, data)
                 return original(data, *args, **kwargs)
             return wrapper
 
         def method_ctor(original, name):
             def wrapper(self, data, *args, **kwargs):
+                if compiling():
+                    return original(self, data, *args, **kwargs)
                 obs._on_ctor(name, data)
                 return original(self, data, *args, **kwargs)
             return wrapper
 
         def legacy(original):
             def __new__(cls, *args, **kwargs):
+                if compiling():
+                    return original(cls, *args, **kwargs)
+                site = None
                 if cls is torch.Tensor and len(args) == 1 and not kwargs:
-                    obs._on_ctor("torch.Tensor", args[0])
-                return original(cls, *args, **kwargs)
+                    site = obs._on_ctor("torch.Tensor", args[0])
+                result = original(cls, *args, **kwargs)
+                if site is not None:
+                    obs._on_legacy_alias(result, site)
+                return result
             return staticmethod(__new__)
 
         self._patch(torch.nn.Module, "state_dict", lambda o: state_dict(o, "state_dict()"))
@@ -493,6 +604,14 @@ class Observer:
         # Dynamo registers polyfills against torch.Tensor.__new__ when it is first imported (torch
         # imports it lazily); it must see the original, not our wrapper.
         import torch._dynamo  # noqa: F401
+
+        _prime_dynamo()
+        try:
+            from torch._dynamo.convert_frame import output_codes
+
+            self._compiled_codes = output_codes.seen_ids
+        except (ImportError, AttributeError):
+            pass
 
         self._install_patches()
         self._hooks.__enter__()
@@ -528,6 +647,21 @@ class Observer:
         return verdicts(self)
 
 
+def _prime_dynamo() -> None:
+    """Dynamo builds its tables of torch functions (which are traced into the graph, which have a
+    handler of their own, such as ``torch.tensor`` of a list of tensors) on first use, by looking the
+    names up in ``torch``; built while our wrappers are installed, they would hold the wrappers and
+    trace the user's compiled regions differently. Build them now, before patching."""
+    try:
+        from torch._dynamo import trace_rules
+        from torch._dynamo.variables.torch import TorchInGraphFunctionVariable
+
+        trace_rules.get_torch_obj_rule_map()
+        TorchInGraphFunctionVariable._get_handlers()
+    except (ImportError, AttributeError):  # another torch: its compile may then see the wrappers
+        pass
+
+
 def _opt(site: Optional[Site]) -> List[Site]:
     return [site] if site is not None else []
 
@@ -537,6 +671,22 @@ def _node(saved: _Saved) -> str:
     if saved.node is None:
         return f"a {shape} leaf"
     return f"a {shape} tensor, output {saved.output_nr} of {type(saved.node).__name__}"
+
+
+def _containers(obj, depth: int = 3, budget: int = 1000) -> List[int]:
+    """ids of ``obj`` and of the dicts, lists and tuples inside it (a checkpoint dict holding
+    ``model.state_dict()`` and ``opt.state_dict()``), a few levels deep and a bounded number."""
+    out: List[int] = []
+    todo = [(obj, 0)]
+    while todo and len(out) < budget:
+        item, level = todo.pop()
+        if not isinstance(item, (dict, list, tuple)):
+            continue
+        out.append(id(item))
+        if level < depth:
+            values = item.values() if isinstance(item, dict) else item
+            todo.extend((v, level + 1) for v in values if isinstance(v, (dict, list, tuple)))
+    return out
 
 
 def _leaves(obj) -> List[Any]:

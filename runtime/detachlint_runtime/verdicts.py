@@ -3,7 +3,8 @@
 ``confirmed``: an observed hazard is at the finding (its line range, or one of its related lines).
 ``harmless-in-run``: the finding's line ran, and the hazard did not occur; ``why`` says what was
 checked. ``unobservable``: the line ran but its write never reaches torch's hooks (a NumPy write,
-``x.data = y``), so neither verdict can be given honestly. ``not-run``: the line never ran. A hazard with no static finding at its place becomes a
+``x.data = y``), or it is in a function that ran compiled by ``torch.compile`` (whose ops have no
+line), so neither verdict can be given honestly. ``not-run``: the line never ran. A hazard with no static finding at its place becomes a
 finding of its own, ``"origin": "runtime"``: a static miss.
 """
 
@@ -19,10 +20,10 @@ WHY = {
     "TAL002": "no write through the `.data` alias taken here hit memory saved for a pending backward",
     "TAL201": "no pending backward had saved the written memory and no later read at the flagged lines saw it",
     "TAL301": "no later read at the flagged lines saw the written memory and no pending backward had saved it",
-    "TAL401": "the snapshot was not restored or saved after the live tensors changed",
+    "TAL401": "the snapshot was never restored or saved after the live tensors changed",
     "TAL101": "it was never called with a tensor",
     "TAL102": "none of the elements required grad: there was no graph to drop",
-    "TAL103": "it was never called with a tensor",
+    "TAL103": "no in-place write went through the alias it returned",
 }
 OBSERVABLE = set(WHY)
 
@@ -88,11 +89,25 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
         return {"verdict": "confirmed", "source": "run", "origin": "static", "hazard": kinds[0],
                 "evidence": [e.evidence for e in events[:5]], "counts": counts,
                 "short": f"confirmed in run: {kinds[0]} ({len(events)}x)"}
+    region = next(((name, first) for (where, name, first), last in observer.compiled.items()
+                   if where == path and first <= f.location.row <= last), None)
+    if region is not None and not ran and not writes and not calls:
+        return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
+                "why": f"`{region[0]}` (line {region[1]}) ran as code compiled by torch.compile: the ops of a "
+                       f"compiled region are not attributed to its lines, so the hazard could not be observed",
+                "short": "unobservable (compiled)"}
     if not ran and not writes and not calls:
         return {"verdict": "not-run", "source": "run", "origin": "static", "evidence": [],
                 "counts": counts, "why": "the flagged line never ran", "short": "not-run"}
     ran = max(ran, writes, len(calls))
     counts["ran"] = ran
+    blind = sum(observer.blind_writes.get((path, r), 0) for r in _rows(f))
+    if blind and f.code in ("TAL001", "TAL002", "TAL201", "TAL301", "TAL401"):
+        return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
+                "why": f"line ran {ran} time{'s' if ran != 1 else ''}; {blind} of its writes went to tensors "
+                       f"without storage (meta device, sparse), whose overlap with saved or aliased memory "
+                       f"cannot be checked",
+                "short": f"unobservable (ran {ran}x)"}
     if f.code in ("TAL201", "TAL301") and not writes or f.code not in OBSERVABLE:
         # Not "harmless": we could not have seen the hazard, so we say that instead.
         return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
@@ -101,6 +116,9 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
                 "short": f"unobservable (ran {ran}x)"}
     else:
         why = WHY[f.code]
+        uses = [u for r in _rows(f) for u in observer.snap_unchanged.get((path, r), [])] if f.code == "TAL401" else []
+        if uses:
+            why = "its snapshot was " + "; ".join(uses[:3]) + (f" (and {len(uses) - 3} more)" if len(uses) > 3 else "")
         if calls:
             kinds = sorted(set(calls))
             why += f" (arguments: {', '.join(kinds)})"
