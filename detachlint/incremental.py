@@ -193,9 +193,11 @@ class UnitCache:
         return sorted((f for hit in cached.values() for f in hit or ()), key=Finding.sort_key)
 
 
-def differences(source: str, filename: str, codes: Optional[Iterable[str]] = None, project=None) -> List[str]:
+def differences(source: str, filename: str, codes: Optional[Iterable[str]] = None, project=None,
+                most: Optional[int] = None) -> List[str]:
     """Where linting by units would differ from linting the whole module (empty: nowhere). Each
-    body is linted with the others blank, and the context with every body blank."""
+    body is linted with the others blank, and the context with every body blank. ``most``: check
+    that many bodies at most, evenly spaced (each check lints the whole module once more)."""
     split_up = None if skips_file(source) else units(source)
     if split_up is None or not split_up[1]:
         return []
@@ -204,7 +206,8 @@ def differences(source: str, filename: str, codes: Optional[Iterable[str]] = Non
     if parts is None:
         return []  # never split: the whole module is always linted
     out = []
-    for unit in [None, *found]:
+    checked = found if most is None or len(found) <= most else [found[i * len(found) // most] for i in range(most)]
+    for unit in [None, *checked]:
         alone = split(lint_source(blanked(lines, found, keep=unit), filename, codes, project=project), found)
         got = alone[unit] if alone is not None else ["(cannot be split)"]
         if got != parts[unit]:
