@@ -16,7 +16,7 @@ LAYERS: List[List[str]] = [
     ["detachlint.files", "detachlint.analysis"],
     ["detachlint.context", "detachlint.rules"],
     ["detachlint.config", "detachlint.engine", "detachlint.docs"],
-    ["detachlint.notebook"],
+    ["detachlint.notebook", "detachlint.incremental"],
     ["detachlint.fixes", "detachlint.cache"],
     ["detachlint.pipeline"],
     ["detachlint.runner"],
