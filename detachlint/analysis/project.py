@@ -207,7 +207,7 @@ class _FunctionScanner(ast.NodeVisitor):
         self.returns_converted = False
         self.returned_kinds: Set[Optional[str]] = set()
         self.closures: Dict[str, int] = {}  # nested function -> line of the optimizer step in it
-        self.attr_names: Dict[str, str] = {}  # local name -> ``self.<attr>`` it was read from (``f = self.fn``)
+        self.attr_names: Dict[str, Set[str]] = {}  # local name -> ``self.<attr>`` it may be read from (``f = self.fn``)
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
 
     @property
@@ -358,9 +358,12 @@ class _FunctionScanner(ast.NodeVisitor):
                 else:
                     self.snapshot_names.pop(target.id, None)
                 read = self._self_attr(node.value)
-                if read is not None:
-                    self.attr_names[target.id] = f"{self.self_name}.{read}"  # ``step_fn = self.train_step_fn``
-                elif not self._in_branch:
+                kept = self.attr_names.get(target.id, set()) if self._in_branch else set()
+                if read is not None:  # ``step_fn = self.train_step_fn`` (or, in another branch, ``self.val_step_fn``)
+                    kept = kept | {f"{self.self_name}.{read}"}
+                if kept:
+                    self.attr_names[target.id] = kept
+                else:
                     self.attr_names.pop(target.id, None)
         self.generic_visit(node)
 
@@ -417,11 +420,11 @@ class _FunctionScanner(ast.NodeVisitor):
         for keyword in node.keywords:
             if keyword.arg == "out":
                 self._write(keyword.value)
-        if name in self.attr_names:
-            name = self.attr_names[name]  # ``step_fn(x, y)`` after ``step_fn = self.train_step_fn``
         if name:
             args = tuple(self._param_arg(a) for a in node.args if not isinstance(a, ast.Starred))
-            self.facts.calls.append(CallSite(name, args, line))
+            # ``step_fn(x, y)`` after ``step_fn = self.train_step_fn``: a call of what it may be
+            for callee in sorted(self.attr_names.get(name, ())) or [name]:
+                self.facts.calls.append(CallSite(callee, args, line))
         self.generic_visit(node)
 
     def _param_arg(self, node: ast.AST) -> int:

@@ -27,7 +27,9 @@ class StaleSnapshot(AliasRule):
     steps it), in-place writes, or the next iteration of a training loop; read when it is
     returned, saved, loaded or compared. A snapshot stored on `self` counts across methods: taken
     in one method while another steps the optimizer (or, in a training callback, while the loop
-    steps between calls) and restored, saved or returned by the class. A read after
+    steps between calls) and restored, saved or returned by the class. A second name for the
+    module chosen as "the best" inside a training loop (`if acc > best_acc: best_model = model`)
+    and read after the loop is one too: it is the same module, trained on. A read after
     `load_state_dict` alone sees the loaded values on purpose and is not reported.
 
     ## Why is this bad?
