@@ -118,7 +118,8 @@ class StaleSnapshot(AliasRule):
                         signature={"rule": self.code, "ops": ["alias", "step"], "source": {"module_state": True}})
 
     def _choosing_loop(self):
-        """The loop around the ``if`` this assignment is in (in this function), else None."""
+        """The loop around the ``if`` (with no ``else``) this assignment is in (in this function),
+        else None."""
         seen_if = False
         for parent in reversed(self.ctx.parents):
             if isinstance(parent, cst.IndentedBlock) and not seen_if and any(
@@ -127,7 +128,9 @@ class StaleSnapshot(AliasRule):
                 return None  # chosen, then the loop ends: nothing trains it afterwards
             if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 return None
-            if isinstance(parent, (cst.If, cst.Else)):
+            if isinstance(parent, cst.Else) or (isinstance(parent, cst.If) and parent.orelse is not None):
+                return None  # one of several branches (``raw = model.module`` / ``raw = model``): a pick, not a choice
+            if isinstance(parent, cst.If):
                 seen_if = True
             elif isinstance(parent, (cst.For, cst.While)):
                 return parent if seen_if else None
