@@ -307,3 +307,55 @@ def test_helper_returning_an_array_of_its_argument(tmp_path):
     lines = [line for line in proc.stdout.splitlines() if ": TAL" in line]
     assert len(lines) == 1 and lines[0].startswith("pkg/summary.py:8:5: TAL301"), proc.stdout + proc.stderr
     assert "`to_numpy(signal, detach=True)` (line 7)" in lines[0]
+
+
+CLOSURE_TRAINER = """
+    class StepByStep:
+        def __init__(self, model, optimizer):
+            self.model = model
+            self.optimizer = optimizer
+            self.train_step_fn = self._make_train_step_fn()
+            self.val_step_fn = self._make_val_step_fn()
+
+        def _make_train_step_fn(self):
+            def perform_train_step_fn(x):
+                self.model(x).sum().backward()
+                self.optimizer.step()
+            return perform_train_step_fn
+
+        def _make_val_step_fn(self):
+            def perform_val_step_fn(x):
+                return self.model(x)
+            return perform_val_step_fn
+
+        def _mini_batch(self, loader, validation=False):
+            if not validation:
+                step_fn = self.train_step_fn
+            else:
+                step_fn = self.val_step_fn  # the other branch: step_fn may be either
+            for x in loader:
+                step_fn(x)
+
+        def train(self, loader):
+            self._mini_batch(loader)
+
+        def validate(self, loader):
+            for x in loader:
+                self.val_step_fn(x)
+"""
+
+
+def test_a_stored_closure_that_steps(tmp_path):
+    """dvgodoy/PyTorchStepByStep: the optimizer step is in a closure a method returns, stored on
+    ``self`` and called (through a local name) from the method the training loop calls."""
+    index = build_index(_project(tmp_path, {"sbs.py": CLOSURE_TRAINER}))
+    facts = index.modules["sbs"].functions
+    assert facts["StepByStep._make_train_step_fn"].makes_steps == 12
+    assert facts["StepByStep._make_val_step_fn"].makes_steps is None
+    assert facts["StepByStep.__init__"].callables["train_step_fn"] == "self._make_train_step_fn"
+    assert facts["StepByStep._make_train_step_fn"].steps is None  # making it does not step
+    assert "_make_train_step_fn" in index.summary("sbs.StepByStep._mini_batch").steps
+    assert index.summary("sbs.StepByStep.train").steps is not None
+    assert index.summary("sbs.StepByStep.validate").steps is None
+    again = ModuleFacts.from_json(json.loads(json.dumps(index.modules["sbs"].to_json())))
+    assert again == index.modules["sbs"]

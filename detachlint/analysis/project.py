@@ -30,7 +30,7 @@ from . import catalog
 from .base import Analysis, AnalysisContext
 from .firstpass import FirstPass, TooDeep, physical_lines, too_deep
 
-FORMAT = "4"
+FORMAT = "5"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
@@ -137,6 +137,10 @@ class FunctionFacts:
     returns: Tuple[int, ...] = ()  # parameters whose memory the returned value may share
     returns_kind: Optional[str] = None  # "ndarray" or "tensor" when every return says so
     returns_converted: bool = False  # the shared memory comes back through a conversion (``.cpu()``, ``np.asarray``)
+    # line of an optimizer step in a closure this function defines and returns (``def step(x): ...
+    # self.optimizer.step()`` ... ``return step``): calling the result steps
+    makes_steps: Optional[int] = None
+    callables: Dict[str, str] = field(default_factory=dict)  # self attr -> the call it is set from
 
 
 @dataclass
@@ -163,7 +167,7 @@ class ModuleFacts:
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
-                              f.returns_converted]
+                              f.returns_converted, f.makes_steps, f.callables]
                           for k, f in self.functions.items()},
         }
 
@@ -173,11 +177,13 @@ class ModuleFacts:
         for name, (bases, line) in data["classes"].items():
             facts.classes[name] = ClassFacts(name, tuple(bases), line)
         for name, row in data["functions"].items():
-            params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted = row
+            (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
+             makes_steps, callables) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
-                [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted)
+                [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted,
+                makes_steps, dict(callables))
         return facts
 
 
@@ -200,6 +206,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.converted: Dict[str, bool] = {}  # local name -> shares a parameter through a conversion
         self.returns_converted = False
         self.returned_kinds: Set[Optional[str]] = set()
+        self.closures: Dict[str, int] = {}  # nested function -> line of the optimizer step in it
+        self.attr_names: Dict[str, Set[str]] = {}  # local name -> ``self.<attr>`` it may be read from (``f = self.fn``)
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
 
     @property
@@ -284,9 +292,22 @@ class _FunctionScanner(ast.NodeVisitor):
 
     # nested scopes have their own facts
     def visit_FunctionDef(self, node: ast.AST) -> None:
+        """A closure over ``self`` that steps an optimizer (``_make_train_step_fn``'s
+        ``perform_train_step_fn``): remembered, so that returning it makes this function a maker
+        of a stepping callable."""
+        if self.self_name is None or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        inner = FunctionFacts(node.name, _params(node), node.lineno)
+        _FunctionScanner(inner, self.self_name).scan(node.body)
+        if inner.steps is not None:
+            self.closures[node.name] = inner.steps
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.AST) -> None:
         pass
 
-    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+    visit_Lambda = visit_ClassDef
 
     def _param(self, node: ast.AST) -> int:
         """The parameter a written expression belongs to: ``p``, ``p.data``, ``p[i]``, ``p.grad``."""
@@ -320,6 +341,10 @@ class _FunctionScanner(ast.NodeVisitor):
             attr = self._self_attr(target)
             if attr is not None and snapshot is not None:
                 self.facts.stores.setdefault(attr, (node.lineno, snapshot))
+            if attr is not None and isinstance(node.value, ast.Call) and not node.value.args:
+                maker = _dotted(node.value.func)
+                if maker is not None:
+                    self.facts.callables.setdefault(attr, maker)  # ``self.train_step_fn = self._make_...()``
             if isinstance(target, ast.Name):
                 self.rebound.add(target.id)
                 kind = self._value_kind(node.value)
@@ -332,6 +357,14 @@ class _FunctionScanner(ast.NodeVisitor):
                     self.snapshot_names[target.id] = (node.lineno, snapshot)
                 else:
                     self.snapshot_names.pop(target.id, None)
+                read = self._self_attr(node.value)
+                kept = self.attr_names.get(target.id, set()) if self._in_branch else set()
+                if read is not None:  # ``step_fn = self.train_step_fn`` (or, in another branch, ``self.val_step_fn``)
+                    kept = kept | {f"{self.self_name}.{read}"}
+                if kept:
+                    self.attr_names[target.id] = kept
+                else:
+                    self.attr_names.pop(target.id, None)
         self.generic_visit(node)
 
     def visit_For(self, node: ast.AST) -> None:
@@ -351,6 +384,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Return(self, node: ast.Return) -> None:
+        if isinstance(node.value, ast.Name) and node.value.id in self.closures:
+            self._first("makes_steps", self.closures[node.value.id])
         shared = self._shared(node.value)
         self.returns |= shared
         self.returns_converted |= bool(shared) and self._through_conversion(node.value)
@@ -387,7 +422,9 @@ class _FunctionScanner(ast.NodeVisitor):
                 self._write(keyword.value)
         if name:
             args = tuple(self._param_arg(a) for a in node.args if not isinstance(a, ast.Starred))
-            self.facts.calls.append(CallSite(name, args, line))
+            # ``step_fn(x, y)`` after ``step_fn = self.train_step_fn``: a call of what it may be
+            for callee in sorted(self.attr_names.get(name, ())) or [name]:
+                self.facts.calls.append(CallSite(callee, args, line))
         self.generic_visit(node)
 
     def _param_arg(self, node: ast.AST) -> int:
@@ -704,11 +741,43 @@ class ProjectIndex:
             return self.method(cls, rest)
         return self.resolve(module, site.callee)
 
+    def _stored_stepper(self, qualname: str, site: CallSite) -> Optional[str]:
+        """Where the callable stored on ``self`` that ``site`` calls (``self.train_step_fn(x, y)``)
+        steps an optimizer: a method of the class set the attribute from a method of the class
+        that returns a closure stepping one (``self.train_step_fn = self._make_train_step_fn()``)."""
+        fn = self._functions[qualname]
+        cls = self.class_of(qualname)
+        head, _, attr = site.callee.partition(".")
+        if cls is None or not fn.is_method or head != fn.params[0] or not attr or "." in attr \
+                or self.method(cls, attr) is not None:
+            return None
+        for ancestor in self.ancestors(cls):
+            for member in self._members.get(ancestor, ()):
+                setter = self._functions[member]
+                maker = setter.callables.get(attr)
+                if maker is None or not setter.is_method:
+                    continue
+                maker_head, _, maker_name = maker.partition(".")
+                if maker_head != setter.params[0] or "." in maker_name:
+                    continue
+                made = self.method(cls, maker_name)
+                line = self._functions[made].makes_steps if made is not None else None
+                if line is not None:
+                    return f"the closure `{self._functions[made].name}` returns (line {line})"
+        return None
+
     def _compose(self) -> Dict[str, Summary]:
         writes = {q: set(f.writes) for q, f in self._functions.items()}
         steps = {q: (f"`{f.name}` (line {f.steps})" if f.steps else None) for q, f in self._functions.items()}
         backward = {q: (f"`{f.name}` (line {f.backward})" if f.backward else None) for q, f in self._functions.items()}
         edges = {q: [(c, self._callee(q, c)) for c in f.calls] for q, f in self._functions.items()}
+        for q, calls in edges.items():  # ``self.train_step_fn(x, y)``: a stored closure that steps
+            if steps[q] is None:
+                for site, callee in calls:
+                    made = self._stored_stepper(q, site) if callee is None else None
+                    if made is not None:
+                        steps[q] = f"`{self._functions[q].name}` (line {site.line}, through {made})"
+                        break
         for _ in range(_FIXPOINT_ROUNDS):
             changed = False
             for q, calls in edges.items():

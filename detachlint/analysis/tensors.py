@@ -132,6 +132,7 @@ class TensorFacts(Analysis):
         self.frame = Frame({})
         self._branch_stack: List[Tuple[Dict[str, Kind], Optional[Dict[str, Kind]], bool]] = []
         self._loop_stack: List[Dict[str, Kind]] = []
+        self._parameter_names: Dict[cst.FunctionDef, Dict[str, str]] = {}
         self._collect_classes(module)
 
     # ------------------------------------------------------------------ queries
@@ -380,6 +381,8 @@ class TensorFacts(Analysis):
             return self._qualified_call_kind(q, node)
         if isinstance(func, cst.Name):
             builtin = self._builtin(func)
+            if builtin == "getattr" and self._parameter_getattr(node):
+                return Kind.TENSOR
             if builtin in _NOT_TENSOR_BUILTINS:
                 return Kind.OTHER
             if builtin in _SEQUENCE_BUILTINS:
@@ -427,6 +430,22 @@ class TensorFacts(Analysis):
             if callee is Kind.TENSOR_MODULE:
                 return Kind.TENSOR
         return Kind.UNKNOWN
+
+    def _parameter_getattr(self, node: cst.Call) -> bool:
+        """``getattr(m, key)`` where ``key`` holds the name of a parameter or buffer of ``m``
+        (``parameter_name_variables``): a tensor (or None, which a rule's receiver never is)."""
+        args = node.args
+        if len(args) != 2 or any(a.keyword is not None or a.star for a in args) \
+                or not isinstance(args[1].value, cst.Name):
+            return False
+        function = self.function
+        receiver = dotted_name(args[0].value)
+        if function is None or receiver is None:
+            return False
+        names = self._parameter_names.get(function)
+        if names is None:
+            names = self._parameter_names[function] = parameter_name_variables(function)
+        return names.get(args[1].value.value) == receiver
 
     def _project_return_kind(self, func: cst.BaseExpression) -> Optional[Kind]:
         """What a project function returns, from its summary (``to_numpy(x)``: an ndarray)."""
@@ -781,3 +800,129 @@ class TensorFacts(Analysis):
 
     def leave_While_body(self, node: cst.While) -> None:
         self._leave_loop()
+
+
+_PARAMETER_DICTS = frozenset({"_parameters", "_buffers"})
+
+
+def _parameter_names_source(node: cst.BaseExpression) -> Optional[str]:
+    """The module (dotted) whose parameter *names* iterating ``node`` yields, when it says so:
+    ``m._parameters`` / ``m._parameters.keys()``; for ``m.named_parameters()`` (pairs) see
+    ``_named_pairs_source``."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "keys" \
+            and not node.args:
+        node = node.func.value
+    if isinstance(node, cst.Attribute) and node.attr.value in _PARAMETER_DICTS:
+        return dotted_name(node.value)
+    return None
+
+
+def _named_pairs_source(node: cst.BaseExpression) -> Optional[str]:
+    """``m.named_parameters(...)`` / ``m._parameters.items()``: the module whose (name, tensor)
+    pairs iterating ``node`` yields."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        method = node.func.attr.value
+        if method in catalog.NAMED_PARAMETER_ITERATORS:
+            return dotted_name(node.func.value)
+        if method == "items" and not node.args and isinstance(node.func.value, cst.Attribute) \
+                and node.func.value.attr.value in _PARAMETER_DICTS:
+            return dotted_name(node.func.value.value)
+    return None
+
+
+def parameter_name_variables(function: cst.FunctionDef) -> Dict[str, str]:
+    """Names that, wherever they are bound in ``function``, hold the name of a parameter (or
+    buffer) of one module: loop variables over ``m.named_parameters()`` names, over
+    ``m._parameters``, over a list the function fills with those names (``keys = [n for n, _ in
+    m.named_parameters()]``, also when the same variable may instead hold the caller's list: the
+    function treats both alike), or over the keys of a dict indexed only by such names. Maps the
+    name to the module's dotted name, so that ``getattr(m, key)`` is a tensor (or None)."""
+    lists: Dict[str, Optional[str]] = {}  # list name -> module (None: also bound to other names)
+    loops: List[Tuple[cst.BaseExpression, cst.BaseExpression]] = []  # (target, iterable)
+    other: set = set()  # names bound some other way
+    dict_keys: Dict[str, List[cst.BaseExpression]] = {}  # dict name -> the keys it is indexed by
+
+    def names_of(comp: cst.BaseExpression) -> Optional[str]:
+        if not isinstance(comp, (cst.ListComp, cst.GeneratorExp)) or comp.for_in.inner_for_in is not None \
+                or comp.for_in.ifs or not isinstance(comp.elt, cst.Name):
+            return None
+        target, iterable = comp.for_in.target, comp.for_in.iter
+        source = _named_pairs_source(iterable)
+        if source is not None and isinstance(target, cst.Tuple) and target.elements \
+                and isinstance(target.elements[0].value, cst.Name) \
+                and target.elements[0].value.value == comp.elt.value:
+            return source
+        source = _parameter_names_source(iterable)
+        if source is not None and isinstance(target, cst.Name) and target.value == comp.elt.value:
+            return source
+        return None
+
+    class Scan(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                target = t.target
+                if isinstance(target, cst.Name):
+                    source = names_of(node.value)
+                    if source is not None and lists.get(target.value, source) == source:
+                        lists[target.value] = source
+                    elif not (isinstance(node.value, cst.Dict) and not node.value.elements):  # ``d = {}``
+                        other.add(target.value)
+                elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
+                        and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                    dict_keys.setdefault(target.value.value, []).append(target.slice[0].slice.value)
+                else:
+                    other.update(target_names(target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            other.update(target_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            other.update(target_names(node.target))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            other.update(target_names(node.target))
+
+        def visit_WithItem(self, node: cst.WithItem) -> None:
+            if node.asname is not None:
+                other.update(target_names(node.asname.name))
+
+        def visit_For(self, node: cst.For) -> None:
+            loops.append((node.target, node.iter))
+
+    function.visit(Scan())
+    found: Dict[str, str] = {}
+    for last in (False, True):  # a dict indexed by loop variables found in the first round
+        for target, iterable in loops:
+            source = None
+            key: Optional[cst.BaseExpression] = None
+            if isinstance(iterable, cst.Name) and lists.get(iterable.value) and iterable.value not in other:
+                source, key = lists[iterable.value], target
+            elif _parameter_names_source(iterable) is not None:
+                source, key = _parameter_names_source(iterable), target
+            elif _named_pairs_source(iterable) is not None and isinstance(target, cst.Tuple) and target.elements:
+                source, key = _named_pairs_source(iterable), target.elements[0].value
+            elif isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+                    and isinstance(iterable.func.value, cst.Name) and iterable.func.attr.value in ("items", "keys") \
+                    and not iterable.args:
+                keys = dict_keys.get(iterable.func.value.value, [])
+                sources = {found.get(k.value) if isinstance(k, cst.Name) else None for k in keys}
+                if len(sources) == 1 and None not in sources and iterable.func.value.value not in other:
+                    source = next(iter(sources))
+                    key = target.elements[0].value if iterable.func.attr.value == "items" and isinstance(
+                        target, cst.Tuple) and target.elements else target
+            if source is not None and isinstance(key, cst.Name):
+                if found.get(key.value, source) != source:
+                    other.add(key.value)
+                found[key.value] = source
+            elif last:
+                other.update(target_names(target))
+    return {name: source for name, source in found.items() if name not in other}

@@ -76,6 +76,22 @@ class _Values(cst.CSTVisitor):
         return False
 
 
+def _placed_by_element(node: cst.Call, elements: cst.BaseExpression) -> Optional[cst.Attribute]:
+    """``torch.tensor(losses, device=losses[0].device)``: the elements have a ``.device`` (numbers
+    have none), so they are tensors (laekov/fastmoe's balance loss); the ``device=`` value, else None."""
+    for arg in node.args:
+        value = arg.value
+        if arg.keyword is None or arg.keyword.value != "device" or not isinstance(value, cst.Attribute) \
+                or value.attr.value != "device" or not isinstance(value.value, cst.Subscript):
+            continue
+        item = value.value
+        if len(item.slice) == 1 and isinstance(item.slice[0].slice, cst.Index) \
+                and isinstance(item.slice[0].slice.value, (cst.Integer, cst.UnaryOperation)) \
+                and item.value.deep_equals(elements) and isinstance(elements, (cst.Name, cst.Attribute)):
+            return value
+    return None
+
+
 def _is_zip(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "zip"
 
@@ -200,8 +216,13 @@ class TensorFromTensorList(Rule):
         if not self.analysis(TorchNames).is_torch(node.func, "tensor", "as_tensor"):
             return
         args = positional_args(node)
-        if not args or self.analysis(TensorFacts).kind(args[0].value) is not Kind.TENSOR_SEQ:
+        if not args:
             return
+        placed = None
+        if self.analysis(TensorFacts).kind(args[0].value) is not Kind.TENSOR_SEQ:
+            placed = _placed_by_element(node, args[0].value)
+            if placed is None:
+                return
         order = self.analysis(ScopeOrder)
         spelled = self.ctx.code_for(node.func)
         elements = self.ctx.code_for(args[0].value)
@@ -212,6 +233,11 @@ class TensorFromTensorList(Rule):
                        f"in this function sends it no gradient (and multi-element tensors raise); use "
                        f"`torch.stack({elements})`")
             severity = Severity.ERROR
+        elif placed is not None:
+            message = (f"`{spelled}()` of tensors (the result is placed on `{self.ctx.code_for(placed)}`, an "
+                       f"element's device: Python numbers have none) converts each to a Python number, dropping "
+                       f"the graph (multi-element tensors raise); use `torch.stack({elements})`")
+            severity = Severity.WARNING
         else:
             message = (f"`{spelled}()` of tensors converts each to a Python number, dropping the graph "
                        f"(multi-element tensors raise); use `torch.stack({elements})`")

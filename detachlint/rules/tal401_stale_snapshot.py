@@ -8,8 +8,9 @@ import libcst as cst
 from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.aliases import AliasAnalysis
-from ..analysis.project import ClassSnapshots
-from ..analysis.tensors import TensorFacts
+from ..analysis.project import ClassSnapshots, is_optimizer_name
+from ..analysis.tensors import TensorFacts, target_names
+from ..analysis.torchnames import dotted_name
 from ..findings import Severity
 from .alias_rule import AliasRule
 from .fixkit import UNSAFE, copy_after, make_fix, replace, require_import, wrap_call
@@ -26,7 +27,9 @@ class StaleSnapshot(AliasRule):
     steps it), in-place writes, or the next iteration of a training loop; read when it is
     returned, saved, loaded or compared. A snapshot stored on `self` counts across methods: taken
     in one method while another steps the optimizer (or, in a training callback, while the loop
-    steps between calls) and restored, saved or returned by the class. A read after
+    steps between calls) and restored, saved or returned by the class. A second name for the
+    module chosen as "the best" inside a training loop (`if acc > best_acc: best_model = model`)
+    and read after the loop is one too: it is the same module, trained on. A read after
     `load_state_dict` alone sees the loaded values on purpose and is not reported.
 
     ## Why is this bad?
@@ -75,6 +78,65 @@ class StaleSnapshot(AliasRule):
         pass
 
     def leave_Assign(self, node: cst.Assign) -> None:
+        self._module_alias(node)
+        self._class_snapshot(node)
+
+    def _module_alias(self, node: cst.Assign) -> None:
+        """``best_model = model`` chosen under a condition inside a loop that trains ``model``, and
+        ``best_model`` read after the loop: a second name for the module, not a copy, so it holds
+        the last weights. Not a snapshot: a rename outside such a choice, a loop variable or a
+        module made afresh in the loop (``for model in models``), ``self.model = model``."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        kept, value = node.targets[0].target.value, node.value
+        live = dotted_name(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+        if live is None or live == kept:
+            return
+        loop = self._choosing_loop()
+        function = self.analysis(TensorFacts).function
+        if loop is None or function is None:
+            return
+        scan = _LoopScan(live, self.ctx)
+        loop.visit(scan)
+        if scan.rebound or scan.step is None or not (live in scan.used or scan.step_takes_live):
+            return
+        body = _FunctionScan(kept, live, loop)
+        function.visit(body)
+        if body.read is None or not (self.analysis(TensorFacts).kind(value).is_module or body.module_evidence):
+            return
+        named = scan.step_takes_live or body.optimizer_over_live
+        severity = Severity.ERROR if named else Severity.WARNING
+        step = self._text(scan.step)
+        message = (f"`{kept} = {live}` is a second name for the module `{live}`, not a copy: `{step}` (line "
+                   f"{self.ctx.line(scan.step)}) keeps training it on the next iterations, so `{kept}` read at line "
+                   f"{self.ctx.line(body.read)} holds the last weights, not the chosen ones. Use "
+                   f"`copy.deepcopy({live})` (or keep `copy.deepcopy({live}.state_dict())`)")
+        related = [(scan.step, "the update that changes the module"),
+                   (body.read, f"`{kept}` read here holds the last weights")]
+        self.ctx.report(value, self.code, message, severity, related,
+                        fix=lambda ctx: deepcopy_fix(ctx, value),
+                        signature={"rule": self.code, "ops": ["alias", "step"], "source": {"module_state": True}})
+
+    def _choosing_loop(self):
+        """The loop around the ``if`` (with no ``else``) this assignment is in (in this function),
+        else None."""
+        seen_if = False
+        for parent in reversed(self.ctx.parents):
+            if isinstance(parent, cst.IndentedBlock) and not seen_if and any(
+                    isinstance(small, (cst.Break, cst.Return)) for stmt in parent.body
+                    if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body):
+                return None  # chosen, then the loop ends: nothing trains it afterwards
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            if isinstance(parent, cst.Else) or (isinstance(parent, cst.If) and parent.orelse is not None):
+                return None  # one of several branches (``raw = model.module`` / ``raw = model``): a pick, not a choice
+            if isinstance(parent, cst.If):
+                seen_if = True
+            elif isinstance(parent, (cst.For, cst.While)):
+                return parent if seen_if else None
+        return None
+
+    def _class_snapshot(self, node: cst.Assign) -> None:
         """``self.best = model.state_dict()`` in one method, while another method steps the
         optimizer (or the training loop runs between calls of a callback) and the class restores,
         saves or returns the snapshot: what the project index found across methods."""
@@ -201,6 +263,114 @@ class StaleSnapshot(AliasRule):
         self.ctx.report(node, self.code, message, self.severity, related,
                         fix=lambda ctx: snapshot_fix(ctx, node, origin),
                         signature=self._signature(ops, origin, analysis, False, mutation))
+
+
+class _LoopScan(cst.CSTVisitor):
+    """In a loop: the first optimizer step (``opt.step()``, ``scaler.step(opt)``, a project function
+    that steps), whether it is handed the module, whether the module's name is used, and whether
+    the loop binds it anew (``for model in models``, ``model = Net()``)."""
+
+    def __init__(self, live: str, ctx) -> None:
+        self.live, self.ctx = live, ctx
+        self.step = None
+        self.step_takes_live = False
+        self.used: set = set()
+        self.rebound = False
+
+    def visit_For(self, node: cst.For) -> None:
+        if self.live in target_names(node.target):
+            self.rebound = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if self.live in target_names(target.target) or dotted_name(target.target) == self.live:
+                if not (isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute)
+                        and dotted_name(node.value.func.value) == self.live):  # ``model = model.to(device)``
+                    self.rebound = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.used.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        name = dotted_name(node)
+        if name is not None:
+            self.used.add(name)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.step is not None:
+            return
+        func = node.func
+        args = [a.value for a in node.args if a.keyword is None and not a.star]
+        if isinstance(func, cst.Attribute) and func.attr.value in catalog.OPTIMIZER_UPDATE_METHODS:
+            receiver = dotted_name(func.value)
+            if receiver is not None and not args and is_optimizer_name(receiver):
+                self.step = node
+                return
+            if func.attr.value == "step" and args and is_optimizer_name(dotted_name(args[0]) or ""):
+                self.step = node
+                return
+        project = self.ctx.project
+        name = dotted_name(func)
+        if project is None or name is None:
+            return
+        summary = project.index.function(project.module, name)
+        if summary is not None and summary.steps is not None:
+            self.step = node
+            self.step_takes_live = any(dotted_name(a) == self.live for a in args)
+
+
+class _FunctionScan(cst.CSTVisitor):
+    """In the function: the first read of ``kept`` after ``loop``, whether ``live`` is shown to be
+    a module (``live.parameters()``, ``live.state_dict()``, ``live.train()``) and whether an
+    optimizer is built over its parameters here."""
+
+    def __init__(self, kept: str, live: str, loop: cst.CSTNode) -> None:
+        self.kept, self.live, self.loop = kept, live, loop
+        self.read = None
+        self.module_evidence = False
+        self.optimizer_over_live = False
+        self._after = False
+        self._in_loop = 0
+        self._targets: set = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self._targets.add(id(target.target))
+        if len(node.targets) == 1 and is_optimizer_name(dotted_name(node.targets[0].target) or "") \
+                and isinstance(node.value, cst.Call):
+            for arg in node.value.args:
+                if isinstance(arg.value, cst.Call) and isinstance(arg.value.func, cst.Attribute) \
+                        and arg.value.func.attr.value in ("parameters", "named_parameters") \
+                        and dotted_name(arg.value.func.value) == self.live:
+                    self.optimizer_over_live = True
+
+    def visit_For(self, node: cst.For) -> None:
+        if node is self.loop:
+            self._in_loop += 1
+
+    def leave_For(self, node: cst.For) -> None:
+        if node is self.loop:
+            self._in_loop -= 1
+            self._after = True
+
+    visit_While = visit_For
+    leave_While = leave_For
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) == self.live \
+                and func.attr.value in ("parameters", "named_parameters", "state_dict", "train", "eval",
+                                        "load_state_dict", "zero_grad"):
+            self.module_evidence = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self._after and not self._in_loop and self.read is None and node.value == self.kept \
+                and id(node) not in self._targets:
+            self.read = node
 
 
 def snapshot_fix(ctx, node: cst.CSTNode, origin: Origin):
