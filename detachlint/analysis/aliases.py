@@ -37,6 +37,7 @@ from .base import Analysis, AnalysisContext
 from .project import ModuleView, is_optimizer_name
 from .tensors import Frame, Kind, TensorFacts
 from .torchnames import TorchNames, dotted_name
+from ..walk import walk
 
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -112,6 +113,11 @@ class AliasAnalysis(Analysis):
         self._reads: Dict[int, Set[Origin]] = {}  # Name/Attribute node -> origins it may hold
         self._loops: List[_Loop] = []
         self._statement: Optional[cst.CSTNode] = None
+        # The ``if`` conditions a statement runs under, as (condition text, holds): an alias made
+        # under ``if flag:`` and a write under ``if not flag:`` never meet (``exclusive``).
+        self._guard: Tuple[Tuple[str, bool], ...] = ()
+        self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
+        self._bound: Optional[Set[str]] = None  # names bound anywhere in the scope (``_rebound``)
         self._comp_depth = 0
         self.model_roots: Set[str] = set()  # modules whose live state was taken (state_dict, parameters)
         self.optimizer_links: Dict[str, Set[str]] = {}  # optimizer key -> module keys it updates
@@ -306,6 +312,7 @@ class AliasAnalysis(Analysis):
         if dedupe in reads:
             return
         read = StaleRead(node, key, origin, mutation, escape)
+        self._guards[id(read)] = self._guard
         reads[dedupe] = read
         for o in origin.chain():
             self._stale_by_origin.setdefault(id(o), []).append(read)
@@ -485,6 +492,7 @@ class AliasAnalysis(Analysis):
                 if self.state is None:
                     return
                 self._statement = small
+                self._guards[id(small)] = self._guard
                 self._small(small)
             return
         for statement in body.body:
@@ -498,9 +506,11 @@ class AliasAnalysis(Analysis):
                 if self.state is None:
                     return
                 self._statement = small
+                self._guards[id(small)] = self._guard
                 self._small(small)
             return
         self._statement = node
+        self._guards[id(node)] = self._guard
         if isinstance(node, cst.If):
             self._if(node)
         elif isinstance(node, cst.For):
@@ -643,17 +653,94 @@ class AliasAnalysis(Analysis):
     def _if(self, node: cst.If) -> None:
         self._eval(node.test)
         start = self.state
+        outer = self._guard
+        condition = self._condition(node.test)
         self._facts_call("visit_If_body", node)
+        if condition is not None:
+            self._guard = outer + (condition,)
         after_body = self._branch(node.body, start)
         self._facts_call("leave_If_body", node)
         self.state = dict(start) if start is not None else None
+        if condition is not None:
+            self._guard = outer + ((condition[0], not condition[1]),)
         if isinstance(node.orelse, cst.If):
             self._statement = node.orelse
+            self._guards[id(node.orelse)] = self._guard
             self._if(node.orelse)
         elif isinstance(node.orelse, cst.Else):
             self._block(node.orelse.body)
+        self._guard = outer
         self._facts_call("leave_If", node)
         self.state = join_states([after_body, self.state])
+
+    def _condition(self, test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
+        """``(text, holds)`` of a condition that reads the same wherever it is tested in the scope:
+        names and attributes only (``flag``, ``self.training``, ``not x.requires_grad``), no call."""
+        holds = True
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, holds = test.expression, not holds
+        text = dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+        return (text, holds) if text is not None else None
+
+    def exclusive(self, a: object, b: object) -> bool:
+        """Whether the statements (or stale reads) ``a`` and ``b`` run under opposite outcomes of
+        one condition that nothing in the scope rebinds: no run reaches both."""
+        guard_a, guard_b = self._guards.get(id(a), ()), self._guards.get(id(b), ())
+        return any((text, not holds) in guard_b and not self._rebound(text) for text, holds in guard_a)
+
+    def _rebound(self, text: str) -> bool:
+        """Whether ``text`` (``flag``, ``self.training``) or a name it is read through is bound
+        anywhere in the scope, nested functions included (assignments, loop and ``with``
+        targets, ``:=``, ``del``, imports, ``global``)."""
+        if self._bound is None:
+            bound: Set[str] = set()
+
+            class Targets(cst.CSTVisitor):
+                def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+                    _names(node.target)
+
+                def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                    _names(node.target)
+
+                def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                    _names(node.target)
+
+                def visit_For(self, node: cst.For) -> None:
+                    _names(node.target)
+
+                def visit_CompFor(self, node: cst.CompFor) -> None:
+                    _names(node.target)
+
+                def visit_AsName(self, node: cst.AsName) -> None:
+                    _names(node.name)
+
+                def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+                    _names(node.target)
+
+                def visit_Del(self, node: cst.Del) -> None:
+                    _names(node.target)
+
+                def visit_Global(self, node: cst.Global) -> None:
+                    bound.update(n.name.value for n in node.names)
+
+                def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+                    bound.update(n.name.value for n in node.names)
+
+            def _names(target: cst.CSTNode) -> None:
+                if isinstance(target, (cst.Tuple, cst.List)):
+                    for element in target.elements:
+                        _names(element.value)
+                elif isinstance(target, cst.StarredElement):
+                    _names(target.value)
+                else:
+                    name = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+                    if name is not None:
+                        bound.add(name)
+
+            walk(self.scope, Targets())
+            self._bound = bound
+        parts = text.split(".")
+        return any(".".join(parts[:i]) in self._bound for i in range(1, len(parts) + 1))
 
     def _loop(self, node, enter: Callable[[], None]) -> None:
         """Run a loop body until its entry state is stable (at most twice: the second pass sees

@@ -78,13 +78,18 @@ class AliasRule(Rule):
         return order.pending_backward(node)
 
     def _seeing_reads(self, mutation: Mutation, analysis: AliasAnalysis) -> List[StaleRead]:
-        """The stale reads of ``mutation`` that see a changed value. Not a name whose every value
-        is replaced (``p.copy_(...)``, ``.fill_``, ``.zero_``), nor one the written alias is copied
+        """The stale reads of ``mutation`` that see a changed value, on a path through the alias,
+        the write and the read. Not a name whose every value is replaced (``p.copy_(...)``, ``.fill_``, ``.zero_``), nor one the written alias is copied
         back into: ``p_fp32 = p.float(); p_fp32.add_(u); p.copy_(p_fp32)`` means the write for ``p``
         (optimizer code keeping an fp32 working copy, the same memory when ``p`` is fp32)."""
         overwritten = {id(m.target) for m in analysis.mutations() if m.op in catalog.OVERWRITING_METHODS}
         copied_back = self._copied_back(mutation, analysis)
-        return [r for r in analysis.stale_reads(mutation) if id(r.node) not in overwritten and r.key not in copied_back]
+        # a read under ``if flag:`` never sees a write under ``if not flag:``, nor a write an alias
+        # made under the opposite condition
+        return [r for r in analysis.stale_reads(mutation) if id(r.node) not in overwritten and r.key not in copied_back
+                and not analysis.exclusive(mutation.statement, r)
+                and not any(analysis.exclusive(mutation.statement, o.statement) for o in r.origin.chain()
+                            if o.statement is not None)]
 
     @staticmethod
     def _copied_back(mutation: Mutation, analysis: AliasAnalysis) -> Set[str]:
