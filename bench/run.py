@@ -4,6 +4,7 @@
     python bench/run.py                      # the 300-file subset: every tool, ratios, scaling, LSP
     python bench/run.py --corpus all         # all of torch's .py files
     python bench/run.py --precheck-equality  # findings with and without the pre-check, all of torch
+    python bench/run.py --blank-equality     # findings with and without blanking quiet bodies, all of torch
 
 Everything runs in one invocation so that the ratios compare like with like on a shared machine;
 absolute times are printed but are noise. See bench/README.md for what each row measures.
@@ -349,6 +350,43 @@ def precheck_equality(root: Path, jobs: int = 1, full: bool = False) -> dict:
     }
 
 
+def _blank_worker(path):
+    import ast
+
+    from detachlint.analysis.units import LINE_RE, quiet_units
+    from detachlint.engine import lint_source
+    from detachlint.findings import PARSE_ERROR_CODE
+    from detachlint.rules import ALL_RULES
+
+    codes = [r.code for r in ALL_RULES] + [PARSE_ERROR_CODE]
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+        quiet = quiet_units(ast.parse(source), LINE_RE.findall(source))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return path, None, 0
+    if not quiet:
+        return path, True, 0  # nothing to blank: lint_source runs the same code either way
+    same = lint_source(source, path, codes) == lint_source(source, path, codes, blank=False)
+    return path, same, len(quiet)
+
+
+def blank_equality(root: Path, jobs: int = 1) -> dict:
+    """Findings (every rule, plus TAL999) with and without blanking the bodies that can hold no
+    finding (``analysis/units.py``), on every .py file under ``root`` that has such bodies."""
+    from multiprocessing import Pool
+
+    paths = [str(root / f) for f in corpus_files(root)]
+    with Pool(max(1, jobs)) as pool:
+        rows = pool.map(_blank_worker, paths, chunksize=8)
+    return {
+        "files": len(rows),
+        "compared": sum(1 for _, same, quiet in rows if same is not None and quiet),
+        "bodies_blanked": sum(quiet for _, _, quiet in rows),
+        "differences": [p for p, same, _ in rows if same is False],
+        "not_parsed": [p for p, same, _ in rows if same is None],
+    }
+
+
 def _units_worker(path):
     from detachlint.findings import PARSE_ERROR_CODE
     from detachlint.incremental import differences
@@ -437,6 +475,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--units-equality", type=int, nargs="?", const=1, metavar="K",
                         help="only compare linting by top-level function (the editor's re-lint) with "
                              "whole-module linting, on every K-th torch file (default: all)")
+    parser.add_argument("--blank-equality", action="store_true",
+                        help="only compare findings with and without blanking quiet bodies on all of torch")
     parser.add_argument("--keep", action="store_true", help="keep the temporary corpus directory")
     args = parser.parse_args(argv)
 
@@ -445,6 +485,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.precheck_equality:
         start = time.perf_counter()
         result = precheck_equality(root, jobs=args.jobs or os.cpu_count() or 1, full=args.full)
+        result["seconds"] = round(time.perf_counter() - start, 1)
+        print(json.dumps(result, indent=2))
+        return 0 if not result["differences"] else 1
+
+    if args.blank_equality:
+        start = time.perf_counter()
+        result = blank_equality(root, jobs=args.jobs or os.cpu_count() or 1)
         result["seconds"] = round(time.perf_counter() - start, 1)
         print(json.dumps(result, indent=2))
         return 0 if not result["differences"] else 1

@@ -15,6 +15,7 @@ from libcst.metadata import MetadataWrapper
 from .analysis.firstpass import (CHUNKED_CHECK_SIZE, FirstPass, compiles_in_chunks, first_pass, physical_lines,
                                  too_deep)
 from .analysis.precheck import may_have_findings
+from .analysis.units import LINE_RE, blanked, quiet_units
 from .analysis.project import ModuleView
 from .context import Context
 from .findings import PARSE_ERROR_CODE, Finding, Location, Related, parse_error_finding
@@ -141,14 +142,29 @@ def _inside(source: str, row: int, column: int) -> Tuple[int, int]:
     return row, max(0, min(column, len(lines[row - 1])))
 
 
+def _without_quiet_bodies(source: str, first: FirstPass) -> str:
+    """``source`` with the function bodies that can hold no finding blanked (``analysis/units.py``),
+    rows and columns unchanged: LibCST's parse, most of what a module costs, then skips them.
+    Not where LibCST may reject what Python accepts (its verdict is wanted)."""
+    if _LIBCST_STRICTER_RE.search(source) is not None:
+        return source
+    lines = LINE_RE.findall(source)
+    quiet = first.quiet if first.tree is None else quiet_units(first.tree, lines)
+    return blanked(lines, quiet) if quiet else source
+
+
 def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
-                    project: Optional[ModuleView] = None, first: Optional[FirstPass] = None) -> List[Finding]:
+                    project: Optional[ModuleView] = None, first: Optional[FirstPass] = None,
+                    blank: bool = True) -> List[Finding]:
     first = first if first is not None else first_pass(source)
     refused = _refused(source, physical_lines(source), first)
-    first.tree = None  # freed before LibCST's tree is built: peak memory is LibCST's alone
     if refused is not None:
+        first.tree = None
         message, row, column = refused
         return [parse_error_finding(filename, message, row, column)]
+    if blank:
+        source = _without_quiet_bodies(source, first)
+    first.tree = None  # freed before LibCST's tree is built: peak memory is LibCST's alone
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -167,12 +183,15 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
 
 
 def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable[str]] = None,
-                precheck: bool = True, noqa: bool = True, project: Optional[ModuleView] = None) -> List[Finding]:
+                precheck: bool = True, noqa: bool = True, project: Optional[ModuleView] = None,
+                blank: bool = True) -> List[Finding]:
     """Lint Python source text. ``codes`` are the enabled rule codes (None: the default set).
 
     Never raises for bad input: a file that does not parse yields one TAL999 finding.
     ``precheck``: skip the LibCST parse when no rule can fire (``analysis/precheck.py``); a
-    skipped file still gets TAL999 when Python cannot parse it. Results are the same either way.
+    skipped file still gets TAL999 when Python cannot parse it. ``blank``: LibCST does not parse
+    the function bodies that can hold no finding (``analysis/units.py``). Results are the same
+    either way.
     ``noqa=False`` leaves ``# noqa`` comments to the caller (flake8 applies them itself, and
     its ``--disable-noqa`` must be able to bring the findings back). ``project``: what the
     project index knows of this module and the rest of the project (None: this file alone).
@@ -186,6 +205,7 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     # The pre-check knows what the built-in rules need; a rule added from outside (a test's, a
     # plugin's) may need something else, so then every file is parsed.
     builtin = all(rule.__module__.startswith(_BUILTIN_RULES) for rule in rules)
+    blank = blank and builtin  # what a body must hold to be reported in is known for these alone
     if precheck and builtin and not may_have_findings(source) and not (
             project is not None and project.calls_effects()):
         wants_parse_errors = codes is None or PARSE_ERROR_CODE in set(codes)
@@ -203,7 +223,7 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     paused = gc.isenabled()
     gc.disable()
     try:
-        findings = _parse_and_lint(source, filename, rules, project, first)
+        findings = _parse_and_lint(source, filename, rules, project, first, blank)
     finally:
         if paused:
             gc.enable()

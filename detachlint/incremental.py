@@ -3,7 +3,7 @@
 A module is split with Python's parser into *units*, the bodies of its top-level functions (from
 the first body line to the last), and the *context*, every other line: imports, module-level
 code, classes whole, each function's decorators and signature, and the bodies that hold
-something the analyses read module-wide (``_MODULE_WIDE_RE``). A unit's findings are those
+something the analyses read module-wide (``analysis.units.function_units``). A unit's findings are those
 located in its body; the context's are the rest. The analyses that cross statements see a
 function's body only through the project index (built from files on disk, with its own key), so
 a unit's findings depend on its body and the context, and the context's on the context alone:
@@ -26,74 +26,28 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import re
 import threading
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .analysis.units import LINE_RE, Unit, blanked, function_units
 from .engine import lint_source
 from .findings import PARSE_ERROR_CODE, Finding
 from .noqa import skips_file
 
-# What a body may hold that the analyses read from the whole module, not from the function it is
-# in: imports (``TorchNames`` binds names imported anywhere), hook registrations
-# (``ForwardHooks``), classes (``TensorFacts``' class table), and a bare ``torch`` / ``copy``
-# (whether a fix may spell ``torch.no_grad`` or ``copy.deepcopy``). A body that spells any of
-# these is never blanked: it is part of the context.
-_MODULE_WIDE_RE = re.compile(r"\b(?:import|class|register_forward_hook)\b|(?<![.\w])(?:torch|copy)\b(?!\s*\.)")
-_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-_NEWLINE_END_RE = re.compile(r"(?:\r\n|\r|\n)\Z")
-
-
-@dataclass(frozen=True)
-class Unit:
-    """A top-level function's body: 1-based rows ``first`` to ``last``, both included."""
-
-    first: int
-    last: int
-    indent: str
-
-
 def units(source: str) -> Optional[Tuple[List[str], List[Unit]]]:
-    """The source's physical lines (with their line breaks) and its units; None when Python
-    cannot parse it (the whole module is linted, and reports the error)."""
+    """The source's physical lines (with their line breaks) and its units, the bodies of its
+    top-level functions that read nothing module-wide (``analysis.units.function_units``); None
+    when Python cannot parse it (the whole module is linted, and reports the error)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = compile(source, "<detachlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except Exception:  # SyntaxError, ValueError (NUL), RecursionError, MemoryError
         return None
-    lines = _LINE_RE.findall(source)
-    out = []
-    for stmt in tree.body:
-        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        first = stmt.body[0]
-        decorators = getattr(first, "decorator_list", None) or []
-        row = decorators[0].lineno if decorators else first.lineno
-        if row <= stmt.lineno or row > len(lines) or stmt.end_lineno is None:
-            continue  # ``def f(): return 1``: the body is on the header's line
-        line = lines[row - 1]
-        head = line[:len(line) - len(line.lstrip(" \t"))]
-        # the body's first statement starts its own line, after the indentation
-        starts = line.lstrip(" \t").startswith("@") if decorators else first.col_offset == len(head.encode("utf-8"))
-        if head and starts and not _MODULE_WIDE_RE.search("".join(lines[row - 1:stmt.end_lineno])):
-            out.append(Unit(row, stmt.end_lineno, head))
-    return lines, out
-
-
-def blanked(lines: Sequence[str], units: Iterable[Unit], keep: Optional[Unit] = None) -> str:
-    """The module with every unit's body but ``keep``'s blanked, rows and columns unchanged."""
-    out = list(lines)
-    for unit in units:
-        if unit == keep:
-            continue
-        for row in range(unit.first, unit.last + 1):
-            end = _NEWLINE_END_RE.search(out[row - 1])
-            out[row - 1] = ("" if row > unit.first else unit.indent + "pass") + (end.group() if end else "")
-    return "".join(out)
+    lines = LINE_RE.findall(source)
+    return lines, function_units(tree, lines, methods=False)
 
 
 def _rows(finding: Finding) -> Iterable[int]:

@@ -340,3 +340,20 @@ def test_built_once_per_scope_and_only_when_asked(monkeypatch):
     """)
     lint_source(source, "t.py", ["TAL201", "TAL301", "TAL401"])
     assert built == ["busy"]
+
+
+def test_a_write_reads_its_possible_origins_in_the_order_they_were_made():
+    """``o = grad.bfloat16(); if c: o = o.T; o.div_(2)``: two origins may be written. A set of
+    objects iterates by address, so the reported one (and its runtime signature) changed from run
+    to run (torch's ``optim/_muon.py``); they are read in creation order."""
+    analysis, find = analyse("""
+        def f(grad, c):
+            o = grad.bfloat16()
+            if c:
+                o = o.T
+            o.div_(2)
+    """)
+    mutation = analysis.mutation(find("o.div_(2)", cst.Call))
+    ordered = mutation.ordered_origins()
+    assert len(ordered) == 2 and ordered[0].op == "bfloat16"
+    assert [o.serial for o in ordered] == sorted(o.serial for o in mutation.origins)

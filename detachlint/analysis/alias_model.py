@@ -7,6 +7,7 @@ function, with its join at branch and loop merges.
 from __future__ import annotations
 
 import enum
+import itertools
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set
 
@@ -56,10 +57,13 @@ class Storage:
         return f"Storage({self.key})"
 
 
+_SERIALS = itertools.count()
+
+
 class Origin:
     """How a value came to be: one expression (or parameter) and the origin it was derived from."""
 
-    __slots__ = ("relation", "op", "node", "statement", "storage", "parent", "source")
+    __slots__ = ("relation", "op", "node", "statement", "storage", "parent", "source", "serial")
 
     def __init__(self, relation: Relation, op: Optional[str], node: Optional[cst.CSTNode],
                  statement: Optional[cst.CSTNode], storage: Storage, parent: Optional["Origin"],
@@ -71,6 +75,7 @@ class Origin:
         self.storage = storage
         self.parent = parent
         self.source = source  # the name it was derived from, or its own name for handles
+        self.serial = next(_SERIALS)  # creation order: sets of origins are read in this order
 
     def chain(self) -> List["Origin"]:
         """From the owning handle down to this origin."""
@@ -123,6 +128,11 @@ class Mutation:
     target: Optional[cst.BaseExpression]  # the written expression (None for an update)
     key: Optional[str]  # the name written through, after stripping views and conversions
     origins: Set[Origin] = field(default_factory=set)  # what the written expression may be
+
+    def ordered_origins(self) -> List[Origin]:
+        """``origins`` in the order they were made: a set of objects iterates by their addresses,
+        which would make the reported origin differ from run to run."""
+        return sorted(self.origins, key=lambda o: o.serial)
 
 
 @dataclass(frozen=True, eq=False)

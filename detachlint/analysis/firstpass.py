@@ -39,6 +39,8 @@ import warnings
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+from .units import Unit
+
 MAX_FRAMES = 400
 # The alias analysis runs a loop body up to twice to reach its fixpoint, so nested loops cost time
 # exponential in their nesting: 16 nested ``for`` loops take 2.4 s, 20 take about 40 s, 95 (what
@@ -74,6 +76,8 @@ class FirstPass:
     # is ``too_deep``'s verdict on its tree (no tree is kept, and none is parsed again).
     measured: bool = False
     deep: Optional[TooDeep] = None
+    # With ``measured``: the bodies that can hold no finding (``units.quiet_units`` of the tree).
+    quiet: Optional[List[Unit]] = None
 
     @property
     def compiles(self) -> bool:

@@ -29,8 +29,9 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 from . import catalog
 from .base import Analysis, AnalysisContext
 from .firstpass import FirstPass, TooDeep, physical_lines, too_deep
+from .units import LINE_RE, Unit, quiet_units
 
-FORMAT = "5"
+FORMAT = "6"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
@@ -158,10 +159,12 @@ class ModuleFacts:
     # What the engine's first pass would find on the same tree (``firstpass.too_deep``), so that
     # a linted file is not parsed by Python a second time.
     deep: Optional[TooDeep] = None
+    quiet: List[Unit] = field(default_factory=list)  # ``units.quiet_units``: bodies the engine blanks
 
     def to_json(self) -> dict:
         return {
             "deep": [self.deep.message, self.deep.row, self.deep.column] if self.deep is not None else None,
+            "quiet": [[u.first, u.last, u.indent] for u in self.quiet],
             "imports": self.imports,
             "classes": {k: [c.bases, c.line] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
@@ -173,7 +176,8 @@ class ModuleFacts:
 
     @classmethod
     def from_json(cls, data: Mapping) -> "ModuleFacts":
-        facts = cls(dict(data["imports"]), deep=TooDeep(*data["deep"]) if data["deep"] is not None else None)
+        facts = cls(dict(data["imports"]), deep=TooDeep(*data["deep"]) if data["deep"] is not None else None,
+                    quiet=[Unit(*u) for u in data["quiet"]])
         for name, (bases, line) in data["classes"].items():
             facts.classes[name] = ClassFacts(name, tuple(bases), line)
         for name, row in data["functions"].items():
@@ -523,7 +527,9 @@ def module_facts(source: str, module: str, is_package: bool = False) -> Optional
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     try:
-        facts = ModuleFacts(_imports(tree, module, is_package), deep=too_deep(tree, physical_lines(source)))
+        deep = too_deep(tree, physical_lines(source))
+        facts = ModuleFacts(_imports(tree, module, is_package), deep=deep,
+                            quiet=quiet_units(tree, LINE_RE.findall(source)) if deep is None else [])
         _scan_body(tree.body, "", False, facts)
     except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
         return None
@@ -860,7 +866,7 @@ class ModuleView:
         facts = self.index.modules.get(self.module)
         if facts is None or self.index.keys.get(self.module) != content_key(source, self.module):
             return None
-        return FirstPass(None, measured=True, deep=facts.deep)
+        return FirstPass(None, measured=True, deep=facts.deep, quiet=facts.quiet)
 
 
 def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dict]] = None,

@@ -112,7 +112,7 @@ class DetachInplace(AliasRule):
     @staticmethod
     def _detached(mutation: Mutation) -> Optional[Tuple[Origin, Origin]]:
         """The written origin that goes through ``.detach()`` (or ``.data`` then a conversion)."""
-        for origin in sorted(mutation.origins, key=lambda o: len(o.chain())):
+        for origin in sorted(mutation.ordered_origins(), key=lambda o: len(o.chain())):
             chain = origin.chain()
             for i in reversed(range(len(chain))):
                 link = chain[i]

@@ -62,7 +62,7 @@ class ViewAliasMutation(AliasRule):
             return
         analysis = self._analysis()
         for read in self._seeing_reads(mutation, analysis):
-            for written in mutation.origins:
+            for written in mutation.ordered_origins():
                 if mutation.op in catalog.INPLACE_VIEW_METHODS and written.relation is not Relation.PLAIN:
                     continue  # ``t.unsqueeze_(0)`` reshapes the tensor object, not the memory others see
                 if written.find(Relation.DETACH, Relation.DATA, Relation.SNAPSHOT, Relation.PARAMS) is not None:

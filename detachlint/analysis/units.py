@@ -1,0 +1,240 @@
+"""Function bodies as units: where each one lies, which ones can hold no finding, and the module
+with some of them blanked (rows and columns unchanged).
+
+A *unit* is the body of a top-level function or of a method of a top-level class (nested
+classes included), from its first body line to its last. The analyses read a body only while
+they are inside it, except for what they collect module-wide: imports (``TorchNames``), hook
+registrations (``ForwardHooks``), classes, ``global`` and ``nonlocal``, a bare ``torch`` or
+``copy`` (what a fix may spell), and, in a method, what the class table of ``TensorFacts``
+records (``self.<attr> = ...``, ``register_buffer``, ``register_parameter``). A body that holds
+none of these (``function_units``) contributes nothing to the findings anywhere else, and
+blanking it (its first line ``pass``, the rest empty) changes only the findings inside it.
+
+A body is *quiet* when there are none inside it either (``quiet_units``): every rule reports at
+a node of a few syntactic kinds, and a body holding none of them cannot be reported in. Those
+*sites*, as the rules visit them (``rules/``):
+- ``.data`` (TAL001, TAL002, TAL401);
+- a call of a constructor (``tensor``, ``as_tensor``, ``new_tensor``, the legacy ``Tensor``
+  family: TAL101-TAL103), of ``state_dict``/``detach`` or a parameter iterator (TAL401), of an
+  in-place op or anything named like one (``add_``, ``nn.init.normal_``), of numpy's in-place
+  functions, or with ``out=``/``inplace=`` (the writes of TAL201/TAL301); a call through a local
+  name bound to one of these (``from torch import tensor as make``), and any call through a
+  name when the module star-imports;
+- an augmented assignment, an item assignment (writes);
+- ``kept = live`` under an ``if`` inside a loop (TAL401's second name for a module).
+
+The engine blanks the quiet units before LibCST parses the module (``engine.py``), which is
+what most of a module costs; the language server's re-lint by function splits a module by
+``function_units`` (``incremental.py``). ``python bench/run.py --blank-equality`` proves the
+findings equal with and without blanking on every torch source file; ``tests/test_units.py``
+on the fixtures, the demo and a sample of torch.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+
+from . import catalog
+
+_Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+
+# What a body may hold that the analyses read module-wide, not from the function it is in.
+_MODULE_WIDE_NODES = (ast.Import, ast.ImportFrom, ast.ClassDef, ast.Global, ast.Nonlocal)
+_MODULE_WIDE_ATTRIBUTES = frozenset({"register_forward_hook"})
+# In a method, what the class table of ``TensorFacts`` records besides ``self.<attr> = ...``.
+_CLASS_TABLE_ATTRIBUTES = frozenset({"register_buffer", "register_parameter"})
+# Modules a fix may spell (``torch.no_grad``, ``copy.deepcopy``): any binding of the name counts.
+_FIX_MODULES = frozenset({"torch", "copy"})
+
+# Calls that are a site (by the called attribute's or name's last part), besides names ending in
+# ``_`` (in-place ops, ``nn.init.*_``, a project helper named like one).
+_SITE_CALLS = frozenset().union(
+    {"tensor", "as_tensor", "new_tensor", "detach"},
+    catalog.LEGACY_CONSTRUCTORS,
+    catalog.STATE_SNAPSHOT_METHODS,
+    catalog.PARAMETER_ITERATORS,
+    catalog.NAMED_PARAMETER_ITERATORS,
+    {name.rsplit(".", 1)[-1] for name in catalog.NUMPY_INPLACE_FUNCTIONS},
+)
+_SITE_KEYWORDS = frozenset({"out", "inplace"})
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A function's body: 1-based rows ``first`` to ``last``, both included."""
+
+    first: int
+    last: int
+    indent: str
+
+
+def _is_site_name(name: str) -> bool:
+    return name in _SITE_CALLS or (name.endswith("_") and not name.endswith("__"))
+
+
+@dataclass(frozen=True)
+class Sites:
+    """What calls a site in one module (``site_names``)."""
+
+    names: FrozenSet[str]  # local names bound to a site's name (``from torch import tensor as make``)
+    star: bool  # the module star-imports: any name may be one
+
+    def called(self, node: ast.Call) -> bool:
+        func = node.func
+        if any(k.arg in _SITE_KEYWORDS for k in node.keywords):
+            return True
+        if isinstance(func, ast.Attribute):
+            return _is_site_name(func.attr)
+        if isinstance(func, ast.Name):
+            return self.star or _is_site_name(func.id) or func.id in self.names
+        return False
+
+
+def site_names(tree: ast.Module) -> Sites:
+    """The names bound, by an import anywhere or a module-level alias, to a site's name."""
+    names: Set[str] = set()
+    star = False
+    stack: List[ast.stmt] = list(tree.body)  # imports are statements: expressions need no walk
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname is not None and _is_site_name(alias.name.rsplit(".", 1)[-1]):
+                    names.add(alias.asname)
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == "*":
+                    star = True
+                elif _is_site_name(alias.name):
+                    names.add(alias.asname or alias.name)
+        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(getattr(node, block, None) or ())
+    for stmt in tree.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+            stmt, ast.AnnAssign) and stmt.value is not None else []
+        value = getattr(stmt, "value", None)
+        last = value.attr if isinstance(value, ast.Attribute) else value.id if isinstance(value, ast.Name) else None
+        if last is not None and (_is_site_name(last) or last in names):
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return Sites(frozenset(names), star)
+
+
+def _kept(function: _Function, method: bool, sites: Optional[Sites]) -> bool:
+    """Whether the body must stay: it holds something the analyses read module-wide (an import, a
+    class, ``global``/``nonlocal``, a hook registration, the name ``torch`` or ``copy`` other
+    than in ``torch.attr``, a binding that would shadow the module; in a method, what the class
+    table records: ``self.<attr> = ...``, ``register_buffer``, ``register_parameter``), or, with
+    ``sites``, a site a rule reports at (see the module's docstring). One walk, no recursion."""
+    references = set()  # ``torch`` in ``torch.attr``: a use of the module, not a binding
+    # (node, inside a loop of this scope, under an ``if`` inside such a loop)
+    stack: List[Tuple[ast.AST, bool, bool]] = [(stmt, False, False) for stmt in reversed(function.body)]
+    while stack:
+        node, in_loop, chosen = stack.pop()
+        if isinstance(node, _MODULE_WIDE_NODES):
+            return True
+        if isinstance(node, ast.Attribute):
+            if node.attr in _MODULE_WIDE_ATTRIBUTES or (method and node.attr in _CLASS_TABLE_ATTRIBUTES):
+                return True
+            if sites is not None and node.attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES:
+                return True
+            references.add(id(node.value))
+        elif isinstance(node, ast.Name):
+            if node.id in _FIX_MODULES and id(node) not in references:
+                return True
+        elif isinstance(node, ast.Call):
+            if sites is not None and sites.called(node):
+                return True
+        elif isinstance(node, ast.Subscript):
+            if sites is not None and isinstance(node.ctx, ast.Store):
+                return True  # an item assignment: a write
+        elif isinstance(node, ast.Assign):
+            if method and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                              for t in node.targets):
+                return True
+            if sites is not None and chosen and _renames(node):
+                return True
+        elif isinstance(node, ast.AugAssign):
+            if sites is not None:
+                return True  # a write
+        elif isinstance(node, ast.arg):
+            if node.arg in _FIX_MODULES:
+                return True
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ExceptHandler)):
+            if node.name in _FIX_MODULES:
+                return True
+        if isinstance(node, _SCOPES):
+            in_loop = chosen = False
+        elif isinstance(node, _LOOPS):
+            in_loop = True
+        elif isinstance(node, ast.If) and in_loop:
+            chosen = True
+        stack.extend((child, in_loop, chosen) for child in ast.iter_child_nodes(node))
+    return False
+
+
+def _renames(node: ast.Assign) -> bool:
+    """``kept = live``: one name bound to another name or an attribute chain."""
+    return len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(
+        node.value, (ast.Name, ast.Attribute))
+
+
+def function_units(tree: ast.Module, lines: Sequence[str], methods: bool = True,
+                   sites: Optional[Sites] = None) -> List[Unit]:
+    """The bodies of the module's top-level functions (and, with ``methods``, of the methods of its
+    top-level classes and of the classes nested in them) that start a line of their own and read
+    nothing module-wide; with ``sites``, only those that hold no site either (``quiet_units``).
+    ``lines``: the physical lines, with their line breaks (``LINE_RE``)."""
+    out: List[Unit] = []
+    pending: List[Tuple[ast.stmt, bool]] = [(stmt, False) for stmt in tree.body]
+    while pending:
+        stmt, method = pending.pop()
+        if isinstance(stmt, ast.ClassDef):
+            if methods:
+                pending.extend((inner, True) for inner in stmt.body)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            unit = _body_unit(stmt, lines)
+            if unit is not None and not _kept(stmt, method, sites):
+                out.append(unit)
+    out.sort(key=lambda u: u.first)
+    return out
+
+
+def _body_unit(stmt: _Function, lines: Sequence[str]) -> Optional[Unit]:
+    first = stmt.body[0]
+    decorators = getattr(first, "decorator_list", None) or []
+    row = decorators[0].lineno if decorators else first.lineno
+    if row <= stmt.lineno or row > len(lines) or stmt.end_lineno is None:
+        return None  # ``def f(): return 1``: the body is on the header's line
+    line = lines[row - 1]
+    head = line[:len(line) - len(line.lstrip(" \t"))]
+    # the body's first statement starts its own line, after the indentation
+    starts = line.lstrip(" \t").startswith("@") if decorators else first.col_offset == len(head.encode("utf-8"))
+    return Unit(row, stmt.end_lineno, head) if head and starts else None
+
+
+def quiet_units(tree: ast.Module, lines: Sequence[str]) -> List[Unit]:
+    """The bodies that can hold no finding and feed none elsewhere: safe to blank."""
+    return function_units(tree, lines, methods=True, sites=site_names(tree))
+
+
+_NEWLINE_END_RE = re.compile(r"(?:\r\n|\r|\n)\Z")
+LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def blanked(lines: Sequence[str], units: Iterable[Unit], keep: Optional[Unit] = None) -> str:
+    """The module with every unit's body but ``keep``'s blanked, rows and columns unchanged.
+    ``lines``: the physical lines, with their line breaks (``LINE_RE``)."""
+    out = list(lines)
+    for unit in units:
+        if unit == keep:
+            continue
+        for row in range(unit.first, unit.last + 1):
+            end = _NEWLINE_END_RE.search(out[row - 1])
+            out[row - 1] = ("" if row > unit.first else unit.indent + "pass") + (end.group() if end else "")
+    return "".join(out)
+

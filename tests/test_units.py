@@ -1,0 +1,147 @@
+"""Blanking the function bodies that can hold no finding (``analysis/units.py``) before LibCST
+parses a module leaves every finding as it was; bodies that hold a site are never blanked."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from detachlint.analysis.project import ModuleView, build_index, module_name
+from detachlint.analysis.units import LINE_RE, blanked, quiet_units
+from detachlint.engine import lint_source
+
+from test_incremental import _torch_sample
+from test_precheck import ALL_CODES, SOURCES
+
+
+def _quiet_rows(source: str):
+    source = textwrap.dedent(source)
+    return [(u.first, u.last) for u in quiet_units(ast.parse(source), LINE_RE.findall(source))]
+
+
+def _same_either_way(source: str, path: str, project=None) -> None:
+    for codes in (None, ALL_CODES):
+        assert lint_source(source, path, codes, project=project) == \
+            lint_source(source, path, codes, project=project, blank=False)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_fixture_findings_equal_with_and_without_blanking(path):
+    source = path.read_text(encoding="utf-8")
+    _same_either_way(source, str(path))
+    _same_either_way(source, str(path), ModuleView(build_index([(path, source)]), module_name(path)[0]))
+
+
+@pytest.mark.parametrize("path", _torch_sample(25), ids=lambda p: p.name)
+def test_torch_findings_equal_with_and_without_blanking(path):
+    _same_either_way(path.read_text(encoding="utf-8"), path.name)
+
+
+def test_the_fixtures_have_bodies_to_blank_and_bodies_that_stay():
+    """The equality above compares something: some fixture bodies are blanked, and every body a
+    fixture finding sits in is kept."""
+    blanked_bodies = 0
+    for path in SOURCES:
+        source = path.read_text(encoding="utf-8")
+        quiet = quiet_units(ast.parse(source), LINE_RE.findall(source))
+        blanked_bodies += len(quiet)
+        for finding in lint_source(source, str(path), ALL_CODES, blank=False):
+            assert not any(u.first <= finding.location.row <= u.last for u in quiet), (path, finding)
+    assert blanked_bodies >= 10
+
+
+QUIET = """
+import torch
+
+def norm(x: torch.Tensor) -> torch.Tensor:
+    total = x.sum()
+    return x / total
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        for layer in self.layers:
+            if layer.active:
+                x = layer(x)
+        return self.fc(x)
+"""
+
+
+def test_a_body_of_reads_and_fresh_values_is_quiet():
+    # ``norm`` and ``forward``; ``__init__`` feeds the class table (``self.fc = ...``)
+    assert _quiet_rows(QUIET) == [(5, 6), (14, 17)]
+
+
+# Each body holds one site (or one thing read module-wide): none is quiet.
+LOUD = {
+    ".data": "def f(p):\n    return p.data\n",
+    "in-place method": "def f(x):\n    x.add_(1)\n",
+    "helper named like one": "def f(x):\n    normalize_(x)\n",
+    "init": "def f(w):\n    nn.init.normal_(w)\n",
+    "out=": "def f(a, b):\n    add(a, a, out=b)\n",
+    "inplace=": "def f(x):\n    return relu(x, inplace=True)\n",
+    "augmented": "def f(x):\n    x += 1\n",
+    "item": "def f(x):\n    x[0] = 1\n",
+    "constructor": "def f(x):\n    return torch.tensor(x)\n",
+    "legacy": "def f(x):\n    return FloatTensor(x)\n",
+    "new_tensor": "def f(x, y):\n    return x.new_tensor(y)\n",
+    "detach": "def f(x):\n    return x.detach()\n",
+    "state_dict": "def f(m):\n    return m.state_dict()\n",
+    "parameters": "def f(m):\n    return list(m.parameters())\n",
+    "numpy in place": "def f(a):\n    np.copyto(a, 0)\n",
+    "imported as": "from torch import tensor as make\ndef f(x):\n    return make(x)\n",
+    "module alias": "import torch\nmake = torch.tensor\ndef f(x):\n    return make(x)\n",
+    "star import": "from torch import *\ndef f(x):\n    return anything(x)\n",
+    "second name in a loop": "def f(model, opt):\n    for e in range(3):\n        if e:\n            best = model\n",
+    "import": "def f(x):\n    import numpy\n    return x\n",
+    "class": "def f(x):\n    class A:\n        pass\n    return A\n",
+    "global": "def f(x):\n    global y\n    y = x\n",
+    "torch shadowed": "def f(torch):\n    return torch\n",
+    "copy bound": "def f(x):\n    copy = x\n    return copy\n",
+    "hook": "def f(m, h):\n    m.register_forward_hook(h)\n",
+    "method sets self": "class A:\n    def f(self, x):\n        self.x = x\n",
+    "method registers": "class A:\n    def f(self, x):\n        self.register_buffer('b', x)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOUD))
+def test_a_body_with_a_site_is_kept(name):
+    assert _quiet_rows(LOUD[name]) == []
+
+
+def test_a_renaming_outside_a_choice_in_a_loop_is_quiet():
+    assert _quiet_rows("def f(model):\n    best = model\n    return best\n") == [(2, 3)]
+
+
+def test_blanking_keeps_rows_and_columns():
+    source = textwrap.dedent(QUIET)
+    lines = LINE_RE.findall(source)
+    out = blanked(lines, quiet_units(ast.parse(source), lines))
+    assert out.count("\n") == source.count("\n")
+    assert out.splitlines()[4] == "    pass" and out.splitlines()[5] == ""
+    assert out.splitlines()[9:11] == source.splitlines()[9:11]  # __init__ kept
+
+
+def test_a_finding_between_quiet_bodies_keeps_its_position_and_fix():
+    source = textwrap.dedent("""\
+        import torch
+
+        def first(x):
+            return x.sum()
+
+        def train(model):
+            for p in model.parameters():
+                p.data.mul_(0.5)
+
+        def last(y):
+            return y.mean()
+        """)
+    assert _quiet_rows(source) == [(4, 4), (11, 11)]
+    found = lint_source(source, "x.py", ALL_CODES)
+    assert [(f.code, f.location.row, f.location.column) for f in found] == [("TAL001", 8, 8)]
+    assert found == lint_source(source, "x.py", ALL_CODES, blank=False)
