@@ -158,13 +158,12 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
                     blank: bool = True) -> List[Finding]:
     first = first if first is not None else first_pass(source)
     refused = _refused(source, physical_lines(source), first)
-    if refused is not None:
-        first.tree = None
-        message, row, column = refused
-        return [parse_error_finding(filename, message, row, column)]
-    if blank:
+    if refused is None and blank:
         source = _without_quiet_bodies(source, first)
     first.tree = None  # freed before LibCST's tree is built: peak memory is LibCST's alone
+    if refused is not None:
+        message, row, column = refused
+        return [parse_error_finding(filename, message, row, column)]
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:

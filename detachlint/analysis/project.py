@@ -29,7 +29,7 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 from . import catalog
 from .base import Analysis, AnalysisContext
 from .firstpass import FirstPass, TooDeep, physical_lines, too_deep
-from .units import LINE_RE, Unit, quiet_units
+from .units import LINE_RE, Unit, quiet_units, statements
 
 FORMAT = "6"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
@@ -484,7 +484,7 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
 def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
     out: Dict[str, str] = {}
     package = module.split(".") if is_package else module.split(".")[:-1]
-    for node in _statements(tree.body):
+    for node in statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -501,21 +501,6 @@ def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
                 if alias.name != "*":
                     out[alias.asname or alias.name] = f"{prefix}.{alias.name}" if prefix else alias.name
     return out
-
-
-def _statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
-    """Every statement, nested ones included, without walking expressions (imports are
-    statements; ``ast.walk`` over every expression node costs as much as the rest of the pass)."""
-    stack = list(reversed(body))
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        for block in ("body", "orelse", "finalbody"):
-            stack.extend(reversed(getattr(stmt, block, None) or []))
-        for handler in getattr(stmt, "handlers", None) or []:
-            stack.extend(reversed(handler.body))
-        for case in getattr(stmt, "cases", None) or []:
-            stack.extend(reversed(case.body))
 
 
 def module_facts(source: str, module: str, is_package: bool = False) -> Optional[ModuleFacts]:

@@ -95,13 +95,26 @@ class Sites:
         return False
 
 
+def statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
+    """Every statement, nested ones included, without walking expressions (imports are
+    statements; ``ast.walk`` over every expression node costs as much as the rest of the pass)."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        for block in ("body", "orelse", "finalbody"):
+            stack.extend(reversed(getattr(stmt, block, None) or []))
+        for handler in getattr(stmt, "handlers", None) or []:
+            stack.extend(reversed(handler.body))
+        for case in getattr(stmt, "cases", None) or []:
+            stack.extend(reversed(case.body))
+
+
 def site_names(tree: ast.Module) -> Sites:
     """The names bound, by an import anywhere or a module-level alias, to a site's name."""
     names: Set[str] = set()
     star = False
-    stack: List[ast.stmt] = list(tree.body)  # imports are statements: expressions need no walk
-    while stack:
-        node = stack.pop()
+    for node in statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname is not None and _is_site_name(alias.name.rsplit(".", 1)[-1]):
@@ -112,8 +125,6 @@ def site_names(tree: ast.Module) -> Sites:
                     star = True
                 elif _is_site_name(alias.name):
                     names.add(alias.asname or alias.name)
-        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
-            stack.extend(getattr(node, block, None) or ())
     for stmt in tree.body:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
             stmt, ast.AnnAssign) and stmt.value is not None else []
