@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import gc
 import re
-from typing import Iterable, List, Optional, Sequence, Tuple, Type
+import threading
+from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -153,6 +154,33 @@ def _without_quiet_bodies(source: str, first: FirstPass) -> str:
     return blanked(lines, quiet) if quiet else source
 
 
+# LibCST validates every node it builds (``CSTNode.__post_init__``), the parser's output too,
+# where the parser has already checked what validation checks: a tenth to a fifth of a parse
+# (LibCST's own PERF note there says as much). The threads listed here are inside
+# ``parse_module`` and skip it; nodes built anywhere else (fixes, other threads of the language
+# server, other plugins in a flake8 process) are validated as before.
+_PARSING: Set[int] = set()
+_VALIDATE = getattr(cst.CSTNode, "__post_init__", None)
+
+
+def _post_init(node: cst.CSTNode, parsing: Set[int] = _PARSING, thread: Callable[[], int] = threading.get_ident) -> None:
+    if thread() not in parsing:
+        _VALIDATE(node)  # type: ignore[misc]
+
+
+def parse_module(source: str) -> cst.Module:
+    """``libcst.parse_module`` without validating the nodes the parser builds (same tree)."""
+    if _VALIDATE is None:  # a LibCST that validates some other way
+        return cst.parse_module(source)
+    cst.CSTNode.__post_init__ = _post_init  # type: ignore[method-assign]
+    thread = threading.get_ident()
+    _PARSING.add(thread)
+    try:
+        return cst.parse_module(source)
+    finally:
+        _PARSING.discard(thread)
+
+
 def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
                     project: Optional[ModuleView] = None, first: Optional[FirstPass] = None,
                     blank: bool = True) -> List[Finding]:
@@ -165,7 +193,7 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
         message, row, column = refused
         return [parse_error_finding(filename, message, row, column)]
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)
     except cst.ParserSyntaxError as exc:
         row, column = _inside(source, exc.raw_line, exc.raw_column)  # LibCST may point past the end
         findings = [parse_error_finding(filename, f"SyntaxError: {exc.message}", row, column)]
