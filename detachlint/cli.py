@@ -263,6 +263,7 @@ def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _
     from .analysis.project import ModuleView
     from .config import DEFAULT_MAX_FILE_SIZE
     from .files import SourceError, decode_source, display_path
+    from . import runner
     from .pipeline import build_project, check_bytes, project_root
 
     name = args.stdin_filename
@@ -280,7 +281,8 @@ def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _
             overrides = {name: decode_source(data)}
         except SourceError:
             overrides = {}
-        index = build_project(root, resolver, _cache_dir(args, resolver), overrides)
+        index = build_project(root, resolver, _cache_dir(args, resolver), overrides,
+                              runner.facts_in_parallel(args.jobs))
         project = ModuleView(index, index.module_of(name))
     result = check_bytes(data, display, settings.codes_for(name or "-"), fix=fix, max_file_size=limit,
                          notebook=bool(name) and name.endswith(".ipynb"), project=project)
@@ -316,7 +318,7 @@ def _lint_files(args: argparse.Namespace, resolver: SettingsResolver, paths: Seq
     tasks = tasks_for(paths, resolver)
     cache_dir = _cache_dir(args, resolver)
     stats = runner.RunStats()
-    indexes = build_projects(tasks, resolver, cache_dir)
+    indexes = build_projects(tasks, resolver, cache_dir, runner.facts_in_parallel(args.jobs))
     results = runner.run(tasks, jobs=args.jobs, cache_dir=cache_dir, stats=stats, fix=fix, indexes=indexes)
     if fixes is not None:
         for task, result in zip(tasks, results):

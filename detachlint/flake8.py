@@ -58,17 +58,41 @@ def flake8_selection(options: Any) -> Optional[FrozenSet[str]]:
 _PROJECTS: Any = None  # pipeline.Projects, one per flake8 process
 
 
+_STDIN = ("-", "stdin", "<stdin>")
+
+
+def _projects() -> Any:
+    global _PROJECTS
+    if _PROJECTS is None:
+        from .pipeline import Projects
+
+        _PROJECTS = Projects()
+    return _PROJECTS
+
+
 def _project_view(filename: str) -> Any:
     """The project index for ``filename`` (built once per project root and process, its facts
     cached on disk), so that flake8 sees what ``detachlint check`` sees; None for stdin."""
-    global _PROJECTS
-    if filename in ("-", "stdin", "<stdin>"):
-        return None
-    from .pipeline import Projects
+    return None if filename in _STDIN else _projects().view(filename)
 
-    if _PROJECTS is None:
-        _PROJECTS = Projects()
-    return _PROJECTS.view(filename)
+
+def _prebuild(options: Any) -> None:
+    """The indexes of the projects flake8 was pointed at, built in flake8's main process with as
+    many worker processes as flake8 will use: its workers are forked from it and inherit them,
+    where each would otherwise build every index again."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None:  # a worker that re-reads the options (spawn)
+        return
+    paths = [p for p in getattr(options, "filenames", None) or [] if p not in _STDIN]
+    jobs = getattr(options, "jobs", None)
+    try:
+        count = None if jobs is None or jobs.is_auto else jobs.n_jobs  # flake8's JobsArgument
+    except AttributeError:
+        count = 1
+    from .runner import facts_in_parallel
+
+    _projects().prebuild(paths, facts_in_parallel(count))
 
 
 class Checker:
@@ -94,6 +118,8 @@ class Checker:
     @classmethod
     def parse_options(cls, options: Any) -> None:
         cls.selected = flake8_selection(options)
+        if cls.selected != frozenset():
+            _prebuild(options)
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
         from .pipeline import check_source

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from .analysis.project import ModuleView, ProjectIndex, build_index
+from .analysis.project import FactsOf, ModuleView, ProjectIndex, build_index, facts_here
 from .cache import Cache, FactsCache
 from .config import DEFAULT_MAX_FILE_SIZE, ConfigError, SettingsResolver
 from .engine import lint_source
@@ -387,9 +387,10 @@ def project_root(path: os.PathLike, fallback: Optional[Path] = None) -> Optional
 
 
 def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
-                  overrides: Optional[Mapping[str, str]] = None) -> ProjectIndex:
+                  overrides: Optional[Mapping[str, str]] = None, facts_of: FactsOf = facts_here) -> ProjectIndex:
     """The index of the Python files under ``root`` (discovered as ``check`` discovers them);
-    ``overrides`` maps paths to text that replaces what is on disk (an editor's buffers)."""
+    ``overrides`` maps paths to text that replaces what is on disk (an editor's buffers);
+    ``facts_of`` computes the facts not cached (``runner.facts_in_parallel``: in worker processes)."""
     facts = FactsCache(cache_dir) if cache_dir is not None else None
     overrides = {os.path.abspath(p): t for p, t in (overrides or {}).items()}
     files: List[Tuple[Path, str]] = []
@@ -409,17 +410,17 @@ def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Opti
             continue  # no function or class: nothing another file could resolve to, and no calls to summarise
         files.append((path, text))
     used: set = set()
-    index = build_index(files, facts.entries if facts is not None else None, used)
+    index = build_index(files, facts.entries if facts is not None else None, used, facts_of)
     if facts is not None:
         facts.save(used)
     return index
 
 
-def build_projects(tasks: Sequence[Task], resolver: SettingsResolver,
-                   cache_dir: Optional[os.PathLike] = None) -> Dict[str, ProjectIndex]:
+def build_projects(tasks: Sequence[Task], resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
+                   facts_of: FactsOf = facts_here) -> Dict[str, ProjectIndex]:
     """One index per project root among ``tasks``."""
     roots = sorted({t.project for t in tasks if t.project is not None and t.error is None})
-    return {root: build_project(root, resolver, cache_dir) for root in roots}
+    return {root: build_project(root, resolver, cache_dir, facts_of=facts_of) for root in roots}
 
 
 class Projects:
@@ -432,20 +433,33 @@ class Projects:
 
     def view(self, path: os.PathLike, overrides: Optional[Mapping[str, str]] = None) -> Optional[ModuleView]:
         """What the lint of ``path`` sees of its project; ``overrides``: unsaved texts by path."""
+        root = project_root(path)
+        index = self._index(root, overrides) if root is not None else None
+        return ModuleView(index, index.module_of(path)) if index is not None else None
+
+    def prebuild(self, paths: Sequence[os.PathLike], facts_of: FactsOf = facts_here) -> None:
+        """Build now (``facts_of``: in worker processes) the indexes of the projects that ``paths``
+        (files, or directories: their own project) belong to: a flake8 run builds them once,
+        before it forks its workers, instead of once in every worker."""
+        for path in paths:
+            path = Path(path)
+            root = project_root(path / "__init__.py" if path.is_dir() else path)
+            if root is not None:
+                self._index(root, facts_of=facts_of)
+
+    def _index(self, root: Path, overrides: Optional[Mapping[str, str]] = None,
+               facts_of: FactsOf = facts_here) -> Optional[ProjectIndex]:
         from .cache import find_cache_dir
 
-        root = project_root(path)
-        if root is None:
-            return None
         index = self._indexes.get(root)
         if index is None:
             try:
                 config = self.resolver.for_path(root, is_dir=True).config_file
-                index = build_project(root, self.resolver, find_cache_dir(root, config), overrides)
+                index = build_project(root, self.resolver, find_cache_dir(root, config), overrides, facts_of)
             except ConfigError:  # a broken [tool.detachlint]: the file is linted on its own
                 return None
             self._indexes[root] = index
-        return ModuleView(index, index.module_of(path))
+        return index
 
     def invalidate(self, path: Optional[os.PathLike] = None) -> None:
         if path is None:

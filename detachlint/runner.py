@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .cache import Cache
 from .findings import PARSE_ERROR_CODE, parse_error_finding
-from .analysis.project import ProjectIndex
+from .analysis.project import FactsOf, ModuleFacts, ProjectIndex, facts_here
 from .pipeline import FileResult, FixMode, Task, cache_options, lint_file
 
 Indexes = Dict[str, ProjectIndex]
@@ -51,6 +51,30 @@ def _work(batch: Sequence[Tuple[int, Task]]) -> Tuple[int, int, List[Tuple[int, 
     cache, fix, indexes = _WORKER.get("cache"), _WORKER.get("fix"), _WORKER.get("indexes")
     out = [(i, lint_file(task, cache, fix, indexes)) for i, task in batch]  # type: ignore[arg-type]
     return os.getpid(), _peak_rss(), out
+
+
+def facts_in_parallel(jobs: Optional[int]) -> FactsOf:
+    """The project index's ``facts_of`` (``analysis.project.build_index``) over ``jobs`` worker
+    processes (None: all cores); in this process when a pool is not worth its start or cannot
+    be made."""
+    jobs = default_jobs() if jobs is None or jobs <= 0 else jobs
+
+    def facts_of(items: Sequence[Tuple[str, str, bool]]) -> List[Optional[ModuleFacts]]:
+        if jobs == 1 or len(items) < 4 * jobs:
+            return facts_here(items)
+        batches = _batches([len(source) for source, _, _ in items], jobs)
+        out: List[Optional[ModuleFacts]] = [None] * len(items)
+        try:
+            with ProcessPoolExecutor(jobs) as pool:
+                futures = [pool.submit(facts_here, [items[i] for i in batch]) for batch in batches]
+                for batch, future in zip(batches, futures):
+                    for i, facts in zip(batch, future.result()):
+                        out[i] = facts
+        except (BrokenProcessPool, OSError):
+            return facts_here(items)  # ``ast`` does not crash, but a pool may fail to start
+        return out
+
+    return facts_of
 
 
 def default_jobs() -> int:
@@ -106,22 +130,23 @@ def _cached(task: Task, cache: Cache, indexes: Optional[Indexes]) -> Optional[Fi
     return FileResult(findings, cached=True) if findings is not None else None
 
 
-def _batches(tasks: Sequence[Task], jobs: int) -> List[List[Tuple[int, Task]]]:
-    """Largest files first (so the last batches are short), a few files per batch to keep
-    inter-process traffic low while the load stays balanced."""
-    def size(task: Task) -> int:
-        try:
-            return os.stat(task.path).st_size
-        except (OSError, ValueError):
-            return 0
+def _batches(sizes: Sequence[int], jobs: int) -> List[List[int]]:
+    """Indexes into ``sizes``, largest first (so the last batches are short), a few per batch to
+    keep inter-process traffic low while the load stays balanced."""
+    order = sorted(range(len(sizes)), key=lambda i: -sizes[i])
+    per_batch = max(1, min(8, len(sizes) // (jobs * 8)))
+    return [order[k:k + per_batch] for k in range(0, len(order), per_batch)]
 
-    order = sorted(range(len(tasks)), key=lambda i: -size(tasks[i]))
-    per_batch = max(1, min(8, len(tasks) // (jobs * 8)))
-    return [[(i, tasks[i]) for i in order[k:k + per_batch]] for k in range(0, len(order), per_batch)]
+
+def _file_size(task: Task) -> int:
+    try:
+        return os.stat(task.path).st_size
+    except (OSError, ValueError):
+        return 0
 
 
 def _run_parallel(tasks: Sequence[Task], jobs: int, init: Tuple[Optional[str], Optional[FixMode], Optional[Indexes]], slots: Sequence[int], results: List[Optional[FileResult]], stats: RunStats) -> None:
-    batches = _batches(tasks, jobs)
+    batches = [[(i, tasks[i]) for i in batch] for batch in _batches([_file_size(t) for t in tasks], jobs)]
     try:
         with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=init) as pool:
             futures: List[Future] = [pool.submit(_work, batch) for batch in batches]

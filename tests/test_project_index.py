@@ -173,6 +173,18 @@ def test_cache_is_used_and_filled(tmp_path):
     assert first.digest != second.digest
 
 
+def test_facts_from_worker_processes_equal_facts_computed_here(tmp_path):
+    from detachlint.runner import facts_in_parallel
+
+    root = Path(__file__).resolve().parents[1]
+    sources = sorted((root / "tests" / "fixtures").rglob("*.py")) + sorted((root / "detachlint").rglob("*.py"))
+    files = [(path, path.read_text(encoding="utf-8")) for path in sources]
+    here, there = build_index(files), build_index(files, facts_of=facts_in_parallel(2))
+    assert len(files) >= 8 and here.modules.keys() == there.modules.keys()
+    assert all(here.modules[m] == there.modules[m] for m in here.modules)
+    assert here.digest == there.digest
+
+
 def test_unparsable_files_are_left_out(tmp_path):
     files = _project(tmp_path, {"bad.py": "def f(:\n", "ok.py": UTILS})
     index = build_index(files)

@@ -95,6 +95,26 @@ def test_flake8_agrees(tmp_path):
     assert rows == EXPECTED, proc.stdout + proc.stderr
 
 
+def _with_many_files(root: Path) -> Path:
+    """The project and 20 more modules: enough that the index's facts are computed in worker
+    processes (``runner.facts_in_parallel``)."""
+    trainer = make_project(root)
+    for i in range(20):
+        (trainer.parent / f"helper_{i}.py").write_text(f"def helper_{i}(x):\n    return x + {i}\n")
+    return trainer
+
+
+def test_facts_from_worker_processes_reach_the_cli_and_flake8(tmp_path):
+    _with_many_files(tmp_path)
+    proc = _run([sys.executable, "-m", "detachlint", "check", "--output-format", "json", "--no-cache", "--jobs", "2",
+                 "."], tmp_path)
+    assert [(f["location"]["row"], f["code"]) for f in json.loads(proc.stdout)] == EXPECTED, proc.stderr
+    # flake8 builds the index once, in its main process, before forking its two workers
+    proc = _run([sys.executable, "-m", "flake8", "--select", "TAL", "--jobs", "2", "."], tmp_path)
+    rows = [(int(line.split(":")[1]), line.split(":")[3].split()[0]) for line in proc.stdout.splitlines()]
+    assert rows == EXPECTED, proc.stdout + proc.stderr
+
+
 def test_a_change_in_another_file_reaches_the_cached_result(tmp_path):
     trainer = make_project(tmp_path)
     args = [sys.executable, "-m", "detachlint", "check", "--output-format", "json", str(trainer)]

@@ -22,9 +22,10 @@ import hashlib
 import os
 import re
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
 from .base import Analysis, AnalysisContext
@@ -854,17 +855,36 @@ class ModuleView:
         return FirstPass(None, measured=True, deep=facts.deep, quiet=facts.quiet)
 
 
+FactsOf = Callable[[Sequence[Tuple[str, str, bool]]], List[Optional[ModuleFacts]]]
+
+
+def facts_here(items: Sequence[Tuple[str, str, bool]]) -> List[Optional[ModuleFacts]]:
+    return [module_facts(*item) for item in items]
+
+
 def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dict]] = None,
-                used: Optional[Set[str]] = None) -> ProjectIndex:
+                used: Optional[Set[str]] = None, facts_of: FactsOf = facts_here) -> ProjectIndex:
     """The index of ``files`` (path, source text). ``cache`` maps content keys to local facts
     (``ModuleFacts.to_json``); it is read and filled in place, and ``used`` gets the keys this
-    index needed (what is worth keeping)."""
+    index needed (what is worth keeping). ``facts_of`` computes the local facts of the files not
+    in the cache, ``(source, module, is_package)`` each, in order (``runner.facts_in_parallel``)."""
+    files = list(files)
+    # The facts not cached, computed together (in worker processes, with ``facts_of``). A file
+    # keeps the name it has on its own unless another file has that name too (two ``v2`` by
+    # stem): those are left to the loop below, which renames them.
+    named = [(source, *module_name(path)) for path, source in files]
+    count = Counter(module for _, module, _ in named)
+    missing: Dict[str, Tuple[str, str, bool]] = {}
+    for source, module, is_package in named:
+        key = content_key(source, module)
+        if count[module] == 1 and (cache is None or key not in cache):
+            missing[key] = (source, module, is_package)
+    computed = dict(zip(missing, facts_of(list(missing.values())))) if missing else {}
     modules: Dict[str, ModuleFacts] = {}
     aliases: Dict[str, str] = {}
     paths: Dict[str, str] = {}
     keys: Dict[str, str] = {}
-    for path, source in files:
-        module, is_package = module_name(path)
+    for (path, _), (source, module, is_package) in zip(files, named):
         names = _namespace_names(Path(path), module)
         if module in modules:  # ``data/v2.py`` and ``stepbystep/v2.py`` are both ``v2`` by stem
             module = next((n for n in names if n not in modules), module)
@@ -882,7 +902,7 @@ def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dic
             except (KeyError, TypeError, ValueError):
                 facts = None
         if facts is None:
-            facts = module_facts(source, module, is_package)
+            facts = computed[key] if key in computed else module_facts(source, module, is_package)
             if facts is None:
                 continue
             if cache is not None:
