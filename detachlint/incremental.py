@@ -15,6 +15,11 @@ a unit's findings depend on its body and the context, and the context's on the c
   context's text, the body's position and text). An edit inside one function leaves every other
   key as it was, and only that function is linted again, in a module whose other bodies are blank.
 
+When one body is linted, the simple statements of the module (assignments, expressions) whose
+names that function cannot read are blanked too (``alone``): in torch's largest file the
+``op_db`` list, 11,000 lines. And the buffer's parse by Python starts from the last one: when an
+edit stays inside one body, only that function is parsed again (``_reparsed``).
+
 Anything else (an edit to the context, several bodies changed, a first lint) lints the whole
 module once and files its findings under every key. A finding whose related lines or fix reach
 into another unit's body could not come from a blanked module: then the module is never split.
@@ -29,9 +34,9 @@ import hashlib
 import threading
 import warnings
 from collections import OrderedDict
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .analysis.units import LINE_RE, Unit, blanked, function_units
+from .analysis.units import LINE_RE, Statement, Unit, blanked, function_units, top_statements
 from .engine import lint_source
 from .findings import PARSE_ERROR_CODE, Finding
 from .noqa import skips_file
@@ -40,6 +45,12 @@ def units(source: str) -> Optional[Tuple[List[str], List[Unit]]]:
     """The source's physical lines (with their line breaks) and its units, the bodies of its
     top-level functions that read nothing module-wide (``analysis.units.function_units``); None
     when Python cannot parse it (the whole module is linted, and reports the error)."""
+    parsed = _parsed(source)
+    return parsed[:2] if parsed is not None else None
+
+
+def _parsed(source: str) -> Optional[Tuple[List[str], List[Unit], List[Statement]]]:
+    """``units``, and the module's top-level statements (``analysis.units.top_statements``)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -47,7 +58,88 @@ def units(source: str) -> Optional[Tuple[List[str], List[Unit]]]:
     except Exception:  # SyntaxError, ValueError (NUL), RecursionError, MemoryError
         return None
     lines = LINE_RE.findall(source)
-    return lines, function_units(tree, lines, methods=False)
+    return lines, function_units(tree, lines, methods=False), top_statements(tree, lines)
+
+
+def _shifted(unit: Unit, delta: int) -> Unit:
+    return Unit(unit.first + delta, unit.last + delta, unit.indent)
+
+
+def _reparsed(before: Tuple[List[str], List[Unit], List[Statement]], source: str
+              ) -> Optional[Tuple[List[str], List[Unit], List[Statement]]]:
+    """``_parsed(source)`` from the parse of an earlier text, when the two differ only inside
+    one unit's body and the edited function, parsed alone, is still a unit there: an editor's
+    keystroke then costs Python's parse of one function, not of the module."""
+    old_lines, found, statements = before
+    lines = LINE_RE.findall(source)
+    top = 0
+    limit = min(len(lines), len(old_lines))
+    while top < limit and lines[top] == old_lines[top]:
+        top += 1
+    if top == len(lines) == len(old_lines):
+        return before
+    bottom = 0
+    while bottom < limit - top and lines[-1 - bottom] == old_lines[-1 - bottom]:
+        bottom += 1
+    edited = next((u for u in found if u.first - 1 <= top and len(old_lines) - bottom <= u.last), None)
+    where = next((i for i, st in enumerate(statements) if edited is not None and st.unit.first <= edited.first
+                  <= st.unit.last), None)
+    if edited is None or where is None:
+        return None
+    delta = len(lines) - len(old_lines)
+    first, last = statements[where].unit.first, edited.last + delta
+    text = "".join(lines[first - 1:last])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = compile(text, "<detachlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except Exception:
+        return None
+    alone_lines = lines[first - 1:last]
+    units_now = function_units(tree, alone_lines, methods=False)
+    if len(tree.body) != 1 or len(units_now) != 1 or units_now[0].last != len(alone_lines):
+        return None
+    unit = _shifted(units_now[0], first - 1)
+    (statement,) = top_statements(tree, alone_lines)
+    statement = Statement(_shifted(statement.unit, first - 1), statement.binds, statement.words, statement.head,
+                          statement.blankable)
+    later = [u for u in found if u.first > edited.last]
+    return (lines, [u for u in found if u.last < edited.first] + [unit] + [_shifted(u, delta) for u in later],
+            statements[:where] + [statement] + [
+                Statement(_shifted(st.unit, delta), st.binds, st.words, st.head, st.blankable)
+                for st in statements[where + 1:]])
+
+
+def alone(lines: Sequence[str], found: Sequence[Unit], statements: Sequence[Statement], unit: Optional[Unit]) -> str:
+    """The module as the re-lint of ``unit``'s body sees it: every other body blank and, what
+    LibCST then parses most of in a module like torch's (its ``op_db``), every simple statement
+    whose names the body cannot read. A name may be read when the body's function spells it, or
+    a statement that binds a name so read spells it (a blank body spells nothing), or a statement
+    that reaches past its names does. A body's analyses learn from such a statement only the names
+    it binds, so its findings are the whole module's. ``unit`` None: the context, every body blank."""
+    others = [u for u in found if u != unit]
+    if unit is None:
+        return blanked(lines, others)
+    blank_rows = {u.first for u in others}
+    needed: Set[str] = set()
+    pending = []
+    for statement in statements:
+        span = statement.unit
+        if span.first <= unit.first <= span.last:  # the function whose body is linted
+            needed |= statement.words
+        elif statement.binds is None:
+            needed |= statement.words
+        else:
+            holds_blank = any(span.first <= row <= span.last for row in blank_rows)
+            pending.append((statement, statement.head if holds_blank else statement.words))
+    while True:
+        reached = [(s, spelt) for s, spelt in pending if s.binds & needed]  # type: ignore[operator]
+        if not reached:
+            break
+        for _, spelt in reached:
+            needed |= spelt
+        pending = [(s, spelt) for s, spelt in pending if not s.binds & needed]  # type: ignore[operator]
+    return blanked(lines, others + [s.unit for s, _ in pending if s.blankable])
 
 
 def _rows(finding: Finding) -> Iterable[int]:
@@ -93,6 +185,22 @@ class UnitCache:
         self._entries: "OrderedDict[str, Tuple[Finding, ...]]" = OrderedDict()
         self._lock = threading.Lock()  # the language server lints in worker threads
         self.partial_lints = 0
+        # file name -> its last text's parse (``_parsed``), which the next edit starts from
+        self._parses: "OrderedDict[str, Tuple[List[str], List[Unit], List[Statement]]]" = OrderedDict()
+
+    def _parse(self, filename: str, source: str) -> Optional[Tuple[List[str], List[Unit], List[Statement]]]:
+        with self._lock:
+            before = self._parses.get(filename)
+        parsed = _reparsed(before, source) if before is not None else None
+        if parsed is None:
+            parsed = _parsed(source)
+        with self._lock:
+            self._parses.pop(filename, None)
+            if parsed is not None:
+                self._parses[filename] = parsed
+                while len(self._parses) > 16:
+                    self._parses.popitem(last=False)
+        return parsed
 
     def _get(self, key: str) -> Optional[Tuple[Finding, ...]]:
         with self._lock:
@@ -111,10 +219,10 @@ class UnitCache:
     def lint(self, source: str, filename: str, codes: Optional[Iterable[str]] = None, project=None) -> List[Finding]:
         """``engine.lint_source(source, filename, codes, project=project)``, the same findings."""
         codes = None if codes is None else frozenset(codes)
-        split_up = None if skips_file(source) else units(source)
+        split_up = None if skips_file(source) else self._parse(filename, source)
         if split_up is None or not split_up[1]:
             return lint_source(source, filename, codes, project=project)
-        lines, found = split_up
+        lines, found, statements = split_up
         context = blanked(lines, found)
         digest = project.index.digest if project is not None else ""
         base = hashlib.sha256(repr((filename, sorted(codes) if codes is not None else None, digest,
@@ -131,7 +239,7 @@ class UnitCache:
             # one body edited: lint it with the others blank, and keep the rest
             unit = missing[0]
             self.partial_lints += 1
-            fresh = lint_source(blanked(lines, found, keep=unit), filename, codes, project=project)
+            fresh = lint_source(alone(lines, found, statements, unit), filename, codes, project=project)
             parts = split(fresh, found)
             if parts is not None:
                 self._put(keys[unit], parts[unit])
@@ -152,18 +260,18 @@ def differences(source: str, filename: str, codes: Optional[Iterable[str]] = Non
     """Where linting by units would differ from linting the whole module (empty: nowhere). Each
     body is linted with the others blank, and the context with every body blank. ``most``: check
     that many bodies at most, evenly spaced (each check lints the whole module once more)."""
-    split_up = None if skips_file(source) else units(source)
+    split_up = None if skips_file(source) else _parsed(source)
     if split_up is None or not split_up[1]:
         return []
-    lines, found = split_up
+    lines, found, statements = split_up
     parts = split(lint_source(source, filename, codes, project=project), found)
     if parts is None:
         return []  # never split: the whole module is always linted
     out = []
     checked = found if most is None or len(found) <= most else [found[i * len(found) // most] for i in range(most)]
     for unit in [None, *checked]:
-        alone = split(lint_source(blanked(lines, found, keep=unit), filename, codes, project=project), found)
-        got = alone[unit] if alone is not None else ["(cannot be split)"]
+        parted = split(lint_source(alone(lines, found, statements, unit), filename, codes, project=project), found)
+        got = parted[unit] if parted is not None else ["(cannot be split)"]
         if got != parts[unit]:
             where = f"the body at lines {unit.first}-{unit.last}" if unit is not None else "the context"
             out.append(f"{filename}: {where}: whole module {parts[unit]} != by units {got}")

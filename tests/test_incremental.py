@@ -10,7 +10,7 @@ import pytest
 
 from detachlint.analysis.project import ModuleView, build_index, module_name
 from detachlint.engine import lint_source
-from detachlint.incremental import UnitCache, blanked, differences, units
+from detachlint.incremental import UnitCache, _parsed, _reparsed, blanked, differences, units
 
 from test_precheck import ALL_CODES, SOURCES
 
@@ -85,3 +85,33 @@ def test_blanking_keeps_rows_and_columns():
     assert text.splitlines()[9] == MODULE.splitlines()[9] and text.splitlines()[3] == "    pass"
     assert units("def f(): return 1\n")[1] == []  # a body on the header's line is context
     assert units("def f(:\n") is None
+
+
+def _edits(source: str):
+    """Edits an editor makes inside, at the end of and around each body: a comment appended, a
+    line inserted, a line removed, a statement dedented to the module, a bracket left open."""
+    lines = source.splitlines(keepends=True)
+    for unit in (units(source) or ([], []))[1]:
+        row = (unit.first + unit.last) // 2
+        line = lines[row - 1]
+        indent = line[:len(line) - len(line.lstrip())]
+        for new in ([line.rstrip("\r\n") + "  # edited\n"], [line, indent + "extra = 1\n"], [],
+                    ["dedented = 1\n"], [indent + "call(\n"], [line, indent + "import os\n"]):
+            yield "".join(lines[:row - 1] + new + lines[row:])
+
+
+@pytest.mark.parametrize("path", SOURCES + _torch_sample(15), ids=lambda p: p.name)
+def test_a_parse_from_the_last_text_equals_a_parse_from_scratch(path):
+    """The language server starts the parse of an edited buffer from the last one
+    (``incremental._reparsed``); where it can, it must find what a parse from scratch finds."""
+    source = path.read_text(encoding="utf-8")
+    before = _parsed(source)
+    if before is None:
+        return
+    reused = 0
+    for edited in _edits(source):
+        again = _reparsed(before, edited)
+        if again is not None:
+            reused += 1
+            assert again == _parsed(edited)
+    assert reused or not before[1]

@@ -25,7 +25,8 @@ a node of a few syntactic kinds, and a body holding none of them cannot be repor
 
 The engine blanks the quiet units before LibCST parses the module (``engine.py``), which is
 what most of a module costs; the language server's re-lint by function splits a module by
-``function_units`` (``incremental.py``). ``python bench/run.py --blank-equality`` proves the
+``function_units`` (``incremental.py``), and blanks the top-level statements whose names the
+function it lints cannot read (``top_statements``: what each binds and spells). ``python bench/run.py --blank-equality`` proves the
 findings equal with and without blanking on every torch source file; ``tests/test_units.py``
 on the fixtures, the demo and a sample of torch.
 """
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
@@ -135,7 +137,7 @@ def site_names(tree: ast.Module) -> Sites:
     return Sites(frozenset(names), star)
 
 
-def _kept(function: _Function, method: bool, sites: Optional[Sites]) -> bool:
+def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites]) -> bool:
     """Whether the body must stay: it holds something the analyses read module-wide (an import, a
     class, ``global``/``nonlocal``, a hook registration, the name ``torch`` or ``copy`` other
     than in ``torch.attr``, a binding that would shadow the module; in a method, what the class
@@ -143,7 +145,7 @@ def _kept(function: _Function, method: bool, sites: Optional[Sites]) -> bool:
     ``sites``, a site a rule reports at (see the module's docstring). One walk, no recursion."""
     references = set()  # ``torch`` in ``torch.attr``: a use of the module, not a binding
     # (node, inside a loop of this scope, under an ``if`` inside such a loop)
-    stack: List[Tuple[ast.AST, bool, bool]] = [(stmt, False, False) for stmt in reversed(function.body)]
+    stack: List[Tuple[ast.AST, bool, bool]] = [(stmt, False, False) for stmt in reversed(body)]
     while stack:
         node, in_loop, chosen = stack.pop()
         if isinstance(node, _MODULE_WIDE_NODES):
@@ -209,7 +211,7 @@ def function_units(tree: ast.Module, lines: Sequence[str], methods: bool = True,
                 pending.extend((inner, True) for inner in stmt.body)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             unit = _body_unit(stmt, lines)
-            if unit is not None and not _kept(stmt, method, sites):
+            if unit is not None and not _kept(stmt.body, method, sites):
                 out.append(unit)
     out.sort(key=lambda u: u.first)
     return out
@@ -226,6 +228,116 @@ def _body_unit(stmt: _Function, lines: Sequence[str]) -> Optional[Unit]:
     # the body's first statement starts its own line, after the indentation
     starts = line.lstrip(" \t").startswith("@") if decorators else first.col_offset == len(head.encode("utf-8"))
     return Unit(row, stmt.end_lineno, head) if head and starts else None
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A top-level statement (``unit``: its rows, decorators included) and what a function's body
+    can learn from it: the names it binds (``binds``: assignments, definitions and imports at any
+    depth; None when it reaches past its names: a hook registration, ``global``, ``torch`` or
+    ``copy`` bound or spelt bare, ``import *``), whose meaning it computes from the names it
+    spells (``words``; ``head``: those outside its body, for a function). ``blankable``: a simple
+    statement (assignment or expression) on lines of its own."""
+
+    unit: Unit
+    binds: Optional[FrozenSet[str]]
+    words: FrozenSet[str]
+    head: FrozenSet[str]
+    blankable: bool
+
+
+_WORD_RE = re.compile(r"[^\W\d]\w*")
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# What reaches past the names a statement binds: a hook registration, ``global``/``nonlocal``,
+# and ``torch`` or ``copy`` other than in ``torch.attr`` (a fix's spelling checks for those;
+# spelt, the tree tells).
+_NOT_BY_NAME_RE = re.compile(r"\b(?:register_forward_hook|global|nonlocal)\b")
+_FIX_MODULES_RE = re.compile(r"\b(?:torch|copy)\b(?!\s*\.)")
+
+
+def words(text: str) -> Set[str]:
+    """Every identifier ``text`` spells, in code, strings (annotations) and comments alike."""
+    return set(_WORD_RE.findall(text))
+
+
+def top_statements(tree: ast.Module, lines: Sequence[str]) -> List[Statement]:
+    """Every top-level statement of the module, with what it binds and spells."""
+    out: List[Statement] = []
+    body = tree.body
+    for i, stmt in enumerate(body):
+        if stmt.end_lineno is None:
+            continue
+        decorators = getattr(stmt, "decorator_list", None) or []
+        first = decorators[0].lineno if decorators else stmt.lineno
+        simple = (isinstance(stmt, _SIMPLE) and not stmt.col_offset
+                  and (not i or (body[i - 1].end_lineno or first) < first)
+                  and (i + 1 == len(body) or body[i + 1].lineno > stmt.end_lineno))
+        text = "".join(lines[first - 1:stmt.end_lineno])
+        binds, spelt = _statement_facts(text, stmt, simple)
+        head = spelt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.body[0].lineno > first:
+            head = frozenset(words("".join(lines[first - 1:stmt.body[0].lineno - 1])))
+        out.append(Statement(Unit(first, stmt.end_lineno, ""), binds, spelt, head, simple and binds is not None))
+    return out
+
+
+_FACTS_BY_TEXT: "OrderedDict[Tuple[str, bool], Tuple[Optional[FrozenSet[str]], FrozenSet[str]]]" = OrderedDict()
+
+
+def _statement_facts(text: str, stmt: ast.stmt, simple: bool) -> Tuple[Optional[FrozenSet[str]], FrozenSet[str]]:
+    """(binds, words) of a top-level statement; kept by its text, since an editor asks again
+    after every keystroke elsewhere and a statement like torch's ``op_db`` takes a while to walk."""
+    key = (text, simple)
+    found = _FACTS_BY_TEXT.get(key)
+    if found is None:
+        binds = None if _NOT_BY_NAME_RE.search(text) or _FIX_MODULES_RE.search(text) and _spells_fix_module(stmt) \
+            else _bound_names(stmt, simple and ":=" not in text)
+        found = _FACTS_BY_TEXT[key] = (binds, frozenset(words(text)))
+        while len(_FACTS_BY_TEXT) > 4096:
+            _FACTS_BY_TEXT.popitem(last=False)
+    else:
+        _FACTS_BY_TEXT.move_to_end(key)
+    return found
+
+
+def _spells_fix_module(stmt: ast.stmt) -> bool:
+    """``torch`` or ``copy`` as a name other than in ``torch.attr``, or bound (``_kept``'s test)."""
+    references = set()
+    for node in ast.walk(stmt):  # breadth first: an attribute before the name it holds
+        if isinstance(node, ast.Attribute):
+            references.add(id(node.value))
+        elif isinstance(node, ast.Name):
+            if node.id in _FIX_MODULES and id(node) not in references:
+                return True
+        elif isinstance(node, ast.arg):
+            if node.arg in _FIX_MODULES:
+                return True
+        elif isinstance(node, (*_DEFINITIONS, ast.ExceptHandler)):
+            if node.name in _FIX_MODULES:
+                return True
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) in _FIX_MODULES for a in node.names):
+                return True
+    return False
+
+
+def _bound_names(stmt: ast.stmt, targets_only: bool) -> Optional[FrozenSet[str]]:
+    """Every name ``stmt`` may bind (a superset: at any depth); None after ``import *``."""
+    if targets_only:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+        return frozenset(n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name))
+    bound: Set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, (*_DEFINITIONS, ast.ExceptHandler)):
+            bound.add(node.name or "")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(a.name == "*" for a in node.names):
+                return None
+            bound.update(a.asname or a.name.split(".")[0] for a in node.names)
+    return frozenset(bound)
 
 
 def quiet_units(tree: ast.Module, lines: Sequence[str]) -> List[Unit]:
