@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
@@ -282,6 +283,7 @@ def top_statements(tree: ast.Module, lines: Sequence[str]) -> List[Statement]:
     return out
 
 
+_FACTS_LOCK = threading.Lock()
 _FACTS_BY_TEXT: "OrderedDict[Tuple[str, bool], Tuple[Optional[FrozenSet[str]], FrozenSet[str]]]" = OrderedDict()
 
 
@@ -289,15 +291,18 @@ def _statement_facts(text: str, stmt: ast.stmt, simple: bool) -> Tuple[Optional[
     """(binds, words) of a top-level statement; kept by its text, since an editor asks again
     after every keystroke elsewhere and a statement like torch's ``op_db`` takes a while to walk."""
     key = (text, simple)
-    found = _FACTS_BY_TEXT.get(key)
-    if found is None:
-        binds = None if _NOT_BY_NAME_RE.search(text) or _FIX_MODULES_RE.search(text) and _spells_fix_module(stmt) \
-            else _bound_names(stmt, simple and ":=" not in text)
-        found = _FACTS_BY_TEXT[key] = (binds, frozenset(words(text)))
+    with _FACTS_LOCK:  # the language server lints in worker threads
+        found = _FACTS_BY_TEXT.get(key)
+        if found is not None:
+            _FACTS_BY_TEXT.move_to_end(key)
+            return found
+    binds = None if _NOT_BY_NAME_RE.search(text) or _FIX_MODULES_RE.search(text) and _spells_fix_module(stmt) \
+        else _bound_names(stmt, simple and ":=" not in text)
+    found = (binds, frozenset(words(text)))
+    with _FACTS_LOCK:
+        _FACTS_BY_TEXT[key] = found
         while len(_FACTS_BY_TEXT) > 4096:
             _FACTS_BY_TEXT.popitem(last=False)
-    else:
-        _FACTS_BY_TEXT.move_to_end(key)
     return found
 
 
