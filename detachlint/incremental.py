@@ -29,13 +29,13 @@ on torch's sources; ``python bench/run.py --units-equality`` does it on every to
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import threading
-import warnings
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .analysis.firstpass import first_pass
 from .analysis.units import LINE_RE, Statement, Unit, blanked, function_units, top_statements
 from .engine import lint_source
 from .findings import PARSE_ERROR_CODE, Finding
@@ -51,18 +51,19 @@ def units(source: str) -> Optional[Tuple[List[str], List[Unit]]]:
 
 def _parsed(source: str) -> Optional[Tuple[List[str], List[Unit], List[Statement]]]:
     """``units``, and the module's top-level statements (``analysis.units.top_statements``)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = compile(source, "<detachlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except Exception:  # SyntaxError, ValueError (NUL), RecursionError, MemoryError
+    tree = first_pass(source).tree
+    if tree is None:  # SyntaxError, ValueError (NUL), RecursionError, MemoryError
         return None
     lines = LINE_RE.findall(source)
     return lines, function_units(tree, lines, methods=False), top_statements(tree, lines)
 
 
 def _shifted(unit: Unit, delta: int) -> Unit:
-    return Unit(unit.first + delta, unit.last + delta, unit.indent)
+    return replace(unit, first=unit.first + delta, last=unit.last + delta)
+
+
+def _moved(statement: Statement, delta: int) -> Statement:
+    return replace(statement, unit=_shifted(statement.unit, delta))
 
 
 def _reparsed(before: Tuple[List[str], List[Unit], List[Statement]], source: str
@@ -82,32 +83,23 @@ def _reparsed(before: Tuple[List[str], List[Unit], List[Statement]], source: str
     while bottom < limit - top and lines[-1 - bottom] == old_lines[-1 - bottom]:
         bottom += 1
     edited = next((u for u in found if u.first - 1 <= top and len(old_lines) - bottom <= u.last), None)
-    where = next((i for i, st in enumerate(statements) if edited is not None and st.unit.first <= edited.first
-                  <= st.unit.last), None)
-    if edited is None or where is None:
+    if edited is None:
         return None
+    where = next(i for i, st in enumerate(statements) if st.unit.first <= edited.first <= st.unit.last)
     delta = len(lines) - len(old_lines)
-    first, last = statements[where].unit.first, edited.last + delta
-    text = "".join(lines[first - 1:last])
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = compile(text, "<detachlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except Exception:
+    first = statements[where].unit.first
+    function_lines = lines[first - 1:edited.last + delta]
+    tree = first_pass("".join(function_lines)).tree
+    if tree is None:
         return None
-    alone_lines = lines[first - 1:last]
-    units_now = function_units(tree, alone_lines, methods=False)
-    if len(tree.body) != 1 or len(units_now) != 1 or units_now[0].last != len(alone_lines):
+    units_now = function_units(tree, function_lines, methods=False)
+    if len(tree.body) != 1 or len(units_now) != 1 or units_now[0].last != len(function_lines):
         return None
-    unit = _shifted(units_now[0], first - 1)
-    (statement,) = top_statements(tree, alone_lines)
-    statement = Statement(_shifted(statement.unit, first - 1), statement.binds, statement.words, statement.head,
-                          statement.blankable)
-    later = [u for u in found if u.first > edited.last]
-    return (lines, [u for u in found if u.last < edited.first] + [unit] + [_shifted(u, delta) for u in later],
-            statements[:where] + [statement] + [
-                Statement(_shifted(st.unit, delta), st.binds, st.words, st.head, st.blankable)
-                for st in statements[where + 1:]])
+    (statement,) = top_statements(tree, function_lines)
+    return (lines,
+            [u for u in found if u.last < edited.first] + [_shifted(units_now[0], first - 1)]
+            + [_shifted(u, delta) for u in found if u.first > edited.last],
+            statements[:where] + [_moved(statement, first - 1)] + [_moved(st, delta) for st in statements[where + 1:]])
 
 
 def alone(lines: Sequence[str], found: Sequence[Unit], statements: Sequence[Statement], unit: Optional[Unit]) -> str:
@@ -125,10 +117,8 @@ def alone(lines: Sequence[str], found: Sequence[Unit], statements: Sequence[Stat
     pending = []
     for statement in statements:
         span = statement.unit
-        if span.first <= unit.first <= span.last:  # the function whose body is linted
-            needed |= statement.words
-        elif statement.binds is None:
-            needed |= statement.words
+        if span.first <= unit.first <= span.last or statement.binds is None:  # the linted function, or
+            needed |= statement.words  # a statement that reaches past its names
         else:
             holds_blank = any(span.first <= row <= span.last for row in blank_rows)
             pending.append((statement, statement.head if holds_blank else statement.words))

@@ -144,21 +144,17 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites]) -> boo
     than in ``torch.attr``, a binding that would shadow the module; in a method, what the class
     table records: ``self.<attr> = ...``, ``register_buffer``, ``register_parameter``), or, with
     ``sites``, a site a rule reports at (see the module's docstring). One walk, no recursion."""
-    references = set()  # ``torch`` in ``torch.attr``: a use of the module, not a binding
+    references: Set[int] = set()  # ``torch`` in ``torch.attr``: a use of the module, not a binding
     # (node, inside a loop of this scope, under an ``if`` inside such a loop)
     stack: List[Tuple[ast.AST, bool, bool]] = [(stmt, False, False) for stmt in reversed(body)]
     while stack:
         node, in_loop, chosen = stack.pop()
-        if isinstance(node, _MODULE_WIDE_NODES):
+        if isinstance(node, _MODULE_WIDE_NODES) or _fix_module_use(node, references):
             return True
         if isinstance(node, ast.Attribute):
             if node.attr in _MODULE_WIDE_ATTRIBUTES or (method and node.attr in _CLASS_TABLE_ATTRIBUTES):
                 return True
             if sites is not None and node.attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES:
-                return True
-            references.add(id(node.value))
-        elif isinstance(node, ast.Name):
-            if node.id in _FIX_MODULES and id(node) not in references:
                 return True
         elif isinstance(node, ast.Call):
             if sites is not None and sites.called(node):
@@ -175,12 +171,6 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites]) -> boo
         elif isinstance(node, ast.AugAssign):
             if sites is not None:
                 return True  # a write
-        elif isinstance(node, ast.arg):
-            if node.arg in _FIX_MODULES:
-                return True
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ExceptHandler)):
-            if node.name in _FIX_MODULES:
-                return True
         if isinstance(node, _SCOPES):
             in_loop = chosen = False
         elif isinstance(node, _LOOPS):
@@ -188,6 +178,23 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites]) -> boo
         elif isinstance(node, ast.If) and in_loop:
             chosen = True
         stack.extend((child, in_loop, chosen) for child in ast.iter_child_nodes(node))
+    return False
+
+
+def _fix_module_use(node: ast.AST, references: Set[int]) -> bool:
+    """One node of a walk that reaches an attribute before the name it holds: whether it spells
+    ``torch`` or ``copy`` other than in ``torch.attr`` (a read, or a binding that would shadow the
+    module: a parameter, a definition, an ``except`` or an import of that name)."""
+    if isinstance(node, ast.Attribute):
+        references.add(id(node.value))
+    elif isinstance(node, ast.Name):
+        return node.id in _FIX_MODULES and id(node) not in references
+    elif isinstance(node, ast.arg):
+        return node.arg in _FIX_MODULES
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)):
+        return node.name in _FIX_MODULES
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name.split(".")[0]) in _FIX_MODULES for a in node.names)
     return False
 
 
@@ -296,7 +303,7 @@ def _statement_facts(text: str, stmt: ast.stmt, simple: bool) -> Tuple[Optional[
         if found is not None:
             _FACTS_BY_TEXT.move_to_end(key)
             return found
-    binds = None if _NOT_BY_NAME_RE.search(text) or _FIX_MODULES_RE.search(text) and _spells_fix_module(stmt) \
+    binds = None if _NOT_BY_NAME_RE.search(text) or _FIX_MODULES_RE.search(text) and _uses_fix_module(stmt) \
         else _bound_names(stmt, simple and ":=" not in text)
     found = (binds, frozenset(words(text)))
     with _FACTS_LOCK:
@@ -306,25 +313,9 @@ def _statement_facts(text: str, stmt: ast.stmt, simple: bool) -> Tuple[Optional[
     return found
 
 
-def _spells_fix_module(stmt: ast.stmt) -> bool:
-    """``torch`` or ``copy`` as a name other than in ``torch.attr``, or bound (``_kept``'s test)."""
-    references = set()
-    for node in ast.walk(stmt):  # breadth first: an attribute before the name it holds
-        if isinstance(node, ast.Attribute):
-            references.add(id(node.value))
-        elif isinstance(node, ast.Name):
-            if node.id in _FIX_MODULES and id(node) not in references:
-                return True
-        elif isinstance(node, ast.arg):
-            if node.arg in _FIX_MODULES:
-                return True
-        elif isinstance(node, (*_DEFINITIONS, ast.ExceptHandler)):
-            if node.name in _FIX_MODULES:
-                return True
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name.split(".")[0]) in _FIX_MODULES for a in node.names):
-                return True
-    return False
+def _uses_fix_module(stmt: ast.stmt) -> bool:
+    references: Set[int] = set()
+    return any(_fix_module_use(node, references) for node in ast.walk(stmt))  # breadth first: parents first
 
 
 def _bound_names(stmt: ast.stmt, targets_only: bool) -> Optional[FrozenSet[str]]:
@@ -354,13 +345,11 @@ _NEWLINE_END_RE = re.compile(r"(?:\r\n|\r|\n)\Z")
 LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
-def blanked(lines: Sequence[str], units: Iterable[Unit], keep: Optional[Unit] = None) -> str:
-    """The module with every unit's body but ``keep``'s blanked, rows and columns unchanged.
+def blanked(lines: Sequence[str], units: Iterable[Unit]) -> str:
+    """The module with every unit's body blanked, rows and columns unchanged.
     ``lines``: the physical lines, with their line breaks (``LINE_RE``)."""
     out = list(lines)
     for unit in units:
-        if unit == keep:
-            continue
         for row in range(unit.first, unit.last + 1):
             end = _NEWLINE_END_RE.search(out[row - 1])
             out[row - 1] = ("" if row > unit.first else unit.indent + "pass") + (end.group() if end else "")
