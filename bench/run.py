@@ -353,7 +353,7 @@ def precheck_equality(root: Path, jobs: int = 1, full: bool = False) -> dict:
 def _blank_worker(path):
     import ast
 
-    from detachlint.analysis.units import LINE_RE, quiet_units
+    from detachlint.analysis.units import LINE_RE, quiet_elements, quiet_units
     from detachlint.engine import lint_source
     from detachlint.findings import PARSE_ERROR_CODE
     from detachlint.rules import ALL_RULES
@@ -361,13 +361,14 @@ def _blank_worker(path):
     codes = [r.code for r in ALL_RULES] + [PARSE_ERROR_CODE]
     try:
         source = Path(path).read_text(encoding="utf-8")
-        quiet = quiet_units(ast.parse(source), LINE_RE.findall(source))
+        tree, lines = ast.parse(source), LINE_RE.findall(source)
+        quiet = len(quiet_units(tree, lines)) + len(quiet_elements(tree, lines))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return path, None, 0
     if not quiet:
         return path, True, 0  # nothing to blank: lint_source runs the same code either way
     same = lint_source(source, path, codes) == lint_source(source, path, codes, blank=False)
-    return path, same, len(quiet)
+    return path, same, quiet
 
 
 def blank_equality(root: Path, jobs: int = 1) -> dict:
@@ -381,7 +382,7 @@ def blank_equality(root: Path, jobs: int = 1) -> dict:
     return {
         "files": len(rows),
         "compared": sum(1 for _, same, quiet in rows if same is not None and quiet),
-        "bodies_blanked": sum(quiet for _, _, quiet in rows),
+        "blanked": sum(quiet for _, _, quiet in rows),  # bodies and table elements
         "differences": [p for p, same, _ in rows if same is False],
         "not_parsed": [p for p, same, _ in rows if same is None],
     }

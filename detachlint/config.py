@@ -144,11 +144,30 @@ class Pattern:
         return glob, absolute, direct
 
     def matches(self, path: Path) -> bool:
-        glob, absolute, direct = self._globs
-        if fnmatch.fnmatchcase(path.name, glob):
-            return True
-        target = path.as_posix()
-        return fnmatch.fnmatchcase(target, absolute) or (direct is not None and fnmatch.fnmatchcase(target, direct))
+        return self._matcher.matches(path)
+
+    @functools.cached_property
+    def _matcher(self) -> "_Matcher":
+        return _Matcher((self,))
+
+
+class _Matcher:
+    """Several patterns as two regular expressions, one for the basename and one for the full
+    path: one match per path instead of three ``fnmatch`` calls per pattern (discovery asks for
+    every entry of every walked directory)."""
+
+    def __init__(self, patterns: Sequence[Pattern]) -> None:
+        names, fulls = [], []
+        for pattern in patterns:
+            glob, absolute, direct = pattern._globs
+            names.append(fnmatch.translate(glob))
+            fulls.extend(fnmatch.translate(g) for g in (absolute, direct) if g is not None)
+        self._name = re.compile("|".join(names)).match if names else None
+        self._full = re.compile("|".join(fulls)).match if fulls else None
+
+    def matches(self, path: Path) -> bool:
+        return self._name is not None and (self._name(path.name) is not None
+                                           or self._full(path.as_posix()) is not None)  # type: ignore[misc]
 
 
 def _abspath(path: PathLike) -> Path:
@@ -184,8 +203,11 @@ class Settings:
 
     def matches_exclude(self, path: PathLike) -> bool:
         """Whether ``path`` itself matches ``exclude``/``extend-exclude`` (its parents not looked at)."""
-        target = _abspath(path)
-        return any(p.matches(target) for p in self.exclude)
+        return self._exclude.matches(_abspath(path))
+
+    @functools.cached_property
+    def _exclude(self) -> _Matcher:
+        return _Matcher(self.exclude)
 
     def is_excluded(self, path: PathLike, *, gitignore: Optional["GitIgnore"] = None) -> bool:
         """Whether ``path`` (or a directory above it, below the project root) is excluded by

@@ -16,7 +16,7 @@ from libcst.metadata import MetadataWrapper
 from .analysis.firstpass import (CHUNKED_CHECK_SIZE, FirstPass, compiles_in_chunks, first_pass, physical_lines,
                                  too_deep)
 from .analysis.precheck import may_have_findings
-from .analysis.units import LINE_RE, blanked, quiet_units
+from .analysis.units import LINE_RE, Span, Unit, blanked, function_units, quiet_elements, site_names
 from .analysis.project import ModuleView
 from .context import Context
 from .findings import PARSE_ERROR_CODE, Finding, Location, Related, parse_error_finding
@@ -143,15 +143,34 @@ def _inside(source: str, row: int, column: int) -> Tuple[int, int]:
     return row, max(0, min(column, len(lines[row - 1])))
 
 
-def _without_quiet_bodies(source: str, first: FirstPass) -> str:
-    """``source`` with the function bodies that can hold no finding blanked (``analysis/units.py``),
-    rows and columns unchanged: LibCST's parse, most of what a module costs, then skips them.
-    Not where LibCST may reject what Python accepts (its verdict is wanted)."""
-    if _LIBCST_STRICTER_RE.search(source) is not None:
-        return source
+def _quiet_code(source: str, first: FirstPass, project: Optional[ModuleView]) -> Tuple[List[str], List[Unit], List[Span]]:
+    """The lines of ``source``, the function bodies and the arguments of table elements that can
+    hold no finding (``analysis/units.py``): LibCST's parse, most of what a module costs, skips
+    them once blanked. An element that calls a function of the project stays (its summary may
+    write, step or return an argument). Nothing where LibCST may reject what Python accepts (its
+    verdict is wanted)."""
     lines = LINE_RE.findall(source)
-    quiet = first.quiet if first.tree is None else quiet_units(first.tree, lines)
-    return blanked(lines, quiet) if quiet else source
+    if _LIBCST_STRICTER_RE.search(source) is not None:
+        return lines, [], []
+    if first.tree is None:
+        quiet, spans = first.quiet or [], first.elements or []
+    else:
+        sites = site_names(first.tree)
+        quiet, spans = function_units(first.tree, lines, sites=sites), quiet_elements(first.tree, lines, sites)
+    if project is not None:
+        spans = [s for s in spans if not any(project.index.function(project.module, c) for c in s.calls)]
+    return lines, quiet, spans
+
+
+def _touches(findings: Sequence[Finding], spans: Sequence[Span]) -> bool:
+    """Whether a finding, a related place or an edit of a fix reaches into a blanked span: its
+    message or fix may then spell what was blanked, so the module is linted again without."""
+    ranges = [(f.location, f.end_location) for f in findings]
+    ranges += [(r.location, r.end_location) for f in findings for r in f.related]
+    ranges += [(e.location, e.end_location) for f in findings if f.fix is not None for e in f.fix.edits]
+    return any(span.overlaps(start.row, start.column, end.row, max(end.column, start.column + 1) if
+                             end.row == start.row else end.column)
+               for start, end in ranges for span in spans)
 
 
 # LibCST validates every node it builds (``CSTNode.__post_init__``), the parser's output too,
@@ -186,12 +205,21 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
                     blank: bool = True) -> List[Finding]:
     first = first if first is not None else first_pass(source)
     refused = _refused(source, physical_lines(source), first)
-    if refused is None and blank:
-        source = _without_quiet_bodies(source, first)
+    lines, quiet, spans = _quiet_code(source, first, project) if refused is None and blank else ([], [], [])
     first.tree = None  # freed before LibCST's tree is built: peak memory is LibCST's alone
     if refused is not None:
         message, row, column = refused
         return [parse_error_finding(filename, message, row, column)]
+    if not quiet and not spans:
+        return _parse_and_lint_text(source, filename, rules, project)
+    findings = _parse_and_lint_text(blanked(lines, quiet, spans), filename, rules, project)
+    if spans and _touches(findings, spans):
+        findings = _parse_and_lint_text(blanked(lines, quiet), filename, rules, project)
+    return findings
+
+
+def _parse_and_lint_text(source: str, filename: str, rules: Sequence[Type[Rule]],
+                         project: Optional[ModuleView]) -> List[Finding]:
     try:
         module = parse_module(source)
     except cst.ParserSyntaxError as exc:

@@ -353,11 +353,12 @@ def tasks_for(paths: Iterable[str], resolver: SettingsResolver) -> List[Task]:
     paths = list(paths)
     named = [os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
     fallback = Path(os.path.commonpath(named)) if named else None
+    marked: Dict[Path, Optional[Path]] = {}
     for target in discover(paths, resolver):
         settings = resolver.for_path(target.path, is_dir=False)
         limit = DEFAULT_MAX_FILE_SIZE if settings.max_file_size is None else settings.max_file_size
         codes = settings.codes_for(target.path) if target.error is None else frozenset(settings.enabled)
-        root = project_root(target.path, fallback)
+        root = project_root(target.path, fallback, marked)
         tasks.append(Task(str(target.path), target.display, codes, error=target.error, max_file_size=limit,
                           project=str(root) if root is not None else None))
     return tasks
@@ -372,14 +373,28 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _DEFINES_RE = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
 
 
-def project_root(path: os.PathLike, fallback: Optional[Path] = None) -> Optional[Path]:
+def project_root(path: os.PathLike, fallback: Optional[Path] = None,
+                 marked: Optional[Dict[Path, Optional[Path]]] = None) -> Optional[Path]:
     """The nearest directory above ``path`` that holds a project marker; else ``fallback`` (what
     the command line named) or the working directory, when ``path`` is below it; else None (the
-    file is linted on its own)."""
+    file is linted on its own). ``marked``: the nearest marked directory at or above each
+    directory already asked, kept by the caller across the files of one run."""
     absolute = Path(os.path.abspath(path))
+    marked = {} if marked is None else marked
+    walked: List[Path] = []
+    found: Optional[Path] = None
     for parent in absolute.parents:
+        if parent in marked:
+            found = marked[parent]
+            break
+        walked.append(parent)
         if any((parent / marker).exists() for marker in PROJECT_MARKERS):
-            return parent
+            found = parent
+            break
+    for directory in walked:
+        marked[directory] = found
+    if found is not None:
+        return found
     for candidate in (fallback, Path(os.getcwd())):
         if candidate is not None and (candidate == absolute.parent or candidate in absolute.parents):
             return candidate

@@ -122,3 +122,23 @@ def test_invalid_command_line_values_raise(tmp_path):
 def test_new_rules_are_selectable_without_code_changes(tmp_path):
     for rule in ALL_RULES:  # the registry is the only list of codes
         assert codes(tmp_path, select=[rule.code]) == {rule.code, PARSE_ERROR_CODE}
+
+
+def test_excludes_match_as_each_glob_does_with_fnmatch(tmp_path):
+    """Discovery matches every exclude glob with two regular expressions (``config._Matcher``):
+    it must say what three ``fnmatch`` calls per glob say, the basename, the full path and, for
+    ``**/name``, the name under the base."""
+    import fnmatch
+
+    globs = ["build", "*.pyc", "**/gen", "sub/*.py", "a[bc]d?", ".venv", "x/**/y", str(tmp_path / "abs" / "*")]
+    settings = load_settings(tmp_path / "x.py", {"exclude": globs})
+    paths = [tmp_path / p for p in ("build", "src/build", "m.pyc", "gen", "deep/gen", "sub/m.py", "sub/t/m.py",
+                                    "abd1", "abcd", ".venv", "x/q/y", "x/y", "abs/z.py", "keep.py", "builds")]
+    for path in paths:
+        expected = False
+        for pattern in settings.exclude:
+            glob, absolute, direct = pattern._globs
+            expected = expected or fnmatch.fnmatchcase(path.name, glob) or fnmatch.fnmatchcase(
+                path.as_posix(), absolute) or (direct is not None and fnmatch.fnmatchcase(path.as_posix(), direct))
+        assert settings.matches_exclude(path) is expected, path
+    assert settings.matches_exclude(tmp_path / "src" / "build") and not settings.matches_exclude(tmp_path / "keep.py")

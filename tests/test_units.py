@@ -145,3 +145,79 @@ def test_a_finding_between_quiet_bodies_keeps_its_position_and_fix():
     found = lint_source(source, "x.py", ALL_CODES)
     assert [(f.code, f.location.row, f.location.column) for f in found] == [("TAL001", 8, 8)]
     assert found == lint_source(source, "x.py", ALL_CODES, blank=False)
+
+
+# --- table elements (``quiet_elements``) ---------------------------------------------------------
+
+from detachlint.analysis.units import quiet_elements  # noqa: E402
+
+_PADDING = "".join(f"    Info('op{i}', ref=torch.abs, dtypes=(torch.float32, torch.half), skips=(Skip('x'),)),\n"
+                   for i in range(250))  # past the size from which a table's elements are walked
+
+
+def _table(head: str, elements: str, tail: str = "") -> str:
+    return (f"import torch\nfrom helpers import Info, Skip, weight\n{textwrap.dedent(head)}"
+            f"TABLE = [\n{textwrap.indent(textwrap.dedent(elements), '    ')}{_PADDING}]\n{textwrap.dedent(tail)}")
+
+
+def _spans(source: str):
+    tree = ast.parse(source)
+    lines = LINE_RE.findall(source)
+    return {span.row for span in quiet_elements(tree, lines)}
+
+
+def test_the_arguments_of_a_large_tables_class_calls_are_blanked():
+    source = _table("", "Info('first', ref=torch.abs),\n")
+    rows = _spans(source)
+    assert 4 in rows and len(rows) == 251
+    text = blanked(LINE_RE.findall(source), [], quiet_elements(ast.parse(source), LINE_RE.findall(source)))
+    assert text.splitlines()[3] == "    Info(" + " " * len("'first', ref=torch.abs") + "),"
+    ast.parse(text)
+    _same_either_way(source, "table.py")
+
+
+# Each element stays, and the findings are the same with and without blanking.
+TABLE_TRAPS = {
+    # the later read of a base whose view was written (TAL301 names it)
+    "read_after_view_write": ("base = torch.zeros(3)\nview = base[0:2]\nview.add_(1)\n", "Info('x', value=base),\n", ""),
+    # the owner of a later ``.data`` (TAL001 asks whether it was used before)
+    "data_owner_used_before": ("", "Info('x', value=weight),\n", "weight.data.zero_()\n"),
+    # a site inside a lambda: reported in the element
+    "site_in_a_lambda": ("", "Info('x', op=lambda x: x.data.add_(1)),\n", ""),
+    # an element that may alias its argument
+    "ordered_dict": ("from collections import OrderedDict\n", "OrderedDict(weight=weight),\n", ""),
+    # a name a module-level value may alias, through an import's alias of ``OrderedDict``
+    "aliased_through_a_class": ("from collections import OrderedDict as OD\nkept = OD(weight)\n",
+                                "Info('x', value=weight),\n", ""),
+    # a backward pass
+    "backward": ("", "Info('x', op=torch.zeros(1, requires_grad=True).sum().backward()),\n", ""),
+}
+
+
+@pytest.mark.parametrize("name", TABLE_TRAPS)
+def test_elements_an_analysis_can_see_stay(name):
+    head, element, tail = TABLE_TRAPS[name]
+    source = _table(head, element, tail)
+    row = 2 + head.count("\n") + 2
+    assert source.splitlines()[row - 1].strip() == element.strip()
+    assert row not in _spans(source)
+    _same_either_way(source, "table.py")
+
+
+def test_the_traps_report_what_they_guard():
+    """Two traps are findings whose evidence lies in the element that stays."""
+    for name in ("data_owner_used_before", "site_in_a_lambda"):
+        head, element, tail = TABLE_TRAPS[name]
+        assert lint_source(_table(head, element, tail), "table.py", ALL_CODES), name
+
+
+def test_an_element_calling_a_project_function_stays(tmp_path):
+    """``Wrap`` is a function of the project that returns its argument: what the element makes
+    aliases ``base``, so the engine keeps the table's elements whole."""
+    source = _table("", "Wrap(base),\n").replace("from helpers import Info, Skip, weight\n",
+                                                   "from helpers import Info, Skip, weight\nfrom util import Wrap\n"
+                                                   "base = torch.zeros(3)\n")
+    files = [(tmp_path / "util.py", "def Wrap(x):\n    return x\n"), (tmp_path / "table.py", source)]
+    view = ModuleView(build_index(files), "table")
+    assert view.index.function("table", "Wrap") is not None
+    _same_either_way(source, str(tmp_path / "table.py"), view)

@@ -39,7 +39,7 @@ import warnings
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from .units import Unit
+from .units import Span, Unit
 
 MAX_FRAMES = 400
 # The alias analysis runs a loop body up to twice to reach its fixpoint, so nested loops cost time
@@ -78,6 +78,7 @@ class FirstPass:
     deep: Optional[TooDeep] = None
     # With ``measured``: the bodies that can hold no finding (``units.quiet_units`` of the tree).
     quiet: Optional[List[Unit]] = None
+    elements: Optional[List[Span]] = None  # and the table elements (``units.quiet_elements``)
 
     @property
     def compiles(self) -> bool:

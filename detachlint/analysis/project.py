@@ -30,9 +30,9 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional,
 from . import catalog
 from .base import Analysis, AnalysisContext
 from .firstpass import FirstPass, TooDeep, physical_lines, too_deep
-from .units import LINE_RE, Unit, quiet_units, statements
+from .units import LINE_RE, Span, Unit, function_units, quiet_elements, site_names, statements
 
-FORMAT = "6"
+FORMAT = "7"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
@@ -161,11 +161,13 @@ class ModuleFacts:
     # a linted file is not parsed by Python a second time.
     deep: Optional[TooDeep] = None
     quiet: List[Unit] = field(default_factory=list)  # ``units.quiet_units``: bodies the engine blanks
+    elements: List[Span] = field(default_factory=list)  # ``units.quiet_elements``: and table elements
 
     def to_json(self) -> dict:
         return {
             "deep": [self.deep.message, self.deep.row, self.deep.column] if self.deep is not None else None,
             "quiet": [[u.first, u.last, u.indent] for u in self.quiet],
+            "elements": [[s.row, s.column, s.end_row, s.end_column, s.calls] for s in self.elements],
             "imports": self.imports,
             "classes": {k: [c.bases, c.line] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
@@ -178,7 +180,8 @@ class ModuleFacts:
     @classmethod
     def from_json(cls, data: Mapping) -> "ModuleFacts":
         facts = cls(dict(data["imports"]), deep=TooDeep(*data["deep"]) if data["deep"] is not None else None,
-                    quiet=[Unit(*u) for u in data["quiet"]])
+                    quiet=[Unit(*u) for u in data["quiet"]],
+                    elements=[Span(*s[:4], tuple(s[4])) for s in data["elements"]])
         for name, (bases, line) in data["classes"].items():
             facts.classes[name] = ClassFacts(name, tuple(bases), line)
         for name, row in data["functions"].items():
@@ -514,8 +517,11 @@ def module_facts(source: str, module: str, is_package: bool = False) -> Optional
         return None
     try:
         deep = too_deep(tree, physical_lines(source))
-        facts = ModuleFacts(_imports(tree, module, is_package), deep=deep,
-                            quiet=quiet_units(tree, LINE_RE.findall(source)) if deep is None else [])
+        facts = ModuleFacts(_imports(tree, module, is_package), deep=deep)
+        if deep is None:
+            lines, sites = LINE_RE.findall(source), site_names(tree)
+            facts.quiet = function_units(tree, lines, sites=sites)
+            facts.elements = quiet_elements(tree, lines, sites)
         _scan_body(tree.body, "", False, facts)
     except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
         return None
@@ -595,8 +601,8 @@ class ProjectIndex:
         self._members: Dict[str, List[str]] = {}  # class -> its functions' qualified names
         for qualname in self._functions:
             self._members.setdefault(qualname.rpartition(".")[0], []).append(qualname)
+        self._resolved: Dict[Tuple[str, str], Optional[str]] = {}
         self._summaries = self._compose()
-        self._function_memo: Dict[Tuple[str, str], Optional[Summary]] = {}
 
     @functools.cached_property
     def digest(self) -> str:
@@ -612,7 +618,14 @@ class ProjectIndex:
 
     def resolve(self, module: str, dotted: str) -> Optional[str]:
         """The qualified name of the project function or class that ``dotted``, written in
-        ``module``, refers to (through its imports); None outside the project."""
+        ``module``, refers to (through its imports); None outside the project. Resolved once per
+        name: composition asks for every call site of the project."""
+        key = (module, dotted)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(module, dotted)
+        return self._resolved[key]
+
+    def _resolve(self, module: str, dotted: str) -> Optional[str]:
         facts = self.modules.get(module)
         if facts is None:
             return None
@@ -697,11 +710,8 @@ class ProjectIndex:
     def function(self, module: str, dotted: str) -> Optional[Summary]:
         """The summary of what ``dotted``, called in ``module``, refers to (asked for every call
         the analyses see: resolved once per name)."""
-        key = (module, dotted)
-        if key not in self._function_memo:
-            resolved = self.resolve(module, dotted)
-            self._function_memo[key] = self._summaries.get(resolved) if resolved else None
-        return self._function_memo[key]
+        resolved = self.resolve(module, dotted)
+        return self._summaries.get(resolved) if resolved else None
 
     @functools.cached_property
     def _effect_modules(self) -> FrozenSet[str]:
@@ -852,7 +862,7 @@ class ModuleView:
         facts = self.index.modules.get(self.module)
         if facts is None or self.index.keys.get(self.module) != content_key(source, self.module):
             return None
-        return FirstPass(None, measured=True, deep=facts.deep, quiet=facts.quiet)
+        return FirstPass(None, measured=True, deep=facts.deep, quiet=facts.quiet, elements=facts.elements)
 
 
 FactsOf = Callable[[Sequence[Tuple[str, str, bool]]], List[Optional[ModuleFacts]]]

@@ -23,6 +23,10 @@ a node of a few syntactic kinds, and a body holding none of them cannot be repor
 - an augmented assignment, an item assignment (writes);
 - ``kept = live`` under an ``if`` inside a loop (TAL401's second name for a module).
 
+In a large module-level table, the arguments of an element that calls a class are blanked too
+when no analysis can see them (``quiet_elements``: no site, nothing read module-wide, and no
+name that module-level code may hold as state).
+
 The engine blanks the quiet units before LibCST parses the module (``engine.py``), which is
 what most of a module costs; the language server's re-lint by function splits a module by
 ``function_units`` (``incremental.py``), and blanks the top-level statements whose names the
@@ -34,11 +38,12 @@ on the fixtures, the demo and a sample of torch.
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from . import catalog
 
@@ -341,17 +346,250 @@ def quiet_units(tree: ast.Module, lines: Sequence[str]) -> List[Unit]:
     return function_units(tree, lines, methods=True, sites=site_names(tree))
 
 
+@dataclass(frozen=True)
+class Span:
+    """The inside of one call's parentheses: from 1-based ``row``, 0-based character ``column``
+    to ``end_row``, ``end_column`` (excluded). ``calls``: the dotted names called inside, so
+    that the engine keeps the span when one of them is a function of the project (whose
+    summary may write, step or return an argument)."""
+
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+    calls: Tuple[str, ...]
+
+    def overlaps(self, row: int, column: int, end_row: int, end_column: int) -> bool:
+        return (row, column) < (self.end_row, self.end_column) and (self.row, self.column) < (end_row, end_column)
+
+
+# A table (a top-level list or tuple display) this large is worth a walk of its elements: LibCST
+# spends hundreds of bytes per character of it (torch's ``op_db`` is 660 kB of ``OpInfo(...)``).
+_TABLE_SIZE = 16_384
+# What a table's element must not spell: a backward pass or an optimizer step (``ScopeOrder``).
+_EFFECT_WORDS = frozenset({"backward", "step"})
+
+
+def quiet_elements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sites] = None) -> List[Span]:
+    """The arguments of the elements of large module-level tables that no analysis can see,
+    safe to blank (``Span``). An element qualifies when it is a call of a capitalised name, a
+    class (what it makes has no kind and no alias origin that its arguments decide: not one of
+    the catalogue's functions, ``OrderedDict(d)``), that holds no site and nothing read
+    module-wide (``_kept``), binds nothing (``:=``), spells no backward pass or optimizer step,
+    and spells no name that module-level code may hold as state (``_module_state``)."""
+    tables = [stmt for stmt in tree.body if _table(stmt) is not None and stmt.end_lineno is not None
+              and sum(len(line) for line in lines[stmt.lineno - 1:stmt.end_lineno]) >= _TABLE_SIZE]
+    if not tables:
+        return []
+    sites = sites if sites is not None else site_names(tree)
+    state, classes = _module_state(tree, lines, sites)
+    # a comprehension binds names that a backward pass's loss may be (``ScopeOrder``)
+    comprehensions = not any("backward" in line or "autograd" in line for line in lines)
+    out: List[Span] = []
+    for stmt in tables:
+        for element in _table(stmt) or ():
+            if not (_calls_capitalised(element) and element.func.id in classes):  # type: ignore[attr-defined]
+                continue
+            span = _quiet_call(element, lines, sites, state, comprehensions)
+            if span is not None:
+                out.append(span)
+    return out
+
+
+def _table(stmt: ast.stmt) -> Optional[List[ast.expr]]:
+    """The elements of a statement that assigns, or is, a list or tuple display."""
+    value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)) else None
+    return value.elts if isinstance(value, (ast.List, ast.Tuple)) else None
+
+
+def _quiet_call(element: ast.Call, lines: Sequence[str], sites: Sites, state: Set[str],
+                comprehensions: bool) -> Optional[Span]:
+    func = element.func
+    if not ((element.args or element.keywords) and element.end_lineno is not None and element.end_col_offset
+            is not None and func.end_lineno is not None and func.end_col_offset is not None):
+        return None
+    spelt = words("".join(lines[element.lineno - 1:element.end_lineno]))
+    if spelt & state or spelt & _EFFECT_WORDS or _kept([ast.Expr(element)], False, sites):
+        return None
+    calls: List[str] = []
+    for node in ast.walk(element):
+        if isinstance(node, ast.NamedExpr) or isinstance(node, ast.comprehension) and not comprehensions:
+            return None
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if name is not None:
+                calls.append(name)
+    # ``Name(`` ... ``)``: the parenthesis right after the name, on its line, and the call's last
+    row, line = func.end_lineno, lines[func.end_lineno - 1]
+    column = _column(line, func.end_col_offset)
+    column += len(line[column:]) - len(line[column:].lstrip(" \t"))
+    end_row, end_line = element.end_lineno, lines[element.end_lineno - 1]
+    end_column = _column(end_line, element.end_col_offset) - 1
+    if line[column:column + 1] != "(" or end_line[end_column:end_column + 1] != ")":
+        return None
+    return Span(row, column + 1, end_row, end_column, tuple(dict.fromkeys(calls)))
+
+
+def _column(line: str, offset: int) -> int:
+    """The character column of ``ast``'s UTF-8 byte ``offset`` in ``line``."""
+    return offset if line.isascii() else len(line.encode("utf-8")[:offset].decode("utf-8", "replace"))
+
+
+def _dotted(node: ast.expr) -> Optional[str]:
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+_KEYWORDS = frozenset(keyword.kwlist)
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
+                ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# Capitalised callables whose result the alias analysis derives from an argument.
+_ARGUMENT_CLASSES = frozenset(q.rsplit(".", 1)[-1] for q in catalog.FUNCTION_EFFECTS)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _module_state(tree: ast.Module, lines: Sequence[str], sites: Sites) -> Tuple[Set[str], Set[str]]:
+    """The names module-level code may hold as state, a superset, and the capitalised names a
+    table's element may call (``quiet_elements``). The alias analysis keeps state only for what
+    is bound (``aliases._bind``): an assignment's targets, and the names the bound value may
+    alias (``_origin_words``; a write marks what is kept stale, it keeps nothing new). A store
+    into an attribute or an item, or an augmented assignment, counts all it spells; a ``.data``
+    counts its owner (TAL001 asks whether it was used before, ``ScopeOrder.used_before``). Of
+    what is spelt, keywords and modules (names only ``import`` binds) are left out: a module is
+    no tensor, and its attribute's name is spelt too."""
+    targets: Set[str] = set()
+    spelt: Set[str] = set()
+    modules: Set[str] = set()
+    imported: Dict[str, str] = {}  # local name -> the name it imports
+    aliasing = frozenset(a.asname for node in statements(tree.body) if isinstance(node, ast.ImportFrom)
+                         for a in node.names if a.asname and a.name in _ARGUMENT_CLASSES)
+    pending: List[ast.stmt] = list(tree.body)
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, ast.Import):
+            modules.update(a.asname or a.name.split(".")[0] for a in stmt.names)
+            continue
+        if isinstance(stmt, ast.ImportFrom):
+            imported.update((a.asname or a.name, a.name) for a in stmt.names)
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        stack: List[ast.AST] = [stmt]
+        for block in ("body", "orelse", "finalbody"):
+            pending.extend(getattr(stmt, block, None) or [])
+        for handler in getattr(stmt, "handlers", None) or []:
+            pending.extend(handler.body)
+            targets.add(handler.name or "")
+            stack.extend(n for n in (handler.type,) if n is not None)
+        for case in getattr(stmt, "cases", None) or []:
+            pending.extend(case.body)
+            stack.extend(n for n in (case.pattern, case.guard) if n is not None)
+        for value in _bound_values(stmt):
+            spelt |= _origin_words(value, aliasing)
+        while stack:  # this statement's own code, not the bodies queued above nor nested scopes
+            node = stack.pop()
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                targets.add(node.id)
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                targets.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                targets.add(node.rest)
+            elif isinstance(node, ast.NamedExpr) and stmt.end_lineno is not None:
+                spelt |= words("".join(lines[stmt.lineno - 1:stmt.end_lineno]))
+            if isinstance(node, ast.AugAssign) or isinstance(
+                    node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
+                spelt |= words("".join(lines[node.lineno - 1:node.end_lineno]))  # type: ignore[attr-defined]
+            elif isinstance(node, ast.Attribute) and node.attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES:
+                spelt |= _origin_words(node.value, aliasing)  # the owner TAL001 asks was used before
+            if isinstance(node, _SCOPE_NODES):
+                continue
+            for name, value in ast.iter_fields(node):
+                if node is stmt and name in _BLOCKS:
+                    continue
+                if isinstance(value, list):
+                    stack.extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    stack.append(value)
+    modules -= set(imported)
+    classes = {name for name in _capitalised(tree) if imported.get(name, name) not in _ARGUMENT_CLASSES}
+    return targets | (spelt - _KEYWORDS - modules), classes
+
+
+def _bound_values(stmt: ast.stmt) -> List[ast.expr]:
+    """What ``stmt`` binds a name to (``for``: what it iterates; ``with``: its managers)."""
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return [stmt.value] if stmt.value is not None else []
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.iter]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.context_expr for item in stmt.items]
+    return []
+
+
+def _origin_words(node: ast.expr, aliasing: FrozenSet[str] = frozenset()) -> Set[str]:
+    """The names a value may alias, as the alias analysis derives them (``aliases._eval``), a
+    superset: a name, an attribute chain, a display's elements, an ``if``-expression's
+    branches, a method call's receiver and arguments, a function's positional arguments (a
+    project function may return one); nothing from arithmetic, comparisons, constants, lambdas
+    or a class's call (other than those in ``aliasing``, and the catalogue's: ``OrderedDict(d)``)."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return set().union(*(_origin_words(e, aliasing) for e in node.elts))
+    if isinstance(node, ast.Dict):
+        return set().union(*(_origin_words(v, aliasing) for v in node.values))
+    if isinstance(node, ast.IfExp):
+        return _origin_words(node.body, aliasing) | _origin_words(node.orelse, aliasing)
+    if isinstance(node, ast.BoolOp):
+        return set().union(*(_origin_words(v, aliasing) for v in node.values))
+    if isinstance(node, ast.Starred):
+        return _origin_words(node.value, aliasing)
+    if isinstance(node, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr, ast.Lambda)):
+        return set()
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):  # the element's, through its loops
+        element = _origin_words(node.elt, aliasing)
+        return element.union(*(_origin_words(g.iter, aliasing) for g in node.generators)) if element else element
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id[:1].isupper() and node.func.id not in _ARGUMENT_CLASSES | aliasing:
+            return set()
+        return set().union(*(_origin_words(a, aliasing) for a in node.args))
+    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node)
+            if isinstance(n, (ast.Name, ast.Attribute))}
+
+
+def _calls_capitalised(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id[:1].isupper()
+
+
+def _capitalised(tree: ast.Module) -> Set[str]:
+    """The capitalised names the module's tables call."""
+    return {e.func.id for stmt in tree.body for e in (_table(stmt) or ()) if _calls_capitalised(e)}  # type: ignore
+
+
 _NEWLINE_END_RE = re.compile(r"(?:\r\n|\r|\n)\Z")
 LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
-def blanked(lines: Sequence[str], units: Iterable[Unit]) -> str:
-    """The module with every unit's body blanked, rows and columns unchanged.
+def blanked(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span] = ()) -> str:
+    """The module with every unit's body and every span blanked (a span's characters become
+    spaces, its line breaks stay), rows and columns unchanged.
     ``lines``: the physical lines, with their line breaks (``LINE_RE``)."""
     out = list(lines)
     for unit in units:
         for row in range(unit.first, unit.last + 1):
             end = _NEWLINE_END_RE.search(out[row - 1])
             out[row - 1] = ("" if row > unit.first else unit.indent + "pass") + (end.group() if end else "")
+    for span in spans:
+        for row in range(span.row, span.end_row + 1):
+            line = out[row - 1]
+            end = _NEWLINE_END_RE.search(line)
+            text = line[:end.start()] if end else line
+            start = span.column if row == span.row else 0
+            stop = span.end_column if row == span.end_row else len(text)
+            out[row - 1] = text[:start] + " " * (stop - start) + text[stop:] + (end.group() if end else "")
     return "".join(out)
 
