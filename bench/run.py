@@ -353,7 +353,7 @@ def precheck_equality(root: Path, jobs: int = 1, full: bool = False) -> dict:
 def _blank_worker(path):
     import ast
 
-    from detachlint.analysis.units import LINE_RE, quiet_elements, quiet_units
+    from detachlint.analysis.units import LINE_RE, quiet_code
     from detachlint.engine import lint_source
     from detachlint.findings import PARSE_ERROR_CODE
     from detachlint.rules import ALL_RULES
@@ -361,8 +361,7 @@ def _blank_worker(path):
     codes = [r.code for r in ALL_RULES] + [PARSE_ERROR_CODE]
     try:
         source = Path(path).read_text(encoding="utf-8")
-        tree, lines = ast.parse(source), LINE_RE.findall(source)
-        quiet = len(quiet_units(tree, lines)) + len(quiet_elements(tree, lines))
+        quiet = sum(map(len, quiet_code(ast.parse(source), LINE_RE.findall(source))))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return path, None, 0
     if not quiet:

@@ -16,7 +16,7 @@ from libcst.metadata import MetadataWrapper
 from .analysis.firstpass import (CHUNKED_CHECK_SIZE, FirstPass, compiles_in_chunks, first_pass, physical_lines,
                                  too_deep)
 from .analysis.precheck import may_have_findings
-from .analysis.units import LINE_RE, Span, Unit, blanked, function_units, quiet_elements, site_names
+from .analysis.units import LINE_RE, Span, Unit, blanked, quiet_code
 from .analysis.project import ModuleView
 from .context import Context
 from .findings import PARSE_ERROR_CODE, Finding, Location, Related, parse_error_finding
@@ -152,11 +152,7 @@ def _quiet_code(source: str, first: FirstPass, project: Optional[ModuleView]) ->
     lines = LINE_RE.findall(source)
     if _LIBCST_STRICTER_RE.search(source) is not None:
         return lines, [], []
-    if first.tree is None:
-        quiet, spans = first.quiet or [], first.elements or []
-    else:
-        sites = site_names(first.tree)
-        quiet, spans = function_units(first.tree, lines, sites=sites), quiet_elements(first.tree, lines, sites)
+    quiet, spans = (first.quiet or [], first.elements or []) if first.tree is None else quiet_code(first.tree, lines)
     if project is not None:
         spans = [s for s in spans if not any(project.index.function(project.module, c) for c in s.calls)]
     return lines, quiet, spans

@@ -30,7 +30,8 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional,
 from . import catalog
 from .base import Analysis, AnalysisContext
 from .firstpass import FirstPass, TooDeep, physical_lines, too_deep
-from .units import LINE_RE, Span, Unit, function_units, quiet_elements, site_names, statements
+from .units import LINE_RE, Span, Unit, quiet_code, statements
+from .units import dotted as _dotted
 
 FORMAT = "7"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
@@ -55,17 +56,6 @@ def _trained(receiver: str, params: Sequence[str]) -> bool:
     if root in params[1:]:
         return True
     return bool(rest) and bool(_MODEL_NAME.search(rest.rsplit(".", 1)[-1]))
-
-
-def _dotted(node: ast.AST) -> Optional[str]:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _last_name(node: ast.AST) -> str:
@@ -519,9 +509,7 @@ def module_facts(source: str, module: str, is_package: bool = False) -> Optional
         deep = too_deep(tree, physical_lines(source))
         facts = ModuleFacts(_imports(tree, module, is_package), deep=deep)
         if deep is None:
-            lines, sites = LINE_RE.findall(source), site_names(tree)
-            facts.quiet = function_units(tree, lines, sites=sites)
-            facts.elements = quiet_elements(tree, lines, sites)
+            facts.quiet, facts.elements = quiet_code(tree, LINE_RE.findall(source))
         _scan_body(tree.body, "", False, facts)
     except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
         return None

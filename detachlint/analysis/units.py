@@ -346,6 +346,12 @@ def quiet_units(tree: ast.Module, lines: Sequence[str]) -> List[Unit]:
     return function_units(tree, lines, methods=True, sites=site_names(tree))
 
 
+def quiet_code(tree: ast.Module, lines: Sequence[str]) -> Tuple[List[Unit], List["Span"]]:
+    """What the engine blanks: the quiet bodies and the quiet table elements."""
+    sites = site_names(tree)
+    return function_units(tree, lines, sites=sites), quiet_elements(tree, lines, sites)
+
+
 @dataclass(frozen=True)
 class Span:
     """The inside of one call's parentheses: from 1-based ``row``, 0-based character ``column``
@@ -382,13 +388,17 @@ def quiet_elements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sites
     if not tables:
         return []
     sites = sites if sites is not None else site_names(tree)
-    state, classes = _module_state(tree, lines, sites)
+    imported = {a.asname or a.name: a.name for node in statements(tree.body) if isinstance(node, ast.ImportFrom)
+                for a in node.names}
+    # the capitalised callables whose result the alias analysis derives from an argument
+    arguments = _ARGUMENT_CLASSES | {local for local, name in imported.items() if name in _ARGUMENT_CLASSES}
+    state = _module_state(tree, lines, imported, arguments)
     # a comprehension binds names that a backward pass's loss may be (``ScopeOrder``)
     comprehensions = not any("backward" in line or "autograd" in line for line in lines)
     out: List[Span] = []
     for stmt in tables:
         for element in _table(stmt) or ():
-            if not (_calls_capitalised(element) and element.func.id in classes):  # type: ignore[attr-defined]
+            if not _calls_capitalised(element) or element.func.id in arguments:  # type: ignore[attr-defined]
                 continue
             span = _quiet_call(element, lines, sites, state, comprehensions)
             if span is not None:
@@ -416,7 +426,7 @@ def _quiet_call(element: ast.Call, lines: Sequence[str], sites: Sites, state: Se
         if isinstance(node, ast.NamedExpr) or isinstance(node, ast.comprehension) and not comprehensions:
             return None
         if isinstance(node, ast.Call):
-            name = _dotted(node.func)
+            name = dotted(node.func)
             if name is not None:
                 calls.append(name)
     # ``Name(`` ... ``)``: the parenthesis right after the name, on its line, and the call's last
@@ -435,7 +445,8 @@ def _column(line: str, offset: int) -> int:
     return offset if line.isascii() else len(line.encode("utf-8")[:offset].decode("utf-8", "replace"))
 
 
-def _dotted(node: ast.expr) -> Optional[str]:
+def dotted(node: ast.AST) -> Optional[str]:
+    """``a.b.c`` for an attribute chain on a name; None for anything else."""
     parts: List[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -449,14 +460,15 @@ def _dotted(node: ast.expr) -> Optional[str]:
 _KEYWORDS = frozenset(keyword.kwlist)
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
                 ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-# Capitalised callables whose result the alias analysis derives from an argument.
+# Callables whose result the alias analysis derives from an argument (by their last name).
 _ARGUMENT_CLASSES = frozenset(q.rsplit(".", 1)[-1] for q in catalog.FUNCTION_EFFECTS)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _module_state(tree: ast.Module, lines: Sequence[str], sites: Sites) -> Tuple[Set[str], Set[str]]:
-    """The names module-level code may hold as state, a superset, and the capitalised names a
-    table's element may call (``quiet_elements``). The alias analysis keeps state only for what
+def _module_state(tree: ast.Module, lines: Sequence[str], imported: Dict[str, str],
+                  arguments: FrozenSet[str]) -> Set[str]:
+    """The names module-level code may hold as state, a superset (``quiet_elements``; ``imported``:
+    what ``from`` imports bind, ``arguments``: see ``_origin_words``). The alias analysis keeps state only for what
     is bound (``aliases._bind``): an assignment's targets, and the names the bound value may
     alias (``_origin_words``; a write marks what is kept stale, it keeps nothing new). A store
     into an attribute or an item, or an augmented assignment, counts all it spells; a ``.data``
@@ -466,19 +478,13 @@ def _module_state(tree: ast.Module, lines: Sequence[str], sites: Sites) -> Tuple
     targets: Set[str] = set()
     spelt: Set[str] = set()
     modules: Set[str] = set()
-    imported: Dict[str, str] = {}  # local name -> the name it imports
-    aliasing = frozenset(a.asname for node in statements(tree.body) if isinstance(node, ast.ImportFrom)
-                         for a in node.names if a.asname and a.name in _ARGUMENT_CLASSES)
     pending: List[ast.stmt] = list(tree.body)
     while pending:
         stmt = pending.pop()
         if isinstance(stmt, ast.Import):
             modules.update(a.asname or a.name.split(".")[0] for a in stmt.names)
             continue
-        if isinstance(stmt, ast.ImportFrom):
-            imported.update((a.asname or a.name, a.name) for a in stmt.names)
-            continue
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(stmt, (ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         stack: List[ast.AST] = [stmt]
         for block in ("body", "orelse", "finalbody"):
@@ -491,7 +497,7 @@ def _module_state(tree: ast.Module, lines: Sequence[str], sites: Sites) -> Tuple
             pending.extend(case.body)
             stack.extend(n for n in (case.pattern, case.guard) if n is not None)
         for value in _bound_values(stmt):
-            spelt |= _origin_words(value, aliasing)
+            spelt |= _origin_words(value, arguments)
         while stack:  # this statement's own code, not the bodies queued above nor nested scopes
             node = stack.pop()
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -506,7 +512,7 @@ def _module_state(tree: ast.Module, lines: Sequence[str], sites: Sites) -> Tuple
                     node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
                 spelt |= words("".join(lines[node.lineno - 1:node.end_lineno]))  # type: ignore[attr-defined]
             elif isinstance(node, ast.Attribute) and node.attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES:
-                spelt |= _origin_words(node.value, aliasing)  # the owner TAL001 asks was used before
+                spelt |= _origin_words(node.value, arguments)  # the owner TAL001 asks was used before
             if isinstance(node, _SCOPE_NODES):
                 continue
             for name, value in ast.iter_fields(node):
@@ -516,9 +522,7 @@ def _module_state(tree: ast.Module, lines: Sequence[str], sites: Sites) -> Tuple
                     stack.extend(v for v in value if isinstance(v, ast.AST))
                 elif isinstance(value, ast.AST):
                     stack.append(value)
-    modules -= set(imported)
-    classes = {name for name in _capitalised(tree) if imported.get(name, name) not in _ARGUMENT_CLASSES}
-    return targets | (spelt - _KEYWORDS - modules), classes
+    return targets | (spelt - _KEYWORDS - (modules - set(imported)))
 
 
 def _bound_values(stmt: ast.stmt) -> List[ast.expr]:
@@ -532,42 +536,38 @@ def _bound_values(stmt: ast.stmt) -> List[ast.expr]:
     return []
 
 
-def _origin_words(node: ast.expr, aliasing: FrozenSet[str] = frozenset()) -> Set[str]:
+def _origin_words(node: ast.expr, arguments: FrozenSet[str] = _ARGUMENT_CLASSES) -> Set[str]:
     """The names a value may alias, as the alias analysis derives them (``aliases._eval``), a
     superset: a name, an attribute chain, a display's elements, an ``if``-expression's
     branches, a method call's receiver and arguments, a function's positional arguments (a
     project function may return one); nothing from arithmetic, comparisons, constants, lambdas
-    or a class's call (other than those in ``aliasing``, and the catalogue's: ``OrderedDict(d)``)."""
+    or a class's call (other than ``arguments``, whose result the alias analysis derives from an
+    argument: the catalogue's ``OrderedDict(d)``, also under another name)."""
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return set().union(*(_origin_words(e, aliasing) for e in node.elts))
+        return set().union(*(_origin_words(e, arguments) for e in node.elts))
     if isinstance(node, ast.Dict):
-        return set().union(*(_origin_words(v, aliasing) for v in node.values))
+        return set().union(*(_origin_words(v, arguments) for v in node.values))
     if isinstance(node, ast.IfExp):
-        return _origin_words(node.body, aliasing) | _origin_words(node.orelse, aliasing)
+        return _origin_words(node.body, arguments) | _origin_words(node.orelse, arguments)
     if isinstance(node, ast.BoolOp):
-        return set().union(*(_origin_words(v, aliasing) for v in node.values))
+        return set().union(*(_origin_words(v, arguments) for v in node.values))
     if isinstance(node, ast.Starred):
-        return _origin_words(node.value, aliasing)
+        return _origin_words(node.value, arguments)
     if isinstance(node, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr, ast.Lambda)):
         return set()
     if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):  # the element's, through its loops
-        element = _origin_words(node.elt, aliasing)
-        return element.union(*(_origin_words(g.iter, aliasing) for g in node.generators)) if element else element
+        element = _origin_words(node.elt, arguments)
+        return element.union(*(_origin_words(g.iter, arguments) for g in node.generators)) if element else element
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        if node.func.id[:1].isupper() and node.func.id not in _ARGUMENT_CLASSES | aliasing:
+        if node.func.id[:1].isupper() and node.func.id not in arguments:
             return set()
-        return set().union(*(_origin_words(a, aliasing) for a in node.args))
+        return set().union(*(_origin_words(a, arguments) for a in node.args))
     return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node)
             if isinstance(n, (ast.Name, ast.Attribute))}
 
 
 def _calls_capitalised(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id[:1].isupper()
-
-
-def _capitalised(tree: ast.Module) -> Set[str]:
-    """The capitalised names the module's tables call."""
-    return {e.func.id for stmt in tree.body for e in (_table(stmt) or ()) if _calls_capitalised(e)}  # type: ignore
 
 
 _NEWLINE_END_RE = re.compile(r"(?:\r\n|\r|\n)\Z")
