@@ -191,6 +191,14 @@ TABLE_TRAPS = {
                                 "Info('x', value=weight),\n", ""),
     # a backward pass
     "backward": ("", "Info('x', op=torch.zeros(1, requires_grad=True).sum().backward()),\n", ""),
+    # a backward pass through ``torch.autograd.grad`` under another name
+    "grad_under_another_name": ("from torch.autograd import grad as g\n",
+                                "Info('x', g=g(torch.ones(1, requires_grad=True).sum(), [])),\n", ""),
+    # a name a module-level value may alias, through a comprehension's loop
+    "aliased_through_a_comprehension": ("kept = [w for w in (weight,)]\n", "Info('x', value=weight),\n", ""),
+    # a name bound by ``:=`` inside a module-level comprehension, which binds in the module
+    "bound_in_a_comprehension": ("if any((held := t) for t in (weight,)):\n    pass\n",
+                                 "Info('x', value=held),\n", ""),
 }
 
 
@@ -221,3 +229,39 @@ def test_an_element_calling_a_project_function_stays(tmp_path):
     view = ModuleView(build_index(files), "table")
     assert view.index.function("table", "Wrap") is not None
     _same_either_way(source, str(tmp_path / "table.py"), view)
+
+
+def test_names_that_are_only_spelt_in_strings_or_loops_do_not_keep_an_element():
+    """``backward`` in a skip's reason is no backward pass; a comprehension's loop name (``op``
+    below) is gone once the module-level list is made, so it is no state of the module."""
+    head = "ops = [op for op in TABLE if op]\n"
+    source = _table("", "Info('x', skips=(Skip('sparse backward'),), value=op),\n", head)
+    assert 4 in _spans(source)
+    _same_either_way(source, "table.py")
+
+
+# A generated table of numbers (``torch/sparse/_triton_ops_meta.py``).
+_NUMBERS = "".join(f"    ('mm', 'A100', (0, torch.int8, {i})): {{(192, {i}, 256): (2, 8, 1, 4), (1, 2): -3}},\n"
+                   for i in range(300))
+
+
+def test_a_literal_tables_tuples_and_dicts_are_blanked_and_its_lists_keep_their_elements():
+    source = ("import torch\n"
+              f"DATA: dict = {{\n{_NUMBERS}}}\n"
+              f"ROWS = [\n{''.join(f'    [{i}, ({i}, 2.0), None],  # {i}' + chr(10) for i in range(700))}]\n"
+              f"PAIRS = (\n{''.join(f'    ({i}, -{i}),' + chr(10) for i in range(1500))})\n"
+              "rows = torch.tensor(ROWS[0])\n")
+    lines = LINE_RE.findall(source)
+    text = blanked(lines, [], quiet_elements(ast.parse(source), lines))
+    ast.parse(text)
+    out = text.splitlines()
+    # a value made of literals goes, a key that reads a name stays
+    key, _, value = lines[2].rstrip("\n").partition(": {")
+    assert out[2] == key + ": {" + " " * (len(value) - 2) + "},"
+    # a list is never emptied (``[]`` has a kind of its own): its tuples go, its numbers stay
+    row = out.index("ROWS = [") + 1
+    assert out[row] == "    [0, (" + " " * len("0, 2.0") + "), None],  # 0"
+    # a tuple made of literals goes whole
+    start = out.index("PAIRS = (")
+    assert {line.strip() for line in out[start + 1:start + 1501]} == {""} and out[start + 1501] == ")"
+    _same_either_way(source, "numbers.py")

@@ -369,61 +369,104 @@ class Span:
         return (row, column) < (self.end_row, self.end_column) and (self.row, self.column) < (end_row, end_column)
 
 
-# A table (a top-level list or tuple display) this large is worth a walk of its elements: LibCST
-# spends hundreds of bytes per character of it (torch's ``op_db`` is 660 kB of ``OpInfo(...)``).
+# A table (a top-level display) this large is worth a walk of its elements: LibCST spends
+# hundreds of bytes per character of it (torch's ``op_db`` is 660 kB of ``OpInfo(...)``,
+# ``sparse/_triton_ops_meta.py`` 470 kB of numbers).
 _TABLE_SIZE = 16_384
-# What a table's element must not spell: a backward pass or an optimizer step (``ScopeOrder``).
-_EFFECT_WORDS = frozenset({"backward", "step"})
+# What a table's element must not name: a backward pass or an optimizer step (``ScopeOrder``,
+# the alias analysis), also under a ``from`` import's other name.
+_EFFECT_NAMES = catalog.BACKWARD_METHODS | catalog.OPTIMIZER_UPDATE_METHODS | {"backward", "grad"}
+# What a literal is made of: constants, displays of them and their signs (``ast.walk`` yields
+# the context and operator nodes too).
+_LITERAL_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.unaryop, ast.Load)
+_OPENERS = {ast.Tuple: "(", ast.List: "[", ast.Set: "{", ast.Dict: "{"}
 
 
 def quiet_elements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sites] = None) -> List[Span]:
-    """The arguments of the elements of large module-level tables that no analysis can see,
-    safe to blank (``Span``). An element qualifies when it is a call of a capitalised name, a
-    class (what it makes has no kind and no alias origin that its arguments decide: not one of
-    the catalogue's functions, ``OrderedDict(d)``), that holds no site and nothing read
-    module-wide (``_kept``), binds nothing (``:=``), spells no backward pass or optimizer step,
-    and spells no name that module-level code may hold as state (``_module_state``)."""
+    """What no analysis can see in large module-level tables, safe to blank (``Span``): literals,
+    and the arguments of class calls.
+    A literal (constants and displays of them) has no name, no kind but "not a tensor" and no
+    alias origin, and keeps those blanked: the inside of a tuple or dict display goes, an empty
+    list (a kind of its own, ``Kind.EMPTY_LIST``) is never made, only its elements are blanked.
+    A call qualifies when it calls a capitalised name, a class (what it makes has no kind and no
+    alias origin that its arguments decide: not one of the catalogue's functions,
+    ``OrderedDict(d)``), holds no site and nothing read module-wide (``_kept``), binds nothing
+    (``:=``), names no backward pass or optimizer step, and spells no name that module-level
+    code may hold as state (``_module_state``)."""
     tables = [stmt for stmt in tree.body if _table(stmt) is not None and stmt.end_lineno is not None
               and sum(len(line) for line in lines[stmt.lineno - 1:stmt.end_lineno]) >= _TABLE_SIZE]
     if not tables:
         return []
+    out: List[Span] = []
+    calls: List[ast.Call] = []
+    for stmt in tables:
+        literal = _literal_spans(stmt.value, lines)  # type: ignore[attr-defined]
+        if literal is not None:
+            out.extend(literal)
+            continue
+        for element in _table(stmt) or ():
+            literal = _literal_spans(element, lines)
+            if literal is not None:
+                out.extend(literal)
+            elif _calls_capitalised(element):
+                calls.append(element)  # type: ignore[arg-type]
+    if not calls:
+        return out
     sites = sites if sites is not None else site_names(tree)
     imported = {a.asname or a.name: a.name for node in statements(tree.body) if isinstance(node, ast.ImportFrom)
                 for a in node.names}
     # the capitalised callables whose result the alias analysis derives from an argument
     arguments = _ARGUMENT_CLASSES | {local for local, name in imported.items() if name in _ARGUMENT_CLASSES}
+    effects = _EFFECT_NAMES | {local for local, name in imported.items() if name in _EFFECT_NAMES}
     state = _module_state(tree, lines, imported, arguments)
     # a comprehension binds names that a backward pass's loss may be (``ScopeOrder``)
     comprehensions = not any("backward" in line or "autograd" in line for line in lines)
-    out: List[Span] = []
-    for stmt in tables:
-        for element in _table(stmt) or ():
-            if not _calls_capitalised(element) or element.func.id in arguments:  # type: ignore[attr-defined]
-                continue
-            span = _quiet_call(element, lines, sites, state, comprehensions)
+    for element in calls:
+        if element.func.id not in arguments:  # type: ignore[attr-defined]
+            span = _quiet_call(element, lines, sites, state, effects, comprehensions)
             if span is not None:
                 out.append(span)
     return out
 
 
 def _table(stmt: ast.stmt) -> Optional[List[ast.expr]]:
-    """The elements of a statement that assigns, or is, a list or tuple display."""
+    """The elements of a statement that assigns, or is, a display (a dict's keys and values)."""
     value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)) else None
-    return value.elts if isinstance(value, (ast.List, ast.Tuple)) else None
+    if isinstance(value, ast.Dict):
+        return [k for k in value.keys if k is not None] + value.values
+    return value.elts if isinstance(value, (ast.List, ast.Tuple, ast.Set)) else None
 
 
-def _quiet_call(element: ast.Call, lines: Sequence[str], sites: Sites, state: Set[str],
+def _literal_spans(node: Optional[ast.expr], lines: Sequence[str]) -> Optional[List[Span]]:
+    """The insides of a literal's tuple and dict displays, outermost first; None when ``node`` is
+    no literal display."""
+    if type(node) not in _OPENERS or not all(isinstance(n, _LITERAL_NODES) for n in ast.walk(node)):  # type: ignore[arg-type]
+        return None
+    if isinstance(node, (ast.List, ast.Set)):  # ``{1}`` would become ``{}``, a dict
+        return [span for e in node.elts for span in _literal_spans(e, lines) or ()]
+    assert node is not None and node.end_lineno is not None and node.end_col_offset is not None
+    line, end_line = lines[node.lineno - 1], lines[node.end_lineno - 1]
+    column, end_column = _column(line, node.col_offset), _column(end_line, node.end_col_offset) - 1
+    if line[column:column + 1] != _OPENERS[type(node)] or end_line[end_column:end_column + 1] not in ")}":
+        return []  # a tuple without its parentheses
+    empty = node.lineno == node.end_lineno and end_column == column + 1
+    return [] if empty else [Span(node.lineno, column + 1, node.end_lineno, end_column, ())]
+
+
+def _quiet_call(element: ast.Call, lines: Sequence[str], sites: Sites, state: Set[str], effects: Set[str],
                 comprehensions: bool) -> Optional[Span]:
     func = element.func
     if not ((element.args or element.keywords) and element.end_lineno is not None and element.end_col_offset
             is not None and func.end_lineno is not None and func.end_col_offset is not None):
         return None
     spelt = words("".join(lines[element.lineno - 1:element.end_lineno]))
-    if spelt & state or spelt & _EFFECT_WORDS or _kept([ast.Expr(element)], False, sites):
+    if spelt & state or _kept([ast.Expr(element)], False, sites):
         return None
     calls: List[str] = []
     for node in ast.walk(element):
         if isinstance(node, ast.NamedExpr) or isinstance(node, ast.comprehension) and not comprehensions:
+            return None
+        if isinstance(node, ast.Name) and node.id in effects or isinstance(node, ast.Attribute) and node.attr in effects:
             return None
         if isinstance(node, ast.Call):
             name = dotted(node.func)
@@ -458,8 +501,8 @@ def dotted(node: ast.AST) -> Optional[str]:
 
 
 _KEYWORDS = frozenset(keyword.kwlist)
-_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
-                ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, *_COMPREHENSIONS)
 # Callables whose result the alias analysis derives from an argument (by their last name).
 _ARGUMENT_CLASSES = frozenset(q.rsplit(".", 1)[-1] for q in catalog.FUNCTION_EFFECTS)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -506,8 +549,9 @@ def _module_state(tree: ast.Module, lines: Sequence[str], imported: Dict[str, st
                 targets.add(node.name)
             elif isinstance(node, ast.MatchMapping) and node.rest:
                 targets.add(node.rest)
-            elif isinstance(node, ast.NamedExpr) and stmt.end_lineno is not None:
-                spelt |= words("".join(lines[stmt.lineno - 1:stmt.end_lineno]))
+            elif (isinstance(node, ast.NamedExpr) or isinstance(node, _COMPREHENSIONS) and any(
+                    isinstance(n, ast.NamedExpr) for n in ast.walk(node))) and stmt.end_lineno is not None:
+                spelt |= words("".join(lines[stmt.lineno - 1:stmt.end_lineno]))  # it binds in this scope
             if isinstance(node, ast.AugAssign) or isinstance(
                     node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
                 spelt |= words("".join(lines[node.lineno - 1:node.end_lineno]))  # type: ignore[attr-defined]
@@ -555,15 +599,20 @@ def _origin_words(node: ast.expr, arguments: FrozenSet[str] = _ARGUMENT_CLASSES)
         return _origin_words(node.value, arguments)
     if isinstance(node, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr, ast.Lambda)):
         return set()
-    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):  # the element's, through its loops
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        # the element's, through its loops: the loops' own names are gone once it is made
         element = _origin_words(node.elt, arguments)
-        return element.union(*(_origin_words(g.iter, arguments) for g in node.generators)) if element else element
+        if not element:
+            return element
+        loops = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        return (element - loops).union(*(_origin_words(g.iter, arguments) for g in node.generators))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         if node.func.id[:1].isupper() and node.func.id not in arguments:
             return set()
         return set().union(*(_origin_words(a, arguments) for a in node.args))
-    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node)
-            if isinstance(n, (ast.Name, ast.Attribute))}
+    # what the alias analysis keys is a name or a dotted name (``dotted_name``), which spells its
+    # first name wherever it is read
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _calls_capitalised(node: ast.expr) -> bool:
