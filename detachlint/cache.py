@@ -8,11 +8,13 @@ runs never read half an entry; an entry that does not load is a miss and is rewr
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+from collections.abc import MutableMapping
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set
 
 from . import __version__
 from .files import atomic_write
@@ -105,37 +107,83 @@ def find_cache_dir(start: os.PathLike, config_file: Optional[os.PathLike] = None
 
 
 
-class FactsCache:
+class FactsCache(MutableMapping[str, dict]):
     """The project index's local facts per file content (``analysis.project``), in one JSON file
-    next to the lint cache: read once per run, written back (atomically) when it changed."""
+    next to the lint cache, read when the index first asks for them, written back (atomically)
+    when they changed. Beside it, what the composed index's digest was for the inputs it was
+    composed from (``ProjectIndex.inputs``): a run over unchanged files knows every file's
+    lint cache key without loading or composing anything."""
 
     LIMIT = 50_000  # entries kept: this run's, then older ones up to the limit
+    DIGESTS = 64  # composed digests kept, the latest first
 
     def __init__(self, directory: os.PathLike) -> None:
         from .analysis.project import FORMAT
 
         self.path = Path(directory) / f"index-{FORMAT}.json"
-        self.entries: Dict[str, dict] = {}
+        self._digests_path = Path(directory) / f"composed-{FORMAT}.json"
         self._loaded: Set[str] = set()
-        try:
-            with open(self.path, "rb") as fh:
-                data = json.loads(fh.read())
-            if isinstance(data, dict):
-                self.entries = data
-        except (OSError, ValueError):
-            pass  # absent or corrupt: rebuilt
-        self._loaded = set(self.entries)
+
+    @functools.cached_property
+    def _entries(self) -> Dict[str, dict]:
+        data = _read_json(self.path)
+        self._loaded = set(data)
+        return data
+
+    def __getitem__(self, key: str) -> dict:
+        return self._entries[key]
+
+    def __setitem__(self, key: str, value: dict) -> None:
+        self._entries[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._entries[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def digest_of(self, inputs: str) -> Optional[str]:
+        digest = self._digests.get(f"{code_fingerprint()}:{inputs}")
+        return digest if isinstance(digest, str) else None
+
+    def remember(self, inputs: str, digest: str) -> None:
+        key = f"{code_fingerprint()}:{inputs}"
+        if self._digests.get(key) == digest:
+            return
+        kept = {key: digest, **{k: v for k, v in self._digests.items() if k != key}}
+        self._digests = dict(list(kept.items())[:self.DIGESTS])
+        self._write(self._digests_path, self._digests)
+
+    @functools.cached_property
+    def _digests(self) -> Dict[str, str]:
+        return _read_json(self._digests_path)
 
     def save(self, used: Set[str]) -> None:
-        if used <= self._loaded:
-            return
-        keep = {k: self.entries[k] for k in used if k in self.entries}
+        if "_entries" not in self.__dict__ or used <= self._loaded:
+            return  # never read (so nothing was added), or nothing new
+        keep = {k: self._entries[k] for k in used if k in self._entries}
         for key in self._loaded - used:
             if len(keep) >= self.LIMIT:
                 break
-            keep[key] = self.entries[key]
+            keep[key] = self._entries[key]
+        self._write(self.path, keep)
+
+    @staticmethod
+    def _write(path: Path, data: dict) -> None:
         try:
-            prepare_cache_dir(self.path.parent)
-            atomic_write(self.path, json.dumps(keep, separators=(",", ":")).encode())
+            prepare_cache_dir(path.parent)
+            atomic_write(path, json.dumps(data, separators=(",", ":")).encode())
         except (OSError, TypeError, ValueError):
             pass  # a read-only disk makes the cache useless, never the run
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read())
+    except (OSError, ValueError):
+        return {}  # absent or corrupt: rebuilt
+    return data if isinstance(data, dict) else {}

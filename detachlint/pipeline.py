@@ -425,8 +425,13 @@ def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Opti
             continue  # no function or class: nothing another file could resolve to, and no calls to summarise
         files.append((path, text))
     used: set = set()
-    index = build_index(files, facts.entries if facts is not None else None, used, facts_of)
+    index = build_index(files, facts, used, facts_of)
     if facts is not None:
+        known = facts.digest_of(index.inputs)
+        if known is not None:
+            index.digest = known  # what every file's cache key needs: nothing loaded or composed
+        else:
+            facts.remember(index.inputs, index.digest)
         facts.save(used)
     return index
 

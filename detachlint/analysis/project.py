@@ -22,10 +22,9 @@ import hashlib
 import os
 import re
 import warnings
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
 from .base import Analysis, AnalysisContext
@@ -566,31 +565,68 @@ class SnapshotHazard:
 
 
 class ProjectIndex:
-    """Composed summaries of every function of the linted files, keyed by qualified name."""
+    """Composed summaries of every function of the linted files, keyed by qualified name.
 
-    def __init__(self, modules: Mapping[str, ModuleFacts], aliases: Optional[Mapping[str, str]] = None,
-                 paths: Optional[Mapping[str, str]] = None, keys: Optional[Mapping[str, str]] = None) -> None:
-        self.modules = dict(modules)
+    ``modules``: the local facts by module, or what loads them; nothing is loaded or composed
+    before a lint asks. ``digest``: the composed facts' digest when it is known already (a run
+    over unchanged files, ``FactsCache.digest_of``): every file of such a run is a cache hit."""
+
+    def __init__(self, modules: "Mapping[str, ModuleFacts] | Callable[[], Mapping[str, ModuleFacts]]",
+                 aliases: Optional[Mapping[str, str]] = None, paths: Optional[Mapping[str, str]] = None,
+                 keys: Optional[Mapping[str, str]] = None, digest: Optional[str] = None) -> None:
+        self._loader: Optional[Callable[[], Mapping[str, ModuleFacts]]] = None
+        if callable(modules):
+            self._loader = modules
+        else:
+            self.modules = dict(modules)
+        if digest is not None:
+            self.digest = digest
         self.keys = dict(keys or {})  # module -> ``content_key`` of the text its facts come from
         self._paths = dict(paths or {})  # absolute path -> its module's key here
         # ``stepbystep.v2`` -> ``v2``: a module in a directory without ``__init__.py`` (a namespace
         # package, the usual layout of research code run from its root) under its dotted path.
         self.aliases = dict(aliases or {})
-        self._functions: Dict[str, FunctionFacts] = {}
-        self._classes: Dict[str, ClassFacts] = {}
-        self._module_of: Dict[str, str] = {}
+        self._resolved: Dict[Tuple[str, str], Optional[str]] = {}
+
+    def __getstate__(self) -> dict:
+        self._summaries  # composed once, here, rather than in every worker it is sent to
+        return {**self.__dict__, "_loader": None}
+
+    @functools.cached_property
+    def modules(self) -> Dict[str, ModuleFacts]:  # type: ignore[override]
+        assert self._loader is not None
+        loaded, self._loader = dict(self._loader()), None  # the loader holds the project's texts
+        return loaded
+
+    @functools.cached_property
+    def inputs(self) -> str:
+        """What the composed facts are made from: every module's name and text (its content key),
+        and the names modules are imported by."""
+        text = repr((sorted(self.keys.items()), sorted(self.aliases.items())))
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    @functools.cached_property
+    def _tables(self) -> Tuple[Dict[str, FunctionFacts], Dict[str, ClassFacts], Dict[str, str], Dict[str, List[str]]]:
+        functions: Dict[str, FunctionFacts] = {}
+        classes: Dict[str, ClassFacts] = {}
+        module_of: Dict[str, str] = {}
         for module, facts in self.modules.items():
             for name, fn in facts.functions.items():
-                self._functions[f"{module}.{name}" if module else name] = fn
-                self._module_of[f"{module}.{name}" if module else name] = module
+                functions[f"{module}.{name}" if module else name] = fn
+                module_of[f"{module}.{name}" if module else name] = module
             for name, cls in facts.classes.items():
-                self._classes[f"{module}.{name}" if module else name] = cls
-                self._module_of[f"{module}.{name}" if module else name] = module
-        self._members: Dict[str, List[str]] = {}  # class -> its functions' qualified names
-        for qualname in self._functions:
-            self._members.setdefault(qualname.rpartition(".")[0], []).append(qualname)
-        self._resolved: Dict[Tuple[str, str], Optional[str]] = {}
-        self._summaries = self._compose()
+                classes[f"{module}.{name}" if module else name] = cls
+                module_of[f"{module}.{name}" if module else name] = module
+        members: Dict[str, List[str]] = {}  # class -> its functions' qualified names
+        for qualname in functions:
+            members.setdefault(qualname.rpartition(".")[0], []).append(qualname)
+        return functions, classes, module_of, members
+
+    _functions = functools.cached_property(lambda self: self._tables[0])
+    _classes = functools.cached_property(lambda self: self._tables[1])
+    _module_of = functools.cached_property(lambda self: self._tables[2])
+    _members = functools.cached_property(lambda self: self._tables[3])
+    _summaries = functools.cached_property(lambda self: self._compose())
 
     @functools.cached_property
     def digest(self) -> str:
@@ -860,54 +896,57 @@ def facts_here(items: Sequence[Tuple[str, str, bool]]) -> List[Optional[ModuleFa
     return [module_facts(*item) for item in items]
 
 
-def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[Dict[str, dict]] = None,
+def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[MutableMapping[str, dict]] = None,
                 used: Optional[Set[str]] = None, facts_of: FactsOf = facts_here) -> ProjectIndex:
-    """The index of ``files`` (path, source text). ``cache`` maps content keys to local facts
-    (``ModuleFacts.to_json``); it is read and filled in place, and ``used`` gets the keys this
-    index needed (what is worth keeping). ``facts_of`` computes the local facts of the files not
+    """The index of ``files`` (path, source text), which loads their facts when first asked.
+    ``cache`` maps content keys to local facts (``ModuleFacts.to_json``); it is read and filled
+    in place then, and ``used`` gets the keys this index needs (what is worth keeping). ``facts_of`` computes the local facts of the files not
     in the cache, ``(source, module, is_package)`` each, in order (``runner.facts_in_parallel``)."""
     files = list(files)
-    # The facts not cached, computed together (in worker processes, with ``facts_of``). A file
-    # keeps the name it has on its own unless another file has that name too (two ``v2`` by
-    # stem): those are left to the loop below, which renames them.
-    named = [(source, *module_name(path)) for path, source in files]
-    count = Counter(module for _, module, _ in named)
-    missing: Dict[str, Tuple[str, str, bool]] = {}
-    for source, module, is_package in named:
-        key = content_key(source, module)
-        if count[module] == 1 and (cache is None or key not in cache):
-            missing[key] = (source, module, is_package)
-    computed = dict(zip(missing, facts_of(list(missing.values())))) if missing else {}
-    modules: Dict[str, ModuleFacts] = {}
     aliases: Dict[str, str] = {}
     paths: Dict[str, str] = {}
     keys: Dict[str, str] = {}
-    for (path, _), (source, module, is_package) in zip(files, named):
+    wanted: List[Tuple[str, str, str, bool]] = []  # module, content key, source, is_package
+    for path, source in files:
+        module, is_package = module_name(path)
         names = _namespace_names(Path(path), module)
-        if module in modules:  # ``data/v2.py`` and ``stepbystep/v2.py`` are both ``v2`` by stem
-            module = next((n for n in names if n not in modules), module)
+        if module in keys:  # ``data/v2.py`` and ``stepbystep/v2.py`` are both ``v2`` by stem
+            module = next((n for n in names if n not in keys), module)
         paths[os.path.abspath(path)] = module
         for dotted in names:
             aliases.setdefault(dotted, module)
         key = content_key(source, module)
         if used is not None:
             used.add(key)
-        cached = cache.get(key) if cache is not None else None
-        facts = None
-        if cached is not None:
-            try:
-                facts = ModuleFacts.from_json(cached)
-            except (KeyError, TypeError, ValueError):
-                facts = None
-        if facts is None:
-            facts = computed[key] if key in computed else module_facts(source, module, is_package)
+        if module not in keys:
+            keys[module] = key
+            wanted.append((module, key, source, is_package))
+
+    def load() -> Dict[str, ModuleFacts]:
+        # The facts not cached, computed together (in worker processes, with ``facts_of``).
+        missing = {key: (source, module, is_package) for module, key, source, is_package in wanted
+                   if cache is None or key not in cache}
+        computed = dict(zip(missing, facts_of(list(missing.values())))) if missing else {}
+        modules: Dict[str, ModuleFacts] = {}
+        for module, key, source, is_package in wanted:
+            facts = computed[key] if key in computed else _cached_facts(cache.get(key) if cache is not None else None)
+            if facts is None and key not in computed:  # a corrupt entry
+                facts = computed[key] = module_facts(source, module, is_package)
             if facts is None:
                 continue
-            if cache is not None:
+            if cache is not None and key in computed:
                 cache[key] = facts.to_json()
-        if module not in modules:
-            modules[module], keys[module] = facts, key
-    return ProjectIndex(modules, aliases, paths, keys)
+            modules[module] = facts
+        return modules
+
+    return ProjectIndex(load, aliases, paths, keys)
+
+
+def _cached_facts(entry: Optional[dict]) -> Optional[ModuleFacts]:
+    try:
+        return ModuleFacts.from_json(entry) if entry is not None else None
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _namespace_names(path: Path, module: str, depth: int = 3) -> List[str]:
