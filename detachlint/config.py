@@ -24,7 +24,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequ
 
 from .files import GitIgnore
 from .findings import PARSE_ERROR_CODE
-from .rules import ALL_RULES
+from .rules import RULES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -60,7 +60,7 @@ class ConfigError(Exception):
 
 def _known_codes() -> Tuple[str, ...]:
     # Read the registry each time: rules are plain classes and the list is short.
-    return tuple(r.code for r in ALL_RULES) + (PARSE_ERROR_CODE,)
+    return tuple(r.code for r in RULES) + (PARSE_ERROR_CODE,)
 
 
 def validate_selector(selector: str, where: str) -> str:
@@ -93,7 +93,7 @@ class _Layer:
 
 def _apply_layers(layers: Sequence[_Layer]) -> FrozenSet[str]:
     all_codes = _known_codes()
-    enabled = {r.code for r in ALL_RULES if r.default_enabled} | {PARSE_ERROR_CODE}
+    enabled = {r.code for r in RULES if r.default_enabled} | {PARSE_ERROR_CODE}
     for layer in layers:
         selects = (layer.select or ()) + layer.extend_select
         updates: Dict[str, bool] = {}

@@ -31,16 +31,16 @@ def _all_codes() -> FrozenSet[str]:
     global _ALL_CODES
     if _ALL_CODES is None:
         from .findings import PARSE_ERROR_CODE
-        from .rules import ALL_RULES
+        from .rules import RULES
 
-        _ALL_CODES = frozenset([r.code for r in ALL_RULES] + [PARSE_ERROR_CODE])
+        _ALL_CODES = frozenset([r.code for r in RULES] + [PARSE_ERROR_CODE])
     return _ALL_CODES
 
 
 def off_by_default() -> List[str]:
-    from .rules import ALL_RULES
+    from .rules import RULES
 
-    return sorted(r.code for r in ALL_RULES if not r.default_enabled)
+    return sorted(r.code for r in RULES if not r.default_enabled)
 
 
 def flake8_selection(options: Any) -> Optional[FrozenSet[str]]:

@@ -27,17 +27,20 @@ import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from .analysis.project import FactsOf, ModuleView, ProjectIndex, build_index, facts_here
 from .cache import Cache, FactsCache
 from .config import DEFAULT_MAX_FILE_SIZE, ConfigError, SettingsResolver
-from .engine import lint_source
 from .files import LINTED_SUFFIXES, GitIgnore, SourceError, decode_source, display_path
 from .findings import PARSE_ERROR_CODE, Finding, parse_error_finding
-from .fixes import FixOutcome, fix_file, fix_notebook, fix_text, unified_diff
-from .incremental import UnitCache
-from .notebook import CellMap, CodeCell, lint_joined, lint_notebook_bytes
+
+# The engine, the fixes and the notebooks import LibCST (a third of a cached run's time): they are
+# imported where a file is linted or fixed, never by a run that the cache serves whole.
+if TYPE_CHECKING:
+    from .fixes import FixOutcome
+    from .incremental import UnitCache
+    from .notebook import CellMap, CodeCell
 
 Codes = Optional[FrozenSet[str]]
 
@@ -106,6 +109,9 @@ def _too_large(display: str, size: int, limit: int) -> Optional[str]:
 def _lint_bytes(data: bytes, display: str, codes: Codes, notebook: bool, noqa: bool = True,
                 project: Optional[ModuleView] = None) -> List[Finding]:
     """A file's bytes: Python source, or a Jupyter notebook. May raise on a bug in a rule."""
+    from .engine import lint_source
+    from .notebook import lint_notebook_bytes
+
     if notebook:
         return lint_notebook_bytes(data, display, codes)
     try:
@@ -116,6 +122,8 @@ def _lint_bytes(data: bytes, display: str, codes: Codes, notebook: bool, noqa: b
 
 
 def _outcome_result(outcome: FixOutcome, display: str, fix: FixMode) -> FileResult:
+    from .fixes import unified_diff
+
     result = FileResult(list(outcome.remaining))
     if outcome.changed:
         result.fixed = dict(Counter(f.code for f in outcome.fixed))
@@ -129,6 +137,9 @@ def check_bytes(data: bytes, display: str, codes: Codes = None, *, notebook: boo
                 project: Optional[ModuleView] = None) -> FileResult:
     """Bytes that are not (or not yet) a file on disk: stdin. With ``fix``, ``fixed_data`` holds
     the fixed bytes in the input's own encoding (the input unchanged when it cannot be fixed)."""
+    from .engine import lint_source
+    from .fixes import fix_text
+
     def work() -> FileResult:
         skipped = _too_large(display, len(data), max_file_size)
         if skipped:
@@ -161,6 +172,8 @@ def check_source(source: str, display: str, codes: Codes = None, *, noqa: bool =
     """Text already decoded: an editor's buffer, or the lines flake8 read. ``noqa=False`` leaves
     ``# noqa`` to the caller (flake8 applies it, and ``--disable-noqa`` must work). ``units``:
     an editor's cache of findings per top-level function (``incremental.py``; noqa applied)."""
+    from .engine import lint_source
+
     def work() -> FileResult:
         skipped = _too_large(display, len(source.encode("utf-8", "surrogatepass")), max_file_size)
         if skipped:
@@ -175,6 +188,8 @@ def check_source(source: str, display: str, codes: Codes = None, *, noqa: bool =
 def check_cells(cells: Sequence[CodeCell], display: str, codes: Codes = None) -> Tuple[FileResult, CellMap]:
     """A notebook's code cells, linted joined: findings in joined coordinates and the map back to
     cells (an editor places each location, related ones included, in its own cell)."""
+    from .notebook import CellMap, lint_joined
+
     out: List[CellMap] = []
 
     def work() -> FileResult:
@@ -238,6 +253,9 @@ def cache_options(task: Task, indexes: Optional[Mapping[str, ProjectIndex]]) -> 
 def _fix_file(task: Task, path: Path, notebook: bool, fix: FixMode,
               project: Optional[ModuleView]) -> Optional[FileResult]:
     """None when the file cannot be read or decoded: the normal check then says why."""
+    from .engine import lint_source
+    from .fixes import fix_file, fix_notebook
+
     display, codes = task.display, task.codes
     transform = (lambda text: fix_notebook(text, display, codes, fix.unsafe)) if notebook else None
     done = fix_file(path, display, lambda text: lint_source(text, display, codes, project=project), fix.unsafe,
@@ -426,12 +444,14 @@ def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Opti
         files.append((path, text))
     used: set = set()
     index = build_index(files, facts, used, facts_of)
+    known = facts.digest_of(index.inputs) if facts is not None else None
+    if known is not None:
+        index.digest = known  # what every file's cache key needs: nothing loaded or composed
+    elif facts is not None:
+        facts.remember(index.inputs, index.load().digest)
+    else:
+        index.load()  # here, once, before any worker process is made
     if facts is not None:
-        known = facts.digest_of(index.inputs)
-        if known is not None:
-            index.digest = known  # what every file's cache key needs: nothing loaded or composed
-        else:
-            facts.remember(index.inputs, index.digest)
         facts.save(used)
     return index
 
@@ -464,8 +484,9 @@ class Projects:
         for path in paths:
             path = Path(path)
             root = project_root(path / "__init__.py" if path.is_dir() else path)
-            if root is not None:
-                self._index(root, facts_of=facts_of)
+            index = self._index(root, facts_of=facts_of) if root is not None else None
+            if index is not None:
+                index.load()  # a digest remembered from an earlier run leaves it unloaded
 
     def _index(self, root: Path, overrides: Optional[Mapping[str, str]] = None,
                facts_of: FactsOf = facts_here) -> Optional[ProjectIndex]:

@@ -147,6 +147,8 @@ def _file_size(task: Task) -> int:
 
 def _run_parallel(tasks: Sequence[Task], jobs: int, init: Tuple[Optional[str], Optional[FixMode], Optional[Indexes]], slots: Sequence[int], results: List[Optional[FileResult]], stats: RunStats) -> None:
     batches = [[(i, tasks[i]) for i in batch] for batch in _batches([_file_size(t) for t in tasks], jobs)]
+    for index in (init[2] or {}).values():
+        index.load()  # once, here: a forked worker would load and compose its own copy
     try:
         with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=init) as pool:
             futures: List[Future] = [pool.submit(_work, batch) for batch in batches]

@@ -64,8 +64,7 @@ TEST_RULE = textwrap.dedent(
                             related=[(first, "the alias is made here"), (second, "and read here")], fix=fix)
 
 
-    registry.ALL_RULES.append(AliasDemo)
-    registry._BY_CODE[AliasDemo.code] = AliasDemo
+    registry.register(AliasDemo)
 
     from detachlint.lsp import main
 

@@ -372,3 +372,22 @@ def test_a_stored_closure_that_steps(tmp_path):
     assert index.summary("sbs.StepByStep.validate").steps is None
     again = ModuleFacts.from_json(json.loads(json.dumps(index.modules["sbs"].to_json())))
     assert again == index.modules["sbs"]
+
+
+def test_a_run_over_unchanged_files_loads_and_composes_nothing(tmp_path):
+    """The composed digest is remembered for the inputs it came from: the second index over the
+    same files has it without reading a fact; an edit that changes a summary changes it."""
+    from detachlint.config import SettingsResolver
+    from detachlint.pipeline import build_project
+
+    _project(tmp_path, {"pyproject.toml": "", "m.py": UTILS})
+    cache = tmp_path / "cache"
+    first = build_project(tmp_path, SettingsResolver(), cache)
+    assert "modules" in first.__dict__  # composed, to learn its digest
+    second = build_project(tmp_path, SettingsResolver(), cache)
+    assert second.digest == first.digest and "modules" not in second.__dict__
+    assert second.summary("m.normalize_").writes == first.summary("m.normalize_").writes  # loads when asked
+    (tmp_path / "m.py").write_text(textwrap.dedent(UTILS).replace("x.sub_(mean)", "x = x - mean"), encoding="utf-8")
+    third = build_project(tmp_path, SettingsResolver(), cache)
+    assert third.digest != first.digest and "modules" in third.__dict__
+    assert third.summary("m.normalize_").writes == set()

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
-from .base import Analysis, AnalysisContext
 from .firstpass import FirstPass, TooDeep, physical_lines, too_deep
 from .units import LINE_RE, Span, Unit, quiet_code, statements
 from .units import dotted as _dotted
@@ -588,9 +587,14 @@ class ProjectIndex:
         self.aliases = dict(aliases or {})
         self._resolved: Dict[Tuple[str, str], Optional[str]] = {}
 
+    def load(self) -> "ProjectIndex":
+        """Load the facts and compose them now: before worker processes are made (each would
+        do it again, and the loader may start processes of its own)."""
+        self._summaries
+        return self
+
     def __getstate__(self) -> dict:
-        self._summaries  # composed once, here, rather than in every worker it is sent to
-        return {**self.__dict__, "_loader": None}
+        return {**self.load().__dict__, "_loader": None}
 
     @functools.cached_property
     def modules(self) -> Dict[str, ModuleFacts]:  # type: ignore[override]
@@ -964,20 +968,3 @@ def _namespace_names(path: Path, module: str, depth: int = 3) -> List[str]:
         out.append(".".join(parts))
         directory = directory.parent
     return out
-
-
-class ClassSnapshots(Analysis):
-    """This module's snapshot hazards across methods, by (class, method, attribute): what a rule
-    visiting ``self.<attr> = ...`` in that method asks."""
-
-    @classmethod
-    def build(cls, ctx: "AnalysisContext", scope: Optional[object]) -> "ClassSnapshots":
-        project = ctx.project
-        hazards = project.index.snapshot_hazards(project.module) if project is not None else []
-        return cls({(h.cls.rsplit(".", 1)[-1], h.method, h.attr): h for h in hazards})
-
-    def __init__(self, hazards: Dict[Tuple[str, str, str], SnapshotHazard]) -> None:
-        self.hazards = hazards
-
-    def at(self, cls: str, method: str, attr: str) -> Optional[SnapshotHazard]:
-        return self.hazards.get((cls, method, attr))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence
 
 from ..findings import PARSE_ERROR_CODE, Finding, Location, Severity, applicable
-from ..rules import rule_by_code
+from ..rules import rule_info
 
 # Reads the source lines a finding points into: (filename, cell) -> lines, or None if unavailable.
 SourceLines = Callable[[str, Optional[int]], Optional[List[str]]]
@@ -27,7 +27,7 @@ class ReportOptions:
 
 
 def rule_name(code: str) -> str:
-    rule = rule_by_code(code)
+    rule = rule_info(code)
     if rule is not None:
         return rule.name
     return "parse-error" if code == PARSE_ERROR_CODE else code.lower()
@@ -35,7 +35,7 @@ def rule_name(code: str) -> str:
 
 def rule_url(code: str) -> Optional[str]:
     """Where a finding's rule is documented (None for codes without a rule, such as TAL999)."""
-    rule = rule_by_code(code)
+    rule = rule_info(code)
     return rule.url() if rule is not None else None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import List, Sequence
 
 from ..findings import Finding
-from ..rules import rule_by_code
+from ..rules import rule_info
 from . import concise
 from .common import ReportOptions, Style, position, summary
 
@@ -36,7 +36,7 @@ def render(findings: Sequence[Finding], options: ReportOptions) -> str:
         out.extend(_snippet(f, options, style))
         for rel in f.related:
             out.append(f"  = note: {position(f, rel.location, rel.cell)}: {rel.message}")
-        if rule_by_code(f.code) is not None:
+        if rule_info(f.code) is not None:
             out.append(f"  = help: {style.cyan(f'detachlint rule {f.code}')}")  # works wherever detachlint does
         out.append("")
     if not options.quiet:

@@ -16,7 +16,6 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from .. import __version__
 from ..findings import PARSE_ERROR_CODE, Finding, Fix, Location, Severity, rules_doc
-from ..rules import ALL_RULES
 from .common import ReportOptions, column1
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -28,6 +27,8 @@ def _level(severity: Severity) -> str:
 
 
 def _rules() -> List[Dict[str, Any]]:
+    from ..rules import ALL_RULES  # their documentation: the rule classes, not the registry's data
+
     out = []
     for rule in ALL_RULES:
         sections = rule.sections()

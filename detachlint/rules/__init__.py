@@ -1,27 +1,40 @@
-"""The rule registry: every rule class, in code order. One rule per module, named after its code
-and name; its fixture in tests/fixtures/ carries the same name."""
+"""The rule registry: what each rule is, as data (``registry.py``), and the rule classes, one per
+module named after its code and name (its fixture in tests/fixtures/ carries the same name),
+imported when first asked for (``ALL_RULES``, ``rule_by_code``): they import LibCST."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Type
+import importlib
+from typing import TYPE_CHECKING, List, Optional, Type
 
-from .base import Rule
-from .tal001_data_mutation import DataMutation
-from .tal002_data_read import DataRead
-from .tal101_tensor_copy_construct import TensorCopyConstruct
-from .tal102_tensor_from_tensor_list import TensorFromTensorList
-from .tal103_legacy_constructor_alias import LegacyConstructorAlias
-from .tal201_detach_inplace import DetachInplace
-from .tal301_view_alias_mutation import ViewAliasMutation
-from .tal401_stale_snapshot import StaleSnapshot
+from .registry import RULES, RuleInfo, add, anchor, rule_info
 
-ALL_RULES: List[Type[Rule]] = sorted(
-    [DataMutation, DataRead, TensorCopyConstruct, TensorFromTensorList, LegacyConstructorAlias,
-     DetachInplace, ViewAliasMutation, StaleSnapshot],
-    key=lambda r: r.code,
-)
-_BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
+if TYPE_CHECKING:
+    from .base import Rule
+
+__all__ = ["ALL_RULES", "RULES", "RuleInfo", "anchor", "register", "rule_by_code", "rule_info"]
+
+
+def _classes() -> List[Type[Rule]]:
+    rules = globals().get("ALL_RULES")
+    if rules is None:
+        rules = [getattr(importlib.import_module(info.module), info.cls) for info in RULES]
+        globals()["ALL_RULES"] = rules
+    return rules
+
+
+def __getattr__(name: str) -> object:
+    if name == "ALL_RULES":  # every rule class, in code order
+        return _classes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def register(rule: Type[Rule]) -> None:
+    """Add a rule from outside (a test's, a plugin's) to the registry, on by default unless its
+    ``default_enabled`` says otherwise: every surface then selects and reports it."""
+    _classes().append(rule)
+    add(RuleInfo(rule.code, rule.name, rule.default_enabled, rule.__name__))
 
 
 def rule_by_code(code: str) -> Optional[Type[Rule]]:
-    return _BY_CODE.get(code)
+    return next((rule for rule in _classes() if rule.code == code), None) if rule_info(code) is not None else None

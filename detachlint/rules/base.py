@@ -1,4 +1,5 @@
-"""What a rule is: a short class with its documentation, code, name and default severity.
+"""What a rule is: a short class with its documentation, code and default severity (its name and
+whether it is on by default are the registry's data, ``rules/__init__.py``).
 
 A rule's docstring is its documentation, in four parts (## What it does, ## Why is this bad?,
 ## Example, ## Use instead), rendered by ``detachlint rule``, the README and the LSP hover.
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Dict, Optional, Tuple, Type, TypeVar
 
 from ..analysis.base import Analysis
 from ..findings import Severity, rules_doc_uri
+from .registry import anchor, rule_info
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -29,6 +31,13 @@ class Rule:
     summary: ClassVar[str] = ""
     # The analyses the rule asks for (``self.analysis(TensorFacts)``): only these are built for it.
     requires: ClassVar[Tuple[Type[Analysis], ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+
+        info = rule_info(cls.__dict__.get("code", ""))
+        if info is not None:  # a built-in rule: its name and default are the registry's
+            cls.name, cls.default_enabled = info.name, info.default_enabled
 
     def __init__(self, ctx: "Context") -> None:
         self.ctx = ctx
@@ -59,7 +68,7 @@ class Rule:
 
     @classmethod
     def anchor(cls) -> str:
-        return f"{cls.code.lower()}-{cls.name}"
+        return anchor(cls.code, cls.name)
 
     @classmethod
     def url(cls) -> Optional[str]:  # type: ignore[override]

@@ -70,7 +70,6 @@ class DataMutation(Rule):
     """
 
     code = "TAL001"
-    name = "data-mutation"
     severity = Severity.ERROR
     summary = "in-place write through Tensor.data, invisible to autograd"
     requires = (TensorFacts, TorchNames, ScopeOrder, ForwardHooks)

@@ -93,9 +93,7 @@ class DataRead(Rule):
     """
 
     code = "TAL002"
-    name = "data-read"
     severity = Severity.WARNING
-    default_enabled = False
     summary = "reading Tensor.data where .detach() is the tracked equivalent"
     requires = (TensorFacts, TorchNames)
 

@@ -59,7 +59,6 @@ class TensorCopyConstruct(Rule):
     """
 
     code = "TAL101"
-    name = "tensor-copy-construct"
     severity = Severity.WARNING
     summary = "torch.tensor(t) / u.new_tensor(t) on a tensor: copies, drops the graph, warns"
     requires = (TensorFacts, TorchNames)

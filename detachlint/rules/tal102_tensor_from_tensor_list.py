@@ -193,7 +193,6 @@ class TensorFromTensorList(Rule):
     """
 
     code = "TAL102"
-    name = "tensor-from-tensor-list"
     severity = Severity.ERROR
     summary = "torch.tensor([t1, t2, ...]) drops the graph; torch.stack is meant"
     requires = (TensorFacts, TorchNames, ScopeOrder)

@@ -70,7 +70,6 @@ class LegacyConstructorAlias(Rule):
     """
 
     code = "TAL103"
-    name = "legacy-constructor-alias"
     severity = Severity.WARNING
     summary = "torch.Tensor(t) / torch.FloatTensor(t) with a tensor: an alias, not a copy"
     requires = (TensorFacts, TorchNames)

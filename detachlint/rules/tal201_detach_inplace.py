@@ -50,7 +50,6 @@ class DetachInplace(AliasRule):
     """
 
     code = "TAL201"
-    name = "detach-inplace"
     severity = Severity.ERROR
     summary = "in-place write to a .detach() result, which shares storage with the original"
 

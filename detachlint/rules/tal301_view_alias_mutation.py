@@ -50,7 +50,6 @@ class ViewAliasMutation(AliasRule):
     """
 
     code = "TAL301"
-    name = "view-alias-mutation"
     severity = Severity.ERROR
     summary = "in-place write to a view or alias while the other name is read as if it were a copy"
 

@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
+from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
 from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.aliases import AliasAnalysis
-from ..analysis.project import ClassSnapshots, is_optimizer_name
+from ..analysis.base import Analysis, AnalysisContext
+from ..analysis.project import SnapshotHazard, is_optimizer_name
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import dotted_name
 from ..findings import Severity
 from .alias_rule import AliasRule
 from .fixkit import UNSAFE, copy_after, make_fix, replace, require_import, wrap_call
+
+
+
+class ClassSnapshots(Analysis):
+    """This module's snapshot hazards across methods, by (class, method, attribute): what a rule
+    visiting ``self.<attr> = ...`` in that method asks."""
+
+    @classmethod
+    def build(cls, ctx: AnalysisContext, scope: Optional[object]) -> "ClassSnapshots":
+        project = ctx.project
+        hazards = project.index.snapshot_hazards(project.module) if project is not None else []
+        return cls({(h.cls.rsplit(".", 1)[-1], h.method, h.attr): h for h in hazards})
+
+    def __init__(self, hazards: Dict[Tuple[str, str, str], SnapshotHazard]) -> None:
+        self.hazards = hazards
+
+    def at(self, cls: str, method: str, attr: str) -> Optional[SnapshotHazard]:
+        return self.hazards.get((cls, method, attr))
 
 
 class StaleSnapshot(AliasRule):
@@ -60,7 +80,6 @@ class StaleSnapshot(AliasRule):
     """
 
     code = "TAL401"
-    name = "stale-snapshot"
     severity = Severity.ERROR
     summary = "state_dict()/detach() snapshot of live state, updated before it is read"
     requires = (*AliasRule.requires, ClassSnapshots)
