@@ -118,6 +118,7 @@ class AliasAnalysis(Analysis):
         self._guard: Tuple[Tuple[str, bool], ...] = ()
         self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
         self._bound: Optional[Set[str]] = None  # names bound anywhere in the scope (``_rebound``)
+        self._parents: Set[str] = set()  # ``self`` and ``self.x`` once ``self.x.y`` was bound
         self._comp_depth = 0
         self.model_roots: Set[str] = set()  # modules whose live state was taken (state_dict, parameters)
         self.optimizer_links: Dict[str, Set[str]] = {}  # optimizer key -> module keys it updates
@@ -325,10 +326,17 @@ class AliasAnalysis(Analysis):
                 if origin.relation is Relation.FRESH:
                     self._rebirth(origin.storage, key)
         self.state[key] = {o: EMPTY for o in origins}
+        self._note_parents(key)
         for origin in origins:  # the source must be in the state to go stale when written through us
             root = origin.root
             if root.relation is Relation.ENTRY and root.source not in self.state:
                 self.state[root.source] = {root: EMPTY}
+                self._note_parents(root.source)
+
+    def _note_parents(self, key: str) -> None:
+        while "." in key:
+            key = key.rpartition(".")[0]
+            self._parents.add(key)
 
     def _assign(self, target: cst.BaseExpression, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
         """Bind ``target`` to a value with ``origins`` (made by ``value``)."""
@@ -376,8 +384,8 @@ class AliasAnalysis(Analysis):
 
     def _forget_below(self, key: str) -> None:
         """Rebinding ``self.x`` ends what ``self.x.y`` held."""
-        if self.state is None:
-            return
+        if self.state is None or key not in self._parents:
+            return  # nothing below it was ever bound: no walk over the state (a module of many names)
         prefix = key + "."
         for k in [k for k in self.state if k.startswith(prefix)]:
             del self.state[k]
