@@ -567,19 +567,17 @@ class ProjectIndex:
     """Composed summaries of every function of the linted files, keyed by qualified name.
 
     ``modules``: the local facts by module, or what loads them; nothing is loaded or composed
-    before a lint asks. ``digest``: the composed facts' digest when it is known already (a run
-    over unchanged files, ``FactsCache.digest_of``): every file of such a run is a cache hit."""
+    before a lint asks. ``digest`` may be set when it is known already (a run over unchanged
+    files, ``FactsCache.digest_of``): every file's cache key asks for it, and nothing else."""
 
     def __init__(self, modules: "Mapping[str, ModuleFacts] | Callable[[], Mapping[str, ModuleFacts]]",
                  aliases: Optional[Mapping[str, str]] = None, paths: Optional[Mapping[str, str]] = None,
-                 keys: Optional[Mapping[str, str]] = None, digest: Optional[str] = None) -> None:
+                 keys: Optional[Mapping[str, str]] = None) -> None:
         self._loader: Optional[Callable[[], Mapping[str, ModuleFacts]]] = None
         if callable(modules):
             self._loader = modules
         else:
             self.modules = dict(modules)
-        if digest is not None:
-            self.digest = digest
         self.keys = dict(keys or {})  # module -> ``content_key`` of the text its facts come from
         self._paths = dict(paths or {})  # absolute path -> its module's key here
         # ``stepbystep.v2`` -> ``v2``: a module in a directory without ``__init__.py`` (a namespace

@@ -438,8 +438,8 @@ def _table(stmt: ast.stmt) -> Optional[List[ast.expr]]:
 
 
 def _literal_spans(node: Optional[ast.expr], lines: Sequence[str]) -> Optional[List[Span]]:
-    """The insides of a literal's tuple and dict displays, outermost first; None when ``node`` is
-    no literal display."""
+    """The inside of a literal tuple or dict display; in a literal list or set display, those of
+    its elements; None when ``node`` is no literal display."""
     if type(node) not in _OPENERS or not all(isinstance(n, _LITERAL_NODES) for n in ast.walk(node)):  # type: ignore[arg-type]
         return None
     if isinstance(node, (ast.List, ast.Set)):  # ``{1}`` would become ``{}``, a dict
