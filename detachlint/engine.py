@@ -5,7 +5,6 @@ containment are the pipeline's (``pipeline.py``), which every surface calls.
 
 from __future__ import annotations
 
-import gc
 import re
 import threading
 from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple, Type
@@ -13,8 +12,8 @@ from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple, Typ
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from .analysis.firstpass import (CHUNKED_CHECK_SIZE, FirstPass, compiles_in_chunks, first_pass, physical_lines,
-                                 too_deep)
+from .analysis.firstpass import (CHUNKED_CHECK_SIZE, FirstPass, compiles_in_chunks, first_pass, gc_paused,
+                                 physical_lines, too_deep)
 from .analysis.precheck import may_have_findings
 from .analysis.units import LINE_RE, Span, Unit, blanked, quiet_code
 from .analysis.project import ModuleView
@@ -268,16 +267,8 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
             first = first or first_pass(source)
             if first.compiles:
                 return []
-    # The cyclic GC is paused while the tree is alive: a LibCST tree is hundreds of thousands of
-    # acyclic objects that reference counting frees, and collections that walk it while it lives
-    # cost 10-20% of the time. The few cycles the analyses make are collected once it resumes.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         findings = _parse_and_lint(source, filename, rules, project, first, blank)
-    finally:
-        if paused:
-            gc.enable()
     lines = physical_lines(source)
     if noqa:
         findings = [f for f in findings if f.code == PARSE_ERROR_CODE or not is_suppressed(f, lines)]

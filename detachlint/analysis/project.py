@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
-from .firstpass import FirstPass, TooDeep, physical_lines, too_deep
+from .firstpass import FirstPass, TooDeep, gc_paused, physical_lines, too_deep
 from .units import LINE_RE, Span, Unit, quiet_code, statements
 from .units import dotted as _dotted
 
@@ -497,6 +497,11 @@ def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
 
 def module_facts(source: str, module: str, is_package: bool = False) -> Optional[ModuleFacts]:
     """The local facts of one file; None when Python cannot parse it."""
+    with gc_paused():
+        return _module_facts(source, module, is_package)
+
+
+def _module_facts(source: str, module: str, is_package: bool) -> Optional[ModuleFacts]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
