@@ -447,11 +447,10 @@ def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Opti
     known = facts.digest_of(index.inputs) if facts is not None else None
     if known is not None:
         index.digest = known  # what every file's cache key needs: nothing loaded or composed
-    elif facts is not None:
-        facts.remember(index.inputs, index.load().digest)
     else:
         index.load()  # here, once, before any worker process is made
     if facts is not None:
+        facts.remember(index.inputs, index.digest)
         facts.save(used)
     return index
 

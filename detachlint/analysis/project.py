@@ -930,21 +930,18 @@ def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[MutableMappin
             wanted.append((module, key, source, is_package))
 
     def load() -> Dict[str, ModuleFacts]:
-        # The facts not cached, computed together (in worker processes, with ``facts_of``).
-        missing = {key: (source, module, is_package) for module, key, source, is_package in wanted
-                   if cache is None or key not in cache}
-        computed = dict(zip(missing, facts_of(list(missing.values())))) if missing else {}
-        modules: Dict[str, ModuleFacts] = {}
+        found: Dict[str, Optional[ModuleFacts]] = {}
+        missing: Dict[str, Tuple[str, str, bool]] = {}  # not cached, or a corrupt entry
         for module, key, source, is_package in wanted:
-            facts = computed[key] if key in computed else _cached_facts(cache.get(key) if cache is not None else None)
-            if facts is None and key not in computed:  # a corrupt entry
-                facts = computed[key] = module_facts(source, module, is_package)
-            if facts is None:
-                continue
-            if cache is not None and key in computed:
+            found[module] = _cached_facts(cache.get(key)) if cache is not None else None
+            if found[module] is None:
+                missing[key] = (source, module, is_package)
+        # computed together (in worker processes, with ``facts_of``)
+        for (key, (_, module, _)), facts in zip(missing.items(), facts_of(list(missing.values())) if missing else []):
+            found[module] = facts
+            if cache is not None and facts is not None:
                 cache[key] = facts.to_json()
-            modules[module] = facts
-        return modules
+        return {module: facts for module, facts in found.items() if facts is not None}
 
     return ProjectIndex(load, aliases, paths, keys)
 

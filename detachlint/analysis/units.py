@@ -25,7 +25,7 @@ a node of a few syntactic kinds, and a body holding none of them cannot be repor
 
 In a large module-level table, the arguments of an element that calls a class are blanked too
 when no analysis can see them (``quiet_elements``: no site, nothing read module-wide, and no
-name that module-level code may hold as state).
+name that module-level code may hold as state), and so are the insides of its literals.
 
 The engine blanks the quiet units before LibCST parses the module (``engine.py``), which is
 what most of a module costs; the language server's re-lint by function splits a module by
@@ -354,8 +354,8 @@ def quiet_code(tree: ast.Module, lines: Sequence[str]) -> Tuple[List[Unit], List
 
 @dataclass(frozen=True)
 class Span:
-    """The inside of one call's parentheses: from 1-based ``row``, 0-based character ``column``
-    to ``end_row``, ``end_column`` (excluded). ``calls``: the dotted names called inside, so
+    """The inside of one call's parentheses or of one display's brackets: from 1-based ``row``,
+    0-based character ``column`` to ``end_row``, ``end_column`` (excluded). ``calls``: the dotted names called inside, so
     that the engine keeps the span when one of them is a function of the project (whose
     summary may write, step or return an argument)."""
 
@@ -379,7 +379,7 @@ _EFFECT_NAMES = catalog.BACKWARD_METHODS | catalog.OPTIMIZER_UPDATE_METHODS | {"
 # What a literal is made of: constants, displays of them and their signs (``ast.walk`` yields
 # the context and operator nodes too).
 _LITERAL_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.unaryop, ast.Load)
-_OPENERS = {ast.Tuple: "(", ast.List: "[", ast.Set: "{", ast.Dict: "{"}
+_BRACKETS = {ast.Tuple: "()", ast.List: "[]", ast.Set: "{}", ast.Dict: "{}"}
 
 
 def quiet_elements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sites] = None) -> List[Span]:
@@ -440,14 +440,14 @@ def _table(stmt: ast.stmt) -> Optional[List[ast.expr]]:
 def _literal_spans(node: Optional[ast.expr], lines: Sequence[str]) -> Optional[List[Span]]:
     """The inside of a literal tuple or dict display; in a literal list or set display, those of
     its elements; None when ``node`` is no literal display."""
-    if type(node) not in _OPENERS or not all(isinstance(n, _LITERAL_NODES) for n in ast.walk(node)):  # type: ignore[arg-type]
+    if type(node) not in _BRACKETS or not all(isinstance(n, _LITERAL_NODES) for n in ast.walk(node)):  # type: ignore[arg-type]
         return None
     if isinstance(node, (ast.List, ast.Set)):  # ``{1}`` would become ``{}``, a dict
         return [span for e in node.elts for span in _literal_spans(e, lines) or ()]
     assert node is not None and node.end_lineno is not None and node.end_col_offset is not None
     line, end_line = lines[node.lineno - 1], lines[node.end_lineno - 1]
     column, end_column = _column(line, node.col_offset), _column(end_line, node.end_col_offset) - 1
-    if line[column:column + 1] != _OPENERS[type(node)] or end_line[end_column:end_column + 1] not in ")}":
+    if line[column:column + 1] + end_line[end_column:end_column + 1] != _BRACKETS[type(node)]:
         return []  # a tuple without its parentheses
     empty = node.lineno == node.end_lineno and end_column == column + 1
     return [] if empty else [Span(node.lineno, column + 1, node.end_lineno, end_column, ())]

@@ -1,5 +1,5 @@
 """What a rule is: a short class with its documentation, code and default severity (its name and
-whether it is on by default are the registry's data, ``rules/__init__.py``).
+whether it is on by default are the registry's data, ``rules/registry.py``).
 
 A rule's docstring is its documentation, in four parts (## What it does, ## Why is this bad?,
 ## Example, ## Use instead), rendered by ``detachlint rule``, the README and the LSP hover.
@@ -34,7 +34,6 @@ class Rule:
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-
         info = rule_info(cls.__dict__.get("code", ""))
         if info is not None:  # a built-in rule: its name and default are the registry's
             cls.name, cls.default_enabled = info.name, info.default_enabled

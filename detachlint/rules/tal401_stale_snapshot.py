@@ -18,7 +18,6 @@ from .alias_rule import AliasRule
 from .fixkit import UNSAFE, copy_after, make_fix, replace, require_import, wrap_call
 
 
-
 class ClassSnapshots(Analysis):
     """This module's snapshot hazards across methods, by (class, method, attribute): what a rule
     visiting ``self.<attr> = ...`` in that method asks."""
