@@ -197,8 +197,7 @@ class StaleSnapshot(AliasRule):
                      and r.mutation.op not in catalog.STATE_LOAD_METHODS
                      and not self._written_through(r.mutation, origin)
                      and (origin.relation is Relation.SNAPSHOT or r.mutation.kind == "update")]
-            reads.sort(key=lambda r: r.mutation.kind != "update")
-            read = self._first(reads)
+            read = self._first(reads, rank=lambda r: r.mutation.kind != "update")
             if read is None or self._before_first_step(node, origin, reads, analysis):
                 continue
             self._report(node, origin, read, analysis)
