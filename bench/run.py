@@ -353,26 +353,31 @@ def precheck_equality(root: Path, jobs: int = 1, full: bool = False) -> dict:
 def _blank_worker(path):
     import ast
 
-    from detachlint.analysis.units import LINE_RE, quiet_code
+    from detachlint.analysis import units
     from detachlint.engine import lint_source
     from detachlint.findings import PARSE_ERROR_CODE
     from detachlint.rules import ALL_RULES
 
+    units._STATEMENTS_SIZE = 0  # top-level statements are blanked in every file, not only in large ones
     codes = [r.code for r in ALL_RULES] + [PARSE_ERROR_CODE]
     try:
         source = Path(path).read_text(encoding="utf-8")
-        quiet = sum(map(len, quiet_code(ast.parse(source), LINE_RE.findall(source))))
+        tree, lines = ast.parse(source), units.LINE_RE.findall(source)
+        bodies, spans = units.quiet_code(tree, lines)
+        quiet = len(bodies) + len(spans)
+        statements = len(units.quiet_statements(tree, lines, bodies=bodies))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return path, None, 0
+        return path, None, 0, 0
     if not quiet:
-        return path, True, 0  # nothing to blank: lint_source runs the same code either way
+        return path, True, 0, 0  # nothing to blank: lint_source runs the same code either way
     same = lint_source(source, path, codes) == lint_source(source, path, codes, blank=False)
-    return path, same, quiet
+    return path, same, quiet, statements
 
 
 def blank_equality(root: Path, jobs: int = 1) -> dict:
-    """Findings (every rule, plus TAL999) with and without blanking the bodies that can hold no
-    finding (``analysis/units.py``), on every .py file under ``root`` that has such bodies."""
+    """Findings (every rule, plus TAL999) with and without blanking the bodies, top-level
+    statements and table elements that can hold no finding (``analysis/units.py``), on every .py
+    file under ``root`` that has such code; top-level statements in every file, whatever its size."""
     from multiprocessing import Pool
 
     paths = [str(root / f) for f in corpus_files(root)]
@@ -380,10 +385,11 @@ def blank_equality(root: Path, jobs: int = 1) -> dict:
         rows = pool.map(_blank_worker, paths, chunksize=8)
     return {
         "files": len(rows),
-        "compared": sum(1 for _, same, quiet in rows if same is not None and quiet),
-        "blanked": sum(quiet for _, _, quiet in rows),  # bodies and table elements
-        "differences": [p for p, same, _ in rows if same is False],
-        "not_parsed": [p for p, same, _ in rows if same is None],
+        "compared": sum(1 for _, same, quiet, _ in rows if same is not None and quiet),
+        "blanked": sum(quiet for _, _, quiet, _ in rows),  # bodies, top-level statements and table elements
+        "statements": sum(statements for _, _, _, statements in rows),
+        "differences": [p for p, same, _, _ in rows if same is False],
+        "not_parsed": [p for p, same, _, _ in rows if same is None],
     }
 
 

@@ -265,3 +265,117 @@ def test_a_literal_tables_tuples_and_dicts_are_blanked_and_its_lists_keep_their_
     start = out.index("PAIRS = (")
     assert {line.strip() for line in out[start + 1:start + 1501]} == {""} and out[start + 1501] == ")"
     _same_either_way(source, "numbers.py")
+
+
+# --- top-level statements (``quiet_statements``) ---------------------------------------------------
+
+from detachlint.analysis import units  # noqa: E402
+from detachlint.analysis.firstpass import first_pass  # noqa: E402
+from detachlint.analysis.units import quiet_statements  # noqa: E402
+from detachlint.engine import _quiet_code  # noqa: E402
+
+
+@pytest.fixture
+def any_size(monkeypatch):
+    """Top-level statements are analysed in every module, not only in large ones."""
+    monkeypatch.setattr(units, "_STATEMENTS_SIZE", 0)
+
+
+def _as_scripts(path):
+    """A fixture's cases as module-level code: each top-level function's body on its own, after
+    the file's imports, and all of them in one script (names then meet across cases)."""
+    source = path.read_text(encoding="utf-8")
+    lines = LINE_RE.findall(source)
+    tree = ast.parse(source)
+    head = "".join("".join(lines[s.lineno - 1:s.end_lineno]) for s in tree.body
+                   if isinstance(s, (ast.Import, ast.ImportFrom)))
+    bodies = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef):
+            body = textwrap.dedent("".join(lines[stmt.body[0].lineno - 1:stmt.end_lineno]))
+            try:
+                ast.parse(body)  # a docstring less indented than the code does not dedent
+            except SyntaxError:
+                continue
+            bodies.append(body)
+    return [head + body for body in bodies] + [head + "".join(bodies)]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_fixture_cases_as_scripts_lint_the_same_with_top_level_statements_blanked(path, any_size):
+    for source in _as_scripts(path):
+        _same_either_way(source, "script.py")
+
+
+SCRIPT = '''\
+import torch
+import numpy as np
+from torch import nn
+from torch.autograd import backward as run_backward
+
+"""A training script: a string stays (a fix's import goes after a docstring)."""
+model = nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+snap = model.state_dict()
+w = torch.ones(3)
+u = w[0]
+w.mul_(2)
+print(u)
+seed = torch.manual_seed(0)
+table = np.ones(3) * 2
+torch.set_num_threads(1)
+loss = model(torch.ones(2)).sum()
+run_backward(loss)
+epochs = 3
+opt.step()
+print(snap["weight"])
+'''
+
+
+def _blank_statements(source):
+    lines = LINE_RE.findall(source)
+    return [lines[s.row - 1].split(" =")[0].split("(")[0] for s in quiet_statements(ast.parse(source), lines)]
+
+
+def test_a_scripts_statements_that_share_no_name_with_a_site_are_blanked(any_size):
+    """What stays: each site, the values its names hold (``model``, ``w``), a view of what is
+    written (``u``) and the later reads (``print(u)``), what a backward pass under another name
+    reads; what goes reads only modules and binds what nothing else spells."""
+    assert _blank_statements(SCRIPT) == ["seed", "table", "torch.set_num_threads", "epochs"]
+    found = {(f.code, f.location.row) for f in lint_source(SCRIPT, "script.py", ALL_CODES)}
+    assert {("TAL301", 12), ("TAL401", 9)} <= found
+    _same_either_way(SCRIPT, "script.py")
+
+
+@pytest.mark.parametrize("head", [
+    "np = x\n",  # the module's name bound to a tensor, by a statement that could go itself
+    "from checkpoint import np\n",  # a ``from`` import of the same name
+])
+def test_a_module_name_bound_otherwise_is_no_module(head, any_size):
+    source = f"import torch\nimport numpy as np\nx = torch.zeros(3)\n{head}y = np[0]\nx.add_(1)\nprint(y)\n"
+    assert _blank_statements(source) == []
+    _same_either_way(source, "script.py")
+
+
+def test_a_large_generated_module_needs_libcst_for_its_site_alone():
+    """At the real threshold: 4,000 ``vN = torch.zeros(k)`` lines, one ``.data`` write."""
+    source = "import torch\n" + "".join(f"v{i} = torch.zeros({i % 7 + 1})\n" for i in range(4000)) + "v1.data.add_(1)\n"
+    assert sum(len(line) for line in source.splitlines()) > units._STATEMENTS_SIZE
+    assert len(_blank_statements(source)) == 3999
+    findings = lint_source(source, "generated.py")
+    assert [(f.code, f.location.row) for f in findings] == [("TAL001", 4002)]
+    _same_either_way(source, "generated.py")
+
+
+def test_a_statement_calling_a_project_function_stays(tmp_path, any_size):
+    """``util.reset()`` reads no name the sites spell, but calls a function of the project (whose
+    summary may step an optimizer): the engine keeps the statement."""
+    source = "import torch\nimport util\nw = torch.ones(2)\nsnap = w.detach()\nutil.reset()\nprint(snap)\n"
+    assert _blank_statements(source) == ["util.reset"]
+    files = [(tmp_path / "util.py", "import torch\nopt = None\n\ndef reset():\n    opt.step()\n"),
+             (tmp_path / "script.py", source)]
+    view = ModuleView(build_index(files), "script")
+    assert view.index.function("script", "util.reset") is not None
+    assert _quiet_code(source, first_pass(source), view)[2] == []
+    assert _quiet_code(source, first_pass(source), None)[2] != []
+    _same_either_way(source, str(tmp_path / "script.py"), view)

@@ -25,14 +25,16 @@ a node of a few syntactic kinds, and a body holding none of them cannot be repor
 
 In a large module-level table, the arguments of an element that calls a class are blanked too
 when no analysis can see them (``quiet_elements``: no site, nothing read module-wide, and no
-name that module-level code may hold as state), and so are the insides of its literals.
+name that module-level code may hold as state), and so are the insides of its literals. In a
+module with many top-level assignments and expressions, those that share no name with a site
+or with the code that stays are blanked whole (``quiet_statements``).
 
 The engine blanks the quiet units before LibCST parses the module (``engine.py``), which is
 what most of a module costs; the language server's re-lint by function splits a module by
 ``function_units`` (``incremental.py``), and blanks the top-level statements whose names the
 function it lints cannot read (``top_statements``: what each binds and spells). ``python bench/run.py --blank-equality`` proves the
 findings equal with and without blanking on every torch source file; ``tests/test_units.py``
-on the fixtures, the demo and a sample of torch.
+on the fixtures (also rewritten as module-level scripts), the demo and a sample of torch.
 """
 
 from __future__ import annotations
@@ -347,9 +349,14 @@ def quiet_units(tree: ast.Module, lines: Sequence[str]) -> List[Unit]:
 
 
 def quiet_code(tree: ast.Module, lines: Sequence[str]) -> Tuple[List[Unit], List["Span"]]:
-    """What the engine blanks: the quiet bodies and the quiet table elements."""
+    """What the engine blanks: the quiet bodies, the quiet top-level statements and the quiet
+    table elements (those outside such a statement)."""
     sites = site_names(tree)
-    return function_units(tree, lines, sites=sites), quiet_elements(tree, lines, sites)
+    bodies = function_units(tree, lines, sites=sites)
+    statements = quiet_statements(tree, lines, sites, bodies)
+    rows = {row for span in statements for row in range(span.row, span.end_row + 1)}
+    elements = [span for span in quiet_elements(tree, lines, sites) if span.row not in rows]
+    return bodies, statements + elements
 
 
 @dataclass(frozen=True)
@@ -481,6 +488,87 @@ def _quiet_call(element: ast.Call, lines: Sequence[str], sites: Sites, state: Se
     if line[column:column + 1] != "(" or end_line[end_column:end_column + 1] != ")":
         return None
     return Span(row, column + 1, end_row, end_column, tuple(dict.fromkeys(calls)))
+
+
+# Top-level statements this large in all are worth the analysis below: LibCST spends hundreds of
+# bytes per character of them, and a generated module may be megabytes of nothing else.
+_STATEMENTS_SIZE = 65_536
+
+
+def quiet_statements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sites] = None,
+                     bodies: Sequence[Unit] = ()) -> List[Span]:
+    """The top-level simple statements (an assignment or an expression on lines of its own) that
+    can hold no finding and tell the code that stays nothing, safe to blank whole: each a
+    ``Span`` of whole lines, with the dotted names it calls (the engine keeps one that calls a
+    function of the project). A finding is at a site, and learns from a statement without one
+    only through a name both spell: a value it binds (an alias, a kind, a graph), a later read of
+    what a site writes, an earlier use (TAL001's ``used_before``). So a statement stays when it
+    holds a site or anything read module-wide (``_kept``), names a backward pass or an optimizer
+    step, is a string (a docstring decides where a fix's import goes), or reads or binds a name
+    that the code which stays spells, other than a module that nothing but ``import`` binds;
+    and so on, to a fixpoint. ``bodies``: the quiet bodies, blank too (what they spell counts
+    for nothing). Only when such statements are ``_STATEMENTS_SIZE`` characters or more: what a
+    module of 40,000 ``vN = torch.zeros(k)`` lines and one ``.data`` write then needs LibCST for
+    is two statements, not a megabyte."""
+    body = tree.body
+    simple: List[Tuple[ast.stmt, int, int]] = []  # (statement, first row, last row)
+    for i, stmt in enumerate(body):
+        last = stmt.end_lineno
+        if (isinstance(stmt, _SIMPLE) and last is not None and (not i or (body[i - 1].end_lineno or 0) < stmt.lineno)
+                and (i + 1 == len(body) or body[i + 1].lineno > last)
+                and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))):
+            simple.append((stmt, stmt.lineno, last))
+    if sum(len(line) for _, first, last in simple for line in lines[first - 1:last]) < _STATEMENTS_SIZE:
+        return []
+    sites = sites if sites is not None else site_names(tree)
+    if sites.star:  # ``import *`` may bind any name, and a call through any name is a site
+        return []
+    effects = _EFFECT_NAMES | {a.asname or a.name for node in statements(body) if isinstance(node, ast.ImportFrom)
+                               for a in node.names if a.name in _EFFECT_NAMES}
+    candidates = [(stmt, first, last) for stmt, first, last in simple
+                  if not words("".join(lines[first - 1:last])) & effects and not _kept([stmt], False, sites)]
+    # The code but the imports (quiet bodies blank): an ``import`` binds nothing but modules, a
+    # ``from`` import the names it lists. Without the candidates: what stays.
+    shown = LINE_RE.findall(blanked(lines, bodies)) if bodies else list(lines)
+    shown += [""] * (len(lines) - len(shown))
+    modules: Set[str] = set()
+    imported: Set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            modules.update(a.asname or a.name.split(".")[0] for a in stmt.names)
+        elif isinstance(stmt, ast.ImportFrom):
+            imported.update(a.asname or a.name for a in stmt.names)
+        else:
+            continue
+        shown[stmt.lineno - 1:stmt.end_lineno] = [""] * ((stmt.end_lineno or stmt.lineno) + 1 - stmt.lineno)
+    modules -= imported
+    if modules:  # a module spelt bare, not ``torch.attr``, may be bound to something else
+        modules -= set(re.findall(r"\b(%s)\b(?!\s*\.)" % "|".join(map(re.escape, modules)), "".join(shown)))
+    for _, first, last in candidates:
+        shown[first - 1:last] = [""] * (last + 1 - first)
+    needed = (words("".join(shown)) | imported) - _KEYWORDS - modules
+    spelt = [{n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)} - modules for stmt, _, _ in candidates]
+    by_name: Dict[str, List[int]] = {}
+    for i, names in enumerate(spelt):
+        for name in names:
+            by_name.setdefault(name, []).append(i)
+    stays = [False] * len(candidates)
+    pending = list(needed)
+    while pending:
+        for i in by_name.pop(pending.pop(), ()):
+            if not stays[i]:
+                stays[i] = True
+                _, first, last = candidates[i]
+                fresh = words("".join(lines[first - 1:last])) - _KEYWORDS - modules - needed
+                needed |= fresh
+                pending.extend(fresh)
+    out: List[Span] = []
+    for (stmt, first, last), stay in zip(candidates, stays):
+        if not stay:
+            calls = (dotted(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call))
+            out.append(Span(first, 0, last, len(lines[last - 1].rstrip("\r\n")),
+                            tuple(dict.fromkeys(c for c in calls if c))))
+    return out
 
 
 def _column(line: str, offset: int) -> int:
