@@ -8,6 +8,7 @@ whatever order the workers finish in. ``jobs=1`` lints in this process. Each fil
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import resource
 import sys
@@ -149,6 +150,8 @@ def _run_parallel(tasks: Sequence[Task], jobs: int, init: Tuple[Optional[str], O
     batches = [[(i, tasks[i]) for i in batch] for batch in _batches([_file_size(t) for t in tasks], jobs)]
     for index in (init[2] or {}).values():
         index.load()  # once, here: a forked worker would load and compose its own copy
+    if multiprocessing.get_start_method() == "fork":
+        from . import engine  # noqa: F401  LibCST and the rules: imported once here, not in each worker
     try:
         with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=init) as pool:
             futures: List[Future] = [pool.submit(_work, batch) for batch in batches]
