@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from typing import Callable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -140,13 +140,10 @@ class AliasRule(Rule):
 
     def _first(self, reads: Sequence[StaleRead], rank: Callable[[StaleRead], int] = lambda r: 0) -> Optional[StaleRead]:
         """The read a message names: a read in the code before an escape at the function's end,
-        then the lowest ``rank``, then the read of the earliest write in the code (the analysis
-        meets several writes in an order that depends on where objects lie in memory); of one
-        write's reads, the first the analysis met, in the order the code runs."""
-        def key(read: StaleRead) -> Tuple[bool, int, int, int]:
-            write = self.ctx.position(read.mutation.node).start
-            return read.escape, rank(read), write.line, write.column
-        return min(reads, key=key, default=None)
+        then the lowest ``rank``, then the read of the write the analysis met first (it lists
+        the reads of several writes in an order that depends on where objects lie in memory); of
+        one write's reads, the first it met, in the order the code runs."""
+        return min(reads, key=lambda r: (r.escape, rank(r), r.mutation.serial), default=None)
 
     def _where(self, read: StaleRead) -> str:
         if read.escape and "." in read.key:
