@@ -146,8 +146,11 @@ class FactsCache(MutableMapping[str, dict]):
         return len(self._entries)
 
     def digest_of(self, inputs: str) -> Optional[str]:
+        """The digest remembered for ``inputs``, while the facts it was composed from are still on
+        disk: without them, loading is due now, when the facts are computed in parallel and saved,
+        not later, in one process and lost."""
         digest = self._digests.get(f"{code_fingerprint()}:{inputs}")
-        return digest if isinstance(digest, str) else None
+        return digest if isinstance(digest, str) and self.path.is_file() else None
 
     def remember(self, inputs: str, digest: str) -> None:
         key = f"{code_fingerprint()}:{inputs}"

@@ -391,3 +391,21 @@ def test_a_run_over_unchanged_files_loads_and_composes_nothing(tmp_path):
     third = build_project(tmp_path, SettingsResolver(), cache)
     assert third.digest != first.digest and "modules" in third.__dict__
     assert third.summary("m.normalize_").writes == set()
+
+
+def test_a_remembered_digest_whose_facts_are_gone_is_not_trusted(tmp_path):
+    """The facts file deleted (or never written), the digest file kept: the index loads now, and
+    writes the facts back for the next run."""
+    from detachlint.cache import FactsCache
+    from detachlint.config import SettingsResolver
+    from detachlint.pipeline import build_project
+
+    _project(tmp_path, {"pyproject.toml": "", "m.py": UTILS})
+    cache = tmp_path / "cache"
+    first = build_project(tmp_path, SettingsResolver(), cache)
+    FactsCache(cache).path.unlink()
+    second = build_project(tmp_path, SettingsResolver(), cache)
+    assert second.digest == first.digest and "modules" in second.__dict__
+    assert FactsCache(cache).path.is_file()
+    third = build_project(tmp_path, SettingsResolver(), cache)
+    assert third.digest == first.digest and "modules" not in third.__dict__
