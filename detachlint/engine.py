@@ -213,8 +213,19 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
     return findings
 
 
+# The most code (characters other than spaces and line breaks, what is left once the quiet code is
+# blanked) LibCST is asked to parse at once: its tree costs about 750 bytes per character, and past
+# what the machine has, its native allocator aborts the process. Torch's largest is 343 kB.
+LIBCST_LIMIT = 2_000_000
+
+
 def _parse_and_lint_text(source: str, filename: str, rules: Sequence[Type[Rule]],
                          project: Optional[ModuleView]) -> List[Finding]:
+    code = len(source) - source.count(" ") - source.count("\n")
+    if code > LIBCST_LIMIT:
+        return [parse_error_finding(filename, f"too large for detachlint's parser: {code:,} characters of code that "
+                                              f"may hold a finding, more than {LIBCST_LIMIT:,} (its tree needs about "
+                                              "750 bytes per character)")]
     try:
         module = parse_module(source)
     except cst.ParserSyntaxError as exc:

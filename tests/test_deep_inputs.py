@@ -249,3 +249,18 @@ def test_the_measure_is_iterative():
     # far deeper than Python's recursion limit, in Python's tree: measured without recursing
     tree = ast.parse("x = " + " or ".join(["a"] * 50000) + "\n")
     assert too_deep(tree, ["x = ..."]) is not None
+
+
+def test_more_code_than_libcst_can_take_at_once_is_one_clear_tal999(monkeypatch):
+    """What stays once the quiet code is blanked is what LibCST must hold: past the limit, one
+    TAL999 that says so, instead of an allocator that aborts the process (a generated module of
+    megabytes whose statements all read the name a site spells)."""
+    import detachlint.engine as engine
+
+    monkeypatch.setattr(engine, "LIBCST_LIMIT", 20_000)
+    linked = "import torch\nk = 3\n" + "".join(f"v{i} = torch.zeros(k)\n" for i in range(4000)) + "v1.data.add_(k)\n"
+    (finding,) = lint_source(linked, "generated.py")
+    assert finding.code == PARSE_ERROR_CODE and "too large for detachlint's parser" in finding.message
+    # the same module whose statements share no name with the site: blanked, and linted
+    apart = linked.replace("torch.zeros(k)", "torch.zeros(3)")
+    assert [f.code for f in lint_source(apart, "generated.py")] == ["TAL001"]
