@@ -723,6 +723,8 @@ INJECTED = textwrap.dedent("""\
     """)
 
 
+# hypothesmith compiles the programs it draws, and Python warns about some (``"a"[1, 2]``)
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")
 @settings(max_examples=15, deadline=None,  # hypothesmith itself discards many drafts: filter_too_much
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 @given(program=__import__("hypothesmith").from_node(), unsafe=st.booleans())
