@@ -290,9 +290,7 @@ def top_statements(tree: ast.Module, lines: Sequence[str]) -> List[Statement]:
             continue
         decorators = getattr(stmt, "decorator_list", None) or []
         first = decorators[0].lineno if decorators else stmt.lineno
-        simple = (isinstance(stmt, _SIMPLE) and not stmt.col_offset
-                  and (not i or (body[i - 1].end_lineno or first) < first)
-                  and (i + 1 == len(body) or body[i + 1].lineno > stmt.end_lineno))
+        simple = _simple_alone(body, i)
         text = "".join(lines[first - 1:stmt.end_lineno])
         binds, spelt = _statement_facts(text, stmt, simple)
         head = spelt
@@ -300,6 +298,15 @@ def top_statements(tree: ast.Module, lines: Sequence[str]) -> List[Statement]:
             head = frozenset(words("".join(lines[first - 1:stmt.body[0].lineno - 1])))
         out.append(Statement(Unit(first, stmt.end_lineno, ""), binds, spelt, head, simple and binds is not None))
     return out
+
+
+def _simple_alone(body: Sequence[ast.stmt], i: int) -> bool:
+    """Whether ``body[i]`` is a simple statement (an assignment or an expression) on lines of its
+    own: blanking its lines blanks it and nothing else."""
+    stmt = body[i]
+    return (isinstance(stmt, _SIMPLE) and not stmt.col_offset and stmt.end_lineno is not None
+            and (not i or (body[i - 1].end_lineno or stmt.lineno) < stmt.lineno)
+            and (i + 1 == len(body) or body[i + 1].lineno > stmt.end_lineno))
 
 
 _FACTS_LOCK = threading.Lock()
@@ -518,11 +525,8 @@ def quiet_statements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sit
     body = tree.body
     simple: List[Tuple[ast.stmt, int, int]] = []  # (statement, first row, last row)
     for i, stmt in enumerate(body):
-        last = stmt.end_lineno
-        if (isinstance(stmt, _SIMPLE) and last is not None and (not i or (body[i - 1].end_lineno or 0) < stmt.lineno)
-                and (i + 1 == len(body) or body[i + 1].lineno > last)
-                and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))):
-            simple.append((stmt, stmt.lineno, last))
+        if _simple_alone(body, i) and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            simple.append((stmt, stmt.lineno, stmt.end_lineno))  # type: ignore[arg-type]
     if sum(len(line) for _, first, last in simple for line in lines[first - 1:last]) < _STATEMENTS_SIZE:
         return []
     sites = sites if sites is not None else site_names(tree)
