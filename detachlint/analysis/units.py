@@ -432,11 +432,10 @@ def quiet_elements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sites
     if not calls:
         return out
     sites = sites if sites is not None else site_names(tree)
-    imported = {a.asname or a.name: a.name for node in statements(tree.body) if isinstance(node, ast.ImportFrom)
-                for a in node.names}
+    imported = _from_imported(tree.body)
     # the capitalised callables whose result the alias analysis derives from an argument
-    arguments = _ARGUMENT_CLASSES | {local for local, name in imported.items() if name in _ARGUMENT_CLASSES}
-    effects = _EFFECT_NAMES | {local for local, name in imported.items() if name in _EFFECT_NAMES}
+    arguments = _also_as(_ARGUMENT_CLASSES, imported)
+    effects = _also_as(_EFFECT_NAMES, imported)
     state = _module_state(tree, lines, imported, arguments)
     # a comprehension binds names that a backward pass's loss may be (``ScopeOrder``)
     comprehensions = not any("backward" in line or "autograd" in line for line in lines)
@@ -446,6 +445,17 @@ def quiet_elements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sites
             if span is not None:
                 out.append(span)
     return out
+
+
+def _from_imported(body: Sequence[ast.stmt]) -> Dict[str, str]:
+    """What each ``from`` import anywhere binds: local name -> the imported name."""
+    return {a.asname or a.name: a.name for node in statements(body) if isinstance(node, ast.ImportFrom)
+            for a in node.names}
+
+
+def _also_as(names: FrozenSet[str], imported: Dict[str, str]) -> FrozenSet[str]:
+    """``names``, and the local names a ``from`` import binds one of them to."""
+    return names | {local for local, name in imported.items() if name in names}
 
 
 def _table(stmt: ast.stmt) -> Optional[List[ast.expr]]:
@@ -472,7 +482,7 @@ def _literal_spans(node: Optional[ast.expr], lines: Sequence[str]) -> Optional[L
     return [] if empty else [Span(node.lineno, column + 1, node.end_lineno, end_column, ())]
 
 
-def _quiet_call(element: ast.Call, lines: Sequence[str], sites: Sites, state: Set[str], effects: Set[str],
+def _quiet_call(element: ast.Call, lines: Sequence[str], sites: Sites, state: Set[str], effects: FrozenSet[str],
                 comprehensions: bool) -> Optional[Span]:
     func = element.func
     if not ((element.args or element.keywords) and element.end_lineno is not None and element.end_col_offset
@@ -532,10 +542,12 @@ def quiet_statements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sit
     sites = sites if sites is not None else site_names(tree)
     if sites.star:  # ``import *`` may bind any name, and a call through any name is a site
         return []
-    effects = _EFFECT_NAMES | {a.asname or a.name for node in statements(body) if isinstance(node, ast.ImportFrom)
-                               for a in node.names if a.name in _EFFECT_NAMES}
-    candidates = [(stmt, first, last) for stmt, first, last in simple
-                  if not words("".join(lines[first - 1:last])) & effects and not _kept([stmt], False, sites)]
+    effects = _also_as(_EFFECT_NAMES, _from_imported(body))
+    candidates: List[Tuple[ast.stmt, int, int, Set[str]]] = []  # ..., and the words it spells
+    for stmt, first, last in simple:
+        spelt_words = words("".join(lines[first - 1:last]))
+        if not spelt_words & effects and not _kept([stmt], False, sites):
+            candidates.append((stmt, first, last, spelt_words - _KEYWORDS))
     # The code but the imports (quiet bodies blank): an ``import`` binds nothing but modules, a
     # ``from`` import the names it lists. Without the candidates: what stays.
     shown = LINE_RE.findall(blanked(lines, bodies)) if bodies else list(lines)
@@ -553,10 +565,10 @@ def quiet_statements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sit
     modules -= imported
     if modules:  # a module spelt bare, not ``torch.attr``, may be bound to something else
         modules -= set(re.findall(r"\b(%s)\b(?!\s*\.)" % "|".join(map(re.escape, modules)), "".join(shown)))
-    for _, first, last in candidates:
+    for _, first, last, _ in candidates:
         shown[first - 1:last] = [""] * (last + 1 - first)
     needed = (words("".join(shown)) | imported) - _KEYWORDS - modules
-    spelt = [{n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)} - modules for stmt, _, _ in candidates]
+    spelt = [{n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)} - modules for stmt, _, _, _ in candidates]
     by_name: Dict[str, List[int]] = {}
     for i, names in enumerate(spelt):
         for name in names:
@@ -567,12 +579,11 @@ def quiet_statements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sit
         for i in by_name.pop(pending.pop(), ()):
             if not stays[i]:
                 stays[i] = True
-                _, first, last = candidates[i]
-                fresh = words("".join(lines[first - 1:last])) - _KEYWORDS - modules - needed
+                fresh = candidates[i][3] - modules - needed
                 needed |= fresh
                 pending.extend(fresh)
     out: List[Span] = []
-    for (stmt, first, last), stay in zip(candidates, stays):
+    for (stmt, first, last, _), stay in zip(candidates, stays):
         if not stay:
             calls = (dotted(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call))
             out.append(Span(first, 0, last, len(lines[last - 1].rstrip("\r\n")),

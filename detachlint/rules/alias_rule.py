@@ -138,7 +138,8 @@ class AliasRule(Rule):
             signature["args"] = [self._op_args(o.node) for o in chain] + [self._op_args(mutation.node)]
         return signature
 
-    def _first(self, reads: Sequence[StaleRead], rank: Callable[[StaleRead], int] = lambda r: 0) -> Optional[StaleRead]:
+    @staticmethod
+    def _first(reads: Sequence[StaleRead], rank: Callable[[StaleRead], int] = lambda r: 0) -> Optional[StaleRead]:
         """The read a message names: a read in the code before an escape at the function's end,
         then the lowest ``rank``, then the read of the write the analysis met first (it lists
         the reads of several writes in an order that depends on where objects lie in memory); of
