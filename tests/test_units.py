@@ -379,3 +379,65 @@ def test_a_statement_calling_a_project_function_stays(tmp_path, any_size):
     assert _quiet_code(source, first_pass(source), view)[2] == []
     assert _quiet_code(source, first_pass(source), None)[2] != []
     _same_either_way(source, str(tmp_path / "script.py"), view)
+
+
+# A body with no site but something read module-wide keeps only the statements that hold it
+# (``units._slimmed``); the rest become ``pass``, each run of them one.
+from detachlint.analysis.units import quiet_code  # noqa: E402
+
+SLIM = """\
+import torch
+
+class Net(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        size = n * 2
+        self.w = torch.zeros(size)
+        if n > 3:
+            print("large")
+            import numpy as np
+        elif n > 2:
+            print("medium")
+        else:
+            if n:
+                print("small")
+        x = 1; import math
+
+    def reset(self):
+        self.w.data.zero_()
+
+def setup():
+    global STATE
+    STATE = 1
+    import os
+
+def helpers():
+    from torch import tensor as make
+    try:
+        import scipy
+    except ImportError:
+        scipy = None
+    return make, scipy
+"""
+
+
+def test_a_body_read_only_module_wide_keeps_what_is_read_and_becomes_pass_elsewhere():
+    lines = LINE_RE.findall(SLIM)
+    bodies, _ = quiet_code(ast.parse(SLIM), lines)
+    out = blanked(lines, bodies)
+    rows = out.splitlines()
+    assert out.count("\n") == SLIM.count("\n")
+    assert rows[4:7] == ["        pass", "", "        self.w = torch.zeros(size)"]  # the class table's
+    assert rows[7:15] == ["        if n > 3:", "            pass", "            import numpy as np",
+                          "        elif n > 2:", "            pass", "        else:", "            if n:",
+                          "                pass"]
+    assert rows[15] == "        x = 1; import math"  # shares its line with what stays
+    assert rows[17:19] == SLIM.splitlines()[17:19]  # a site: kept whole
+    assert rows[20:24] == SLIM.splitlines()[20:24]  # ``global``: kept whole
+    assert rows[26:32] == ["    from torch import tensor as make", "    try:", "        import scipy",
+                           "    except ImportError:", "        pass", "    pass"]
+    compile(out, "<slim>", "exec")
+    for codes in (None, ALL_CODES):
+        found = lint_source(SLIM, "slim.py", codes)
+        assert [f.code for f in found if f.location.row == 19] == ["TAL001"]  # reported as before
+        assert found == lint_source(SLIM, "slim.py", codes, blank=False)

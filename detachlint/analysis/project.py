@@ -31,7 +31,7 @@ from .firstpass import FirstPass, TooDeep, gc_paused, physical_lines, too_deep
 from .units import LINE_RE, Span, Unit, quiet_code, statements
 from .units import dotted as _dotted
 
-FORMAT = "8"
+FORMAT = "9"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)

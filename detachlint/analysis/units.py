@@ -29,6 +29,11 @@ name that module-level code may hold as state), and so are the insides of its li
 module with many top-level assignments and expressions, those that share no name with a site
 or with the code that stays are blanked whole (``quiet_statements``).
 
+A body that holds no site but something read module-wide is *slimmed*: every run of its
+statements that holds nothing read module-wide becomes one ``pass`` (``_slimmed``), so that
+LibCST parses a method's ``self.<attr> = ...`` lines and a function's local imports, not the
+code around them.
+
 The engine blanks the quiet units before LibCST parses the module (``engine.py``), which is
 what most of a module costs; the language server's re-lint by function splits a module by
 ``function_units`` (``incremental.py``), and blanks the top-level statements whose names the
@@ -149,21 +154,23 @@ def site_names(tree: ast.Module) -> Sites:
     return Sites(frozenset(names), star)
 
 
-def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites]) -> bool:
+def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites], module_wide: bool = True) -> bool:
     """Whether the body must stay: it holds something the analyses read module-wide (an import, a
     class, ``global``/``nonlocal``, a hook registration, the name ``torch`` or ``copy`` other
     than in ``torch.attr``, a binding that would shadow the module; in a method, what the class
     table records: ``self.<attr> = ...``, ``register_buffer``, ``register_parameter``), or, with
-    ``sites``, a site a rule reports at (see the module's docstring). One walk, no recursion."""
+    ``sites``, a site a rule reports at (see the module's docstring). Without ``module_wide``,
+    only a site counts. One walk, no recursion."""
     references: Set[int] = set()  # ``torch`` in ``torch.attr``: a use of the module, not a binding
     # (node, inside a loop of this scope, under an ``if`` inside such a loop)
     stack: List[Tuple[ast.AST, bool, bool]] = [(stmt, False, False) for stmt in reversed(body)]
     while stack:
         node, in_loop, chosen = stack.pop()
-        if isinstance(node, _MODULE_WIDE_NODES) or _fix_module_use(node, references):
+        if module_wide and (isinstance(node, _MODULE_WIDE_NODES) or _fix_module_use(node, references)):
             return True
         if isinstance(node, ast.Attribute):
-            if node.attr in _MODULE_WIDE_ATTRIBUTES or (method and node.attr in _CLASS_TABLE_ATTRIBUTES):
+            if module_wide and (node.attr in _MODULE_WIDE_ATTRIBUTES
+                                or method and node.attr in _CLASS_TABLE_ATTRIBUTES):
                 return True
             if sites is not None and node.attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES:
                 return True
@@ -174,8 +181,9 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites]) -> boo
             if sites is not None and isinstance(node.ctx, ast.Store):
                 return True  # an item assignment: a write
         elif isinstance(node, ast.Assign):
-            if method and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-                              for t in node.targets):
+            if module_wide and method and any(
+                    isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                    for t in node.targets):
                 return True
             if sites is not None and chosen and _renames(node):
                 return True
@@ -217,10 +225,12 @@ def _renames(node: ast.Assign) -> bool:
 
 
 def function_units(tree: ast.Module, lines: Sequence[str], methods: bool = True,
-                   sites: Optional[Sites] = None) -> List[Unit]:
+                   sites: Optional[Sites] = None, slim: bool = False) -> List[Unit]:
     """The bodies of the module's top-level functions (and, with ``methods``, of the methods of its
     top-level classes and of the classes nested in them) that start a line of their own and read
     nothing module-wide; with ``sites``, only those that hold no site either (``quiet_units``).
+    With ``slim`` (and ``sites``), also the statements of a body that holds no site but something
+    read module-wide, other than those that hold it (``_slimmed``).
     ``lines``: the physical lines, with their line breaks (``LINE_RE``)."""
     out: List[Unit] = []
     pending: List[Tuple[ast.stmt, bool]] = [(stmt, False) for stmt in tree.body]
@@ -231,10 +241,78 @@ def function_units(tree: ast.Module, lines: Sequence[str], methods: bool = True,
                 pending.extend((inner, True) for inner in stmt.body)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             unit = _body_unit(stmt, lines)
-            if unit is not None and not _kept(stmt.body, method, sites):
+            if unit is None:
+                continue
+            if not _kept(stmt.body, method, sites):
                 out.append(unit)
+            elif slim and sites is not None and not _kept(stmt.body, method, sites, module_wide=False):
+                out.extend(_slimmed(stmt.body, method, lines))
     out.sort(key=lambda u: u.first)
     return out
+
+
+# Statements with blocks that ``_slimmed`` descends into; a definition is kept or blanked whole.
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try) + tuple(
+    getattr(ast, name) for name in ("TryStar", "Match") if hasattr(ast, name))
+# What rebinds module-level names from inside a function: such a body stays whole.
+_REBINDS_OUTSIDE = (ast.Global, ast.Nonlocal)
+
+
+def _slimmed(block: Sequence[ast.stmt], method: bool, lines: Sequence[str]) -> List[Unit]:
+    """In a body with no site, the runs of statements that hold nothing read module-wide, each
+    blanked to a ``pass``: what the analyses read of such a body (imports, ``self.<attr> = ...``,
+    hook registrations, classes, ...) is read statement by statement, whatever else the body
+    does (the class table judges ``self.<attr>``'s value without the function's bindings), and
+    no rule reports inside it. A run is blanked only when it has its lines to itself."""
+    if any(isinstance(node, _REBINDS_OUTSIDE) for node in statements(block)):
+        return []
+    out: List[Unit] = []
+    run: List[ast.stmt] = []
+    for stmt in [*block, None]:
+        if stmt is not None and not _kept([stmt], method, None):
+            run.append(stmt)
+            continue
+        if run:
+            unit = _run_unit(run, stmt, lines)
+            if unit is not None:
+                out.append(unit)
+            run = []
+        if isinstance(stmt, _COMPOUND):
+            for inner in _blocks(stmt):
+                out.extend(_slimmed(inner, method, lines))
+    return out
+
+
+def _blocks(stmt: ast.stmt) -> Iterable[List[ast.stmt]]:
+    """The blocks of a compound statement. The blocks of an ``if`` that is an ``else`` block's only
+    statement are its own: it may be an ``elif``, which cannot be blanked alone."""
+    yield stmt.body  # type: ignore[attr-defined]
+    orelse = getattr(stmt, "orelse", None) or []
+    if isinstance(stmt, ast.If) and len(orelse) == 1 and isinstance(orelse[0], ast.If):
+        yield from _blocks(orelse[0])
+    elif orelse:
+        yield orelse
+    for handler in getattr(stmt, "handlers", None) or []:
+        yield handler.body
+    for case in getattr(stmt, "cases", None) or []:
+        yield case.body
+    if getattr(stmt, "finalbody", None):
+        yield stmt.finalbody  # type: ignore[attr-defined]
+
+
+def _run_unit(run: Sequence[ast.stmt], after: Optional[ast.stmt], lines: Sequence[str]) -> Optional[Unit]:
+    """The rows of consecutive statements of one block, when they start a line of their own and no
+    other statement shares their last line (``after``: the next statement of the block)."""
+    first_stmt = run[0]
+    decorators = getattr(first_stmt, "decorator_list", None) or []
+    row = decorators[0].lineno if decorators else first_stmt.lineno
+    column = decorators[0].col_offset - 1 if decorators else first_stmt.col_offset  # ``@`` comes first
+    last = run[-1].end_lineno
+    if last is None or (after is not None and after.lineno <= last) or row > len(lines):
+        return None
+    line = lines[row - 1]
+    head = line[:len(line) - len(line.lstrip(" \t"))]
+    return Unit(row, last, head) if head and column == len(head) else None
 
 
 def _body_unit(stmt: _Function, lines: Sequence[str]) -> Optional[Unit]:
@@ -364,7 +442,7 @@ def quiet_code(tree: ast.Module, lines: Sequence[str]) -> Tuple[List[Unit], List
     """What the engine blanks: the quiet bodies, the quiet top-level statements and the quiet
     table elements (those outside such a statement)."""
     sites = site_names(tree)
-    bodies = function_units(tree, lines, sites=sites)
+    bodies = function_units(tree, lines, sites=sites, slim=True)
     statements = quiet_statements(tree, lines, sites, bodies)
     rows = {row for span in statements for row in range(span.row, span.end_row + 1)}
     elements = [span for span in quiet_elements(tree, lines, sites) if span.row not in rows]
