@@ -12,8 +12,8 @@ from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple, Typ
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from .analysis.firstpass import (CHUNKED_CHECK_SIZE, FirstPass, compiles_in_chunks, first_pass, gc_paused,
-                                 physical_lines, too_deep)
+from .analysis.firstpass import (CHUNKED_CHECK_SIZE, PIECES_SIZE, FirstPass, compiles_in_chunks, first_pass,
+                                 first_pass_in_pieces, gc_paused, physical_lines, too_deep)
 from .analysis.precheck import may_have_findings
 from .analysis.units import LINE_RE, Span, Unit, blanked, quiet_code
 from .analysis.project import ModuleView
@@ -198,6 +198,8 @@ def parse_module(source: str) -> cst.Module:
 def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
                     project: Optional[ModuleView] = None, first: Optional[FirstPass] = None,
                     blank: bool = True) -> List[Finding]:
+    if first is None and len(source) > PIECES_SIZE:
+        first = first_pass_in_pieces(source)  # no tree of the whole module (None: not shown)
     first = first if first is not None else first_pass(source)
     refused = _refused(source, physical_lines(source), first)
     lines, quiet, spans = _quiet_code(source, first, project) if refused is None and blank else ([], [], [])

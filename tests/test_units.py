@@ -334,7 +334,8 @@ print(snap["weight"])
 
 def _blank_statements(source):
     lines = LINE_RE.findall(source)
-    return [lines[s.row - 1].split(" =")[0].split("(")[0] for s in quiet_statements(ast.parse(source), lines)]
+    rows = [row for s in quiet_statements(ast.parse(source), lines) for row in range(s.row, s.end_row + 1)]
+    return [lines[row - 1].split(" =")[0].split("(")[0] for row in rows]  # adjacent statements: one span
 
 
 def test_a_scripts_statements_that_share_no_name_with_a_site_are_blanked(any_size):

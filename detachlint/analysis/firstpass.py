@@ -39,9 +39,9 @@ import re
 import tokenize
 import warnings
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Tuple
+from typing import Callable, Iterator, List, Optional, Tuple
 
-from .units import Span, Unit
+from .units import LINE_RE, ModuleScan, Span, Unit
 
 MAX_FRAMES = 400
 # The alias analysis runs a loop body up to twice to reach its fixpoint, so nested loops cost time
@@ -96,6 +96,11 @@ class FirstPass:
 # memory is bounded by the largest piece, not by the whole file's tree (Python's ast of a 9.9 MB
 # file of one-line statements takes about 2 GB).
 CHUNKED_CHECK_SIZE = 1 << 20
+# Above this size a file that may have findings gets its first pass a piece at a time too
+# (``first_pass_in_pieces``), which parses the pieces two or three times: Python's tree of real
+# code costs 75-100 bytes per character (torch's largest file, 1.4 MB: 104 MB), of a generated
+# module of short statements 200 or more.
+PIECES_SIZE = 2 << 20
 _CHUNK_SIZE = 1 << 18
 _WHOLE_FILE_ONLY_RE = re.compile(r"__future__|^[ \t]*global\b", re.MULTILINE)
 
@@ -104,27 +109,87 @@ _STATEMENT_START_RE = re.compile(r"\n(?=[A-Za-z_@])")  # a line that may begin a
 _MAX_PIECE = 1 << 22
 
 
-def compiles_in_chunks(source: str) -> bool:
-    """Whether ``source`` compiles, checked a piece at a time: pieces end before a line that
-    starts at column 0 with a name or a decorator. A cut inside a string, a bracket, a
-    continuation or before ``else:`` leaves a piece that does not compile on its own; it is then
-    joined with the next one. False means "not shown" (a piece grew past 4 MB, or the file needs
-    the whole module to judge: ``from __future__``, module-level ``global``): the caller checks
-    the whole file, which also gives the error message."""
+def pieces(source: str, each: Optional[Callable[[ast.Module], None]] = None) -> Optional[List[Tuple[int, int]]]:
+    """The pieces of ``source`` that each compile on their own, as (begin, end) offsets: pieces
+    end before a line that starts at column 0 with a name or a decorator. A cut inside a string,
+    a bracket, a continuation or before ``else:`` leaves a piece that does not compile on its
+    own; it is then joined with the next one. None means "not shown" (a piece grew past 4 MB, or
+    the file needs the whole module to judge: ``from __future__``, module-level ``global``): the
+    caller parses the whole file, which also gives the error message. ``each`` is called with
+    every piece's tree, in order, its rows those of ``source``."""
     if _WHOLE_FILE_ONLY_RE.search(source):
-        return False
-    begin = 0
+        return None
+    out: List[Tuple[int, int]] = []
+    begin = row = 0  # rows before ``begin``
     while begin < len(source):
         end = begin
         while True:
             cut = _STATEMENT_START_RE.search(source, min(end + _CHUNK_SIZE, len(source)))
             end = cut.start() + 1 if cut else len(source)
-            if first_pass(source[begin:end]).tree is not None:
+            tree = parse_piece(source, begin, end, row)
+            if tree is not None:
                 break
             if end >= len(source) or end - begin > _MAX_PIECE:
-                return False
+                return None
+        if each is not None:
+            each(tree)
+        del tree  # before the next piece's
+        out.append((begin, end))
+        row += _line_breaks(source, begin, end)
         begin = end
-    return True
+    return out
+
+
+def compiles_in_chunks(source: str) -> bool:
+    """Whether ``source`` compiles, checked a piece at a time (``pieces``); False: not shown."""
+    return pieces(source) is not None
+
+
+def parse_piece(source: str, begin: int, end: int, row: int) -> Optional[ast.Module]:
+    """Python's tree of ``source[begin:end]``, which starts after ``row`` lines of it, with the
+    rows of ``source``; None when the piece does not compile on its own."""
+    return first_pass("\n" * row + source[begin:end]).tree
+
+
+def _line_breaks(source: str, begin: int, end: int) -> int:
+    return source.count("\n", begin, end) + source.count("\r", begin, end) - source.count("\r\n", begin, end)
+
+
+def first_pass_in_pieces(source: str, each: Optional[Callable[[ast.Module], None]] = None) -> Optional[FirstPass]:
+    """The first pass of a large ``source`` a piece at a time (``pieces``): what ``too_deep`` and
+    ``units.quiet_code`` find on the whole module, with no tree of the whole module (Python's
+    costs about 200 bytes per character: 2 GB for a 9.9 MB module); memory is bounded by the
+    largest piece. The pieces are parsed twice (and a third time where the module has large
+    tables), ``each`` is called with every piece's tree the first time. None where the pieces do
+    not show that ``source`` compiles."""
+    lines, physical = LINE_RE.findall(source), physical_lines(source)
+    scan = ModuleScan(lines)
+    deep: List[TooDeep] = []
+
+    def look(tree: ast.Module) -> None:
+        found = too_deep(tree, physical)
+        if found is not None:
+            deep.append(found)  # the whole tree's walk meets the last statements first
+        scan.gather(tree.body)
+        if each is not None:
+            each(tree)
+
+    ranges = pieces(source, look)
+    if ranges is None:
+        return None
+    if deep:
+        return FirstPass(None, measured=True, deep=deep[-1], quiet=[], elements=[])
+
+    def bodies() -> Iterator[List[ast.stmt]]:
+        row = 0
+        for begin, end in ranges:
+            tree = parse_piece(source, begin, end, row)
+            assert tree is not None  # it compiled the first time
+            yield tree.body
+            row += _line_breaks(source, begin, end)
+
+    quiet, elements = scan.quiet_code(bodies)
+    return FirstPass(None, measured=True, quiet=quiet, elements=elements)
 
 
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
-from .firstpass import FirstPass, TooDeep, gc_paused, physical_lines, too_deep
+from .firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, physical_lines, too_deep
 from .units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from .units import dotted as _dotted
 
@@ -517,6 +517,20 @@ def module_facts(source: str, module: str, is_package: bool = False) -> Optional
 
 
 def _module_facts(source: str, module: str, is_package: bool) -> Optional[ModuleFacts]:
+    if len(source) > PIECES_SIZE:  # a piece at a time: no tree of the whole module
+        facts = ModuleFacts()
+
+        def scan(tree: ast.Module) -> None:
+            facts.imports.update(_imports(tree, module, is_package))
+            _scan_body(tree.body, "", False, facts)
+
+        try:
+            first = first_pass_in_pieces(source, scan)
+        except RecursionError:
+            return None
+        if first is not None:
+            facts.deep, facts.quiet, facts.elements = first.deep, first.quiet or [], first.elements or []
+            return facts
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

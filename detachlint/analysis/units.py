@@ -34,6 +34,11 @@ statements that holds nothing read module-wide becomes one ``pass`` (``_slimmed`
 LibCST parses a method's ``self.<attr> = ...`` lines and a function's local imports, not the
 code around them.
 
+What these decisions need to know of the whole module (its imports, the names bound to a site,
+its top-level imports, statements and tables) is gathered by ``ModuleScan`` from the module's
+top-level statements a list at a time, so that a large module's first pass can go a piece at a
+time (``firstpass.first_pass_in_pieces``) without a tree of the whole module.
+
 The engine blanks the quiet units before LibCST parses the module (``engine.py``), which is
 what most of a module costs; the language server's re-lint by function splits a module by
 ``function_units`` (``incremental.py``), and blanks the top-level statements whose names the
@@ -45,12 +50,14 @@ on the fixtures (also rewritten as module-level scripts), the demo and a sample 
 from __future__ import annotations
 
 import ast
+import functools
 import keyword
 import re
+import sys
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from . import catalog
 
@@ -131,27 +138,7 @@ def statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
 
 def site_names(tree: ast.Module) -> Sites:
     """The names bound, by an import anywhere or a module-level alias, to a site's name."""
-    names: Set[str] = set()
-    star = False
-    for node in statements(tree.body):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname is not None and _is_site_name(alias.name.rsplit(".", 1)[-1]):
-                    names.add(alias.asname)
-        elif isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                if alias.name == "*":
-                    star = True
-                elif _is_site_name(alias.name):
-                    names.add(alias.asname or alias.name)
-    for stmt in tree.body:
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
-            stmt, ast.AnnAssign) and stmt.value is not None else []
-        value = getattr(stmt, "value", None)
-        last = value.attr if isinstance(value, ast.Attribute) else value.id if isinstance(value, ast.Name) else None
-        if last is not None and (_is_site_name(last) or last in names):
-            names.update(t.id for t in targets if isinstance(t, ast.Name))
-    return Sites(frozenset(names), star)
+    return ModuleScan.of(tree, ()).sites
 
 
 def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites], module_wide: bool = True) -> bool:
@@ -246,8 +233,13 @@ def function_units(tree: ast.Module, lines: Sequence[str], methods: bool = True,
     With ``slim`` (and ``sites``), also the statements of a body that holds no site but something
     read module-wide, other than those that hold it (``_slimmed``).
     ``lines``: the physical lines, with their line breaks (``LINE_RE``)."""
+    return _function_units(tree.body, lines, methods, sites, slim)
+
+
+def _function_units(body: Sequence[ast.stmt], lines: Sequence[str], methods: bool, sites: Optional[Sites],
+                    slim: bool) -> List[Unit]:
     out: List[Unit] = []
-    pending: List[Tuple[ast.stmt, bool]] = [(stmt, False) for stmt in tree.body]
+    pending: List[Tuple[ast.stmt, bool]] = [(stmt, False) for stmt in body]
     while pending:
         stmt, method = pending.pop()
         if isinstance(stmt, ast.ClassDef):
@@ -453,14 +445,9 @@ def quiet_units(tree: ast.Module, lines: Sequence[str]) -> List[Unit]:
 
 
 def quiet_code(tree: ast.Module, lines: Sequence[str]) -> Tuple[List[Unit], List["Span"]]:
-    """What the engine blanks: the quiet bodies, the quiet top-level statements and the quiet
-    table elements (those outside such a statement)."""
-    sites = site_names(tree)
-    bodies = function_units(tree, lines, sites=sites, slim=True)
-    statements = quiet_statements(tree, lines, sites, bodies)
-    rows = {row for span in statements for row in range(span.row, span.end_row + 1)}
-    elements = [span for span in quiet_elements(tree, lines, sites) if span.row not in rows]
-    return bodies, statements + elements
+    """What the engine blanks: the quiet bodies (and the slimmed ones'), the quiet top-level
+    statements and the quiet table elements (those outside such a statement)."""
+    return ModuleScan.of(tree, lines).quiet_code(lambda: [tree.body])
 
 
 @dataclass(frozen=True)
@@ -493,7 +480,7 @@ _LITERAL_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Unar
 _BRACKETS = {ast.Tuple: "()", ast.List: "[]", ast.Set: "{}", ast.Dict: "{}"}
 
 
-def quiet_elements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sites] = None) -> List[Span]:
+def quiet_elements(tree: ast.Module, lines: Sequence[str]) -> List[Span]:
     """What no analysis can see in large module-level tables, safe to blank (``Span``): literals,
     and the arguments of class calls.
     A literal (constants and displays of them) has no name, no kind but "not a tensor" and no
@@ -503,46 +490,9 @@ def quiet_elements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sites
     alias origin that its arguments decide: not one of the catalogue's functions,
     ``OrderedDict(d)``), holds no site and nothing read module-wide (``_kept``), binds nothing
     (``:=``), names no backward pass or optimizer step, and spells no name that module-level
-    code may hold as state (``_module_state``)."""
-    tables = [stmt for stmt in tree.body if _table(stmt) is not None and stmt.end_lineno is not None
-              and sum(len(line) for line in lines[stmt.lineno - 1:stmt.end_lineno]) >= _TABLE_SIZE]
-    if not tables:
-        return []
-    out: List[Span] = []
-    calls: List[ast.Call] = []
-    for stmt in tables:
-        literal = _literal_spans(stmt.value, lines)  # type: ignore[attr-defined]
-        if literal is not None:
-            out.extend(literal)
-            continue
-        for element in _table(stmt) or ():
-            literal = _literal_spans(element, lines)
-            if literal is not None:
-                out.extend(literal)
-            elif _calls_capitalised(element):
-                calls.append(element)  # type: ignore[arg-type]
-    if not calls:
-        return out
-    sites = sites if sites is not None else site_names(tree)
-    imported = _from_imported(tree.body)
-    # the capitalised callables whose result the alias analysis derives from an argument
-    arguments = _also_as(_ARGUMENT_CLASSES, imported)
-    effects = _also_as(_EFFECT_NAMES, imported)
-    state = _module_state(tree, lines, imported, arguments)
-    # a comprehension binds names that a backward pass's loss may be (``ScopeOrder``)
-    comprehensions = not any("backward" in line or "autograd" in line for line in lines)
-    for element in calls:
-        if element.func.id not in arguments:  # type: ignore[attr-defined]
-            span = _quiet_call(element, lines, sites, state, effects, comprehensions)
-            if span is not None:
-                out.append(span)
-    return out
-
-
-def _from_imported(body: Sequence[ast.stmt]) -> Dict[str, str]:
-    """What each ``from`` import anywhere binds: local name -> the imported name."""
-    return {a.asname or a.name: a.name for node in statements(body) if isinstance(node, ast.ImportFrom)
-            for a in node.names}
+    code may hold as state (``_state_parts``)."""
+    scan = ModuleScan.of(tree, lines)
+    return scan.elements(lambda: [tree.body], scan.state(lambda: [tree.body]))
 
 
 def _also_as(names: FrozenSet[str], imported: Dict[str, str]) -> FrozenSet[str]:
@@ -609,8 +559,7 @@ def _quiet_call(element: ast.Call, lines: Sequence[str], sites: Sites, state: Se
 _STATEMENTS_SIZE = 65_536
 
 
-def quiet_statements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sites] = None,
-                     bodies: Sequence[Unit] = ()) -> List[Span]:
+def quiet_statements(tree: ast.Module, lines: Sequence[str], bodies: Sequence[Unit] = ()) -> List[Span]:
     """The top-level simple statements (an assignment or an expression on lines of its own) that
     can hold no finding and tell the code that stays nothing, safe to blank whole: each a
     ``Span`` of whole lines, with the dotted names it calls (the engine keeps one that calls a
@@ -624,63 +573,218 @@ def quiet_statements(tree: ast.Module, lines: Sequence[str], sites: Optional[Sit
     for nothing). Only when such statements are ``_STATEMENTS_SIZE`` characters or more: what a
     module of 40,000 ``vN = torch.zeros(k)`` lines and one ``.data`` write then needs LibCST for
     is two statements, not a megabyte."""
-    body = tree.body
-    simple: List[Tuple[ast.stmt, int, int]] = []  # (statement, first row, last row)
-    for i, stmt in enumerate(body):
-        if _simple_alone(body, i) and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
-            simple.append((stmt, stmt.lineno, stmt.end_lineno))  # type: ignore[arg-type]
-    if sum(len(line) for _, first, last in simple for line in lines[first - 1:last]) < _STATEMENTS_SIZE:
-        return []
-    sites = sites if sites is not None else site_names(tree)
-    if sites.star:  # ``import *`` may bind any name, and a call through any name is a site
-        return []
-    effects = _also_as(_EFFECT_NAMES, _from_imported(body))
-    candidates: List[Tuple[ast.stmt, int, int, Set[str]]] = []  # ..., and the words it spells
-    for stmt, first, last in simple:
-        spelt_words = words("".join(lines[first - 1:last]))
-        if not spelt_words & effects and not _kept([stmt], False, sites):
-            candidates.append((stmt, first, last, spelt_words - _KEYWORDS))
-    # The code but the imports (quiet bodies blank): an ``import`` binds nothing but modules, a
-    # ``from`` import the names it lists. Without the candidates: what stays.
-    shown = LINE_RE.findall(blanked(lines, bodies)) if bodies else list(lines)
-    shown += [""] * (len(lines) - len(shown))
-    modules: Set[str] = set()
-    imported: Set[str] = set()
-    for stmt in body:
-        if isinstance(stmt, ast.Import):
-            modules.update(a.asname or a.name.split(".")[0] for a in stmt.names)
-        elif isinstance(stmt, ast.ImportFrom):
-            imported.update(a.asname or a.name for a in stmt.names)
-        else:
-            continue
-        shown[stmt.lineno - 1:stmt.end_lineno] = [""] * ((stmt.end_lineno or stmt.lineno) + 1 - stmt.lineno)
-    modules -= imported
-    if modules:  # a module spelt bare, not ``torch.attr``, may be bound to something else
-        modules -= set(re.findall(r"\b(%s)\b(?!\s*\.)" % "|".join(map(re.escape, modules)), "".join(shown)))
-    for _, first, last, _ in candidates:
-        shown[first - 1:last] = [""] * (last + 1 - first)
-    needed = (words("".join(shown)) | imported) - _KEYWORDS - modules
-    spelt = [{n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)} - modules for stmt, _, _, _ in candidates]
-    by_name: Dict[str, List[int]] = {}
-    for i, names in enumerate(spelt):
-        for name in names:
-            by_name.setdefault(name, []).append(i)
-    stays = [False] * len(candidates)
-    pending = list(needed)
-    while pending:
-        for i in by_name.pop(pending.pop(), ()):
-            if not stays[i]:
-                stays[i] = True
-                fresh = candidates[i][3] - modules - needed
-                needed |= fresh
-                pending.extend(fresh)
-    out: List[Span] = []
-    for (stmt, first, last, _), stay in zip(candidates, stays):
-        if not stay:
-            calls = (dotted(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call))
-            out.append(Span(first, 0, last, len(lines[last - 1].rstrip("\r\n")),
-                            tuple(dict.fromkeys(c for c in calls if c))))
-    return out
+    scan = ModuleScan.of(tree, lines)
+    return scan.statements(scan.candidates(tree.body), bodies) if scan.statements_worth else []
+
+
+# A top-level statement that ``quiet_statements`` may blank: its first row and how many more it
+# has, the words it spells (less keywords), the names it reads or binds, and the dotted names it
+# calls; strings interned, since a generated module may have hundreds of thousands of these.
+_Candidate = Tuple[int, int, Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]
+
+
+class ModuleScan:
+    """What the blanking decisions need to know of the whole module (its imports, its sites'
+    names, its top-level imports and simple statements, its tables), gathered from its top-level
+    statements a list at a time (``gather``): the module's own, or the pieces of a large module
+    that Python parses one after another (``firstpass.first_pass_in_pieces``), so that no tree of
+    the whole module has to exist. The decisions then walk the lists again (``bodies``: a
+    callable that yields them anew, parsing the pieces again)."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = lines
+        self.imported: Dict[str, str] = {}  # what each ``from`` import anywhere binds: local name -> imported name
+        self.star = False
+        self._site_imports: Set[str] = set()  # names an import binds to a site's name
+        self._aliases: List[Tuple[List[str], str]] = []  # module-level ``name = x.site``: the targets, ``site``
+        self._import_rows: List[Tuple[int, int]] = []  # top-level imports
+        self._modules: Set[str] = set()  # what top-level ``import`` statements bind
+        self._top_imported: Set[str] = set()  # what top-level ``from`` imports bind
+        self._simple_size = 0  # characters of top-level simple statements on lines of their own
+        self._tables = False
+        self._table_calls = False  # a table has an element that calls a class
+
+    @classmethod
+    def of(cls, tree: ast.Module, lines: Sequence[str]) -> "ModuleScan":
+        scan = cls(lines)
+        scan.gather(tree.body)
+        return scan
+
+    def gather(self, body: Sequence[ast.stmt]) -> None:
+        lines = self.lines
+        for node in statements(body):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname is not None and _is_site_name(alias.name.rsplit(".", 1)[-1]):
+                        self._site_imports.add(alias.asname)
+            elif isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    self.imported[alias.asname or alias.name] = alias.name
+                    if alias.name == "*":
+                        self.star = True
+                    elif _is_site_name(alias.name):
+                        self._site_imports.add(alias.asname or alias.name)
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                if isinstance(stmt, ast.Import):
+                    self._modules.update(a.asname or a.name.split(".")[0] for a in stmt.names)
+                else:
+                    self._top_imported.update(a.asname or a.name for a in stmt.names)
+                self._import_rows.append((stmt.lineno, stmt.end_lineno or stmt.lineno))
+                continue
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+                stmt, ast.AnnAssign) and stmt.value is not None else []
+            value = getattr(stmt, "value", None)
+            last = value.attr if isinstance(value, ast.Attribute) else value.id if isinstance(value, ast.Name) else None
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            if last is not None and names:
+                self._aliases.append((names, last))
+            if _simple_alone(body, i) and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+                self._simple_size += sum(len(line) for line in lines[stmt.lineno - 1:stmt.end_lineno])
+            if _is_table(stmt, lines):
+                self._tables = True
+                self._table_calls = self._table_calls or any(_calls_capitalised(e) for e in _table(stmt) or ())
+
+    @functools.cached_property
+    def sites(self) -> Sites:
+        """The names bound, by an import anywhere or a module-level alias, to a site's name."""
+        names = set(self._site_imports)
+        for targets, last in self._aliases:
+            if _is_site_name(last) or last in names:
+                names.update(targets)
+        return Sites(frozenset(names), self.star)
+
+    @property
+    def statements_worth(self) -> bool:
+        """Whether ``quiet_statements`` looks at the top-level statements: enough of them, and no
+        ``import *`` (which may bind any name, and makes a call through any name a site)."""
+        return self._simple_size >= _STATEMENTS_SIZE and not self.sites.star
+
+    def quiet_code(self, bodies: Callable[[], Iterable[Sequence[ast.stmt]]]) -> Tuple[List[Unit], List["Span"]]:
+        """``units.quiet_code`` of the module whose top-level statements ``bodies`` yields."""
+        units: List[Unit] = []
+        candidates: List[_Candidate] = []
+        for body in bodies():
+            units.extend(_function_units(body, self.lines, True, self.sites, True))
+            if self.statements_worth:
+                candidates.extend(self.candidates(body))
+        units.sort(key=lambda u: u.first)
+        quiet = self.statements(candidates, units) if candidates else []
+        if not self._tables:
+            return units, quiet
+        rows = {row for span in quiet for row in range(span.row, span.end_row + 1)}
+        elements = self.elements(bodies, self.state(bodies) if self._table_calls else set())
+        return units, quiet + [span for span in elements if span.row not in rows]
+
+    def candidates(self, body: Sequence[ast.stmt]) -> List[_Candidate]:
+        """The simple statements of ``body`` with no site, nothing read module-wide and no
+        backward pass or optimizer step: what ``statements`` may blank."""
+        lines, sites = self.lines, self.sites
+        effects = _also_as(_EFFECT_NAMES, self.imported)
+        out: List[_Candidate] = []
+        for i, stmt in enumerate(body):
+            if not _simple_alone(body, i) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue
+            first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+            spelt = words("".join(lines[first - 1:last]))
+            if spelt & effects or _kept([stmt], False, sites):
+                continue
+            names: Set[str] = set()
+            calls: List[str] = []
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Name):
+                    names.add(node.id)
+                elif isinstance(node, ast.Call):
+                    called = dotted(node.func)
+                    if called:
+                        calls.append(called)
+            out.append((first, last - first, tuple(map(sys.intern, spelt - _KEYWORDS)),
+                        tuple(map(sys.intern, names)), tuple(map(sys.intern, dict.fromkeys(calls)))))
+        return out
+
+    def statements(self, candidates: Sequence[_Candidate], bodies: Sequence[Unit]) -> List[Span]:
+        """The candidates that share no name with the code that stays (``quiet_statements``)."""
+        lines = self.lines
+        # The code but the imports (quiet bodies blank): an ``import`` binds nothing but modules, a
+        # ``from`` import the names it lists. Without the candidates: what stays.
+        shown = LINE_RE.findall(blanked(lines, bodies)) if bodies else list(lines)
+        shown += [""] * (len(lines) - len(shown))
+        for first, last in self._import_rows:
+            shown[first - 1:last] = [""] * (last + 1 - first)
+        modules = self._modules - self._top_imported
+        if modules:  # a module spelt bare, not ``torch.attr``, may be bound to something else
+            modules -= set(re.findall(r"\b(%s)\b(?!\s*\.)" % "|".join(map(re.escape, modules)), "".join(shown)))
+        for first, more, _, _, _ in candidates:
+            shown[first - 1:first + more] = [""] * (more + 1)
+        needed = (words("".join(shown)) | self._top_imported) - _KEYWORDS - modules
+        by_name: Dict[str, List[int]] = {}
+        for i, (_, _, _, names, _) in enumerate(candidates):
+            for name in names:
+                if name not in modules:
+                    by_name.setdefault(name, []).append(i)
+        stays = [False] * len(candidates)
+        pending = list(needed)
+        while pending:
+            for i in by_name.pop(pending.pop(), ()):
+                if not stays[i]:
+                    stays[i] = True
+                    fresh = set(candidates[i][2]) - modules - needed
+                    needed |= fresh
+                    pending.extend(fresh)
+        out: List[Span] = []
+        for (first, more, _, _, calls), stay in zip(candidates, stays):
+            if stay:
+                continue
+            last = first + more
+            if out and out[-1].end_row + 1 == first:  # one span for adjacent statements
+                first, calls = out[-1].row, tuple(dict.fromkeys(out.pop().calls + calls))
+            out.append(Span(first, 0, last, len(lines[last - 1].rstrip("\r\n")), calls))
+        return out
+
+    def state(self, bodies: Callable[[], Iterable[Sequence[ast.stmt]]]) -> Set[str]:
+        """The names module-level code may hold as state (``_state_parts``)."""
+        targets: Set[str] = set()
+        spelt: Set[str] = set()
+        modules: Set[str] = set()
+        arguments = _also_as(_ARGUMENT_CLASSES, self.imported)
+        for body in bodies():
+            _state_parts(body, self.lines, arguments, targets, spelt, modules)
+        return targets | (spelt - _KEYWORDS - (modules - set(self.imported)))
+
+    def elements(self, bodies: Callable[[], Iterable[Sequence[ast.stmt]]], state: Set[str]) -> List[Span]:
+        """The blankable insides of the module's tables (``quiet_elements``), given its ``state``."""
+        if not self._tables:
+            return []
+        lines = self.lines
+        # the capitalised callables whose result the alias analysis derives from an argument
+        arguments = _also_as(_ARGUMENT_CLASSES, self.imported)
+        effects = _also_as(_EFFECT_NAMES, self.imported)
+        # a comprehension binds names that a backward pass's loss may be (``ScopeOrder``)
+        comprehensions = not any("backward" in line or "autograd" in line for line in lines)
+        out: List[Span] = []
+        for body in bodies():
+            for stmt in body:
+                if not _is_table(stmt, lines):
+                    continue
+                literal = _literal_spans(stmt.value, lines)  # type: ignore[attr-defined]
+                if literal is not None:
+                    out.extend(literal)
+                    continue
+                for element in _table(stmt) or ():
+                    literal = _literal_spans(element, lines)
+                    if literal is not None:
+                        out.extend(literal)
+                    elif _calls_capitalised(element) and element.func.id not in arguments:  # type: ignore[attr-defined]
+                        span = _quiet_call(element, lines, self.sites, state, effects,  # type: ignore[arg-type]
+                                           comprehensions)
+                        if span is not None:
+                            out.append(span)
+        return out
+
+
+def _is_table(stmt: ast.stmt, lines: Sequence[str]) -> bool:
+    return _table(stmt) is not None and stmt.end_lineno is not None and sum(
+        len(line) for line in lines[stmt.lineno - 1:stmt.end_lineno]) >= _TABLE_SIZE
 
 
 def _column(line: str, offset: int) -> int:
@@ -708,20 +812,18 @@ _ARGUMENT_CLASSES = frozenset(q.rsplit(".", 1)[-1] for q in catalog.FUNCTION_EFF
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _module_state(tree: ast.Module, lines: Sequence[str], imported: Dict[str, str],
-                  arguments: FrozenSet[str]) -> Set[str]:
-    """The names module-level code may hold as state, a superset (``quiet_elements``; ``imported``:
-    what ``from`` imports bind, ``arguments``: see ``_origin_words``). The alias analysis keeps state only for what
+def _state_parts(body: Sequence[ast.stmt], lines: Sequence[str], arguments: FrozenSet[str], targets: Set[str],
+                 spelt: Set[str], modules: Set[str]) -> None:
+    """What ``body``'s module-level code may hold as state, a superset (``quiet_elements``), in
+    three parts (``ModuleScan.state`` makes them one): the names it binds, spells and imports
+    as modules (``arguments``: see ``_origin_words``). The alias analysis keeps state only for what
     is bound (``aliases._bind``): an assignment's targets, and the names the bound value may
     alias (``_origin_words``; a write marks what is kept stale, it keeps nothing new). A store
     into an attribute or an item, or an augmented assignment, counts all it spells; a ``.data``
     counts its owner (TAL001 asks whether it was used before, ``ScopeOrder.used_before``). Of
     what is spelt, keywords and modules (names only ``import`` binds) are left out: a module is
     no tensor, and its attribute's name is spelt too."""
-    targets: Set[str] = set()
-    spelt: Set[str] = set()
-    modules: Set[str] = set()
-    pending: List[ast.stmt] = list(tree.body)
+    pending: List[ast.stmt] = list(body)
     while pending:
         stmt = pending.pop()
         if isinstance(stmt, ast.Import):
@@ -766,7 +868,6 @@ def _module_state(tree: ast.Module, lines: Sequence[str], imported: Dict[str, st
                     stack.extend(v for v in value if isinstance(v, ast.AST))
                 elif isinstance(value, ast.AST):
                     stack.append(value)
-    return targets | (spelt - _KEYWORDS - (modules - set(imported)))
 
 
 def _bound_values(stmt: ast.stmt) -> List[ast.expr]:
@@ -825,7 +926,8 @@ LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 def blanked(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span] = ()) -> str:
     """The module with every unit's body and every span blanked (a span's characters become
-    spaces, its line breaks stay), rows and columns unchanged.
+    spaces, a line it covers whole becomes empty, its line breaks stay), rows and columns
+    unchanged.
     ``lines``: the physical lines, with their line breaks (``LINE_RE``)."""
     out = list(lines)
     for unit in units:
@@ -839,6 +941,9 @@ def blanked(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span] =
             text = line[:end.start()] if end else line
             start = span.column if row == span.row else 0
             stop = span.end_column if row == span.end_row else len(text)
-            out[row - 1] = text[:start] + " " * (stop - start) + text[stop:] + (end.group() if end else "")
+            if start == 0 and stop >= len(text):  # empty, not spaces: less for LibCST to keep
+                out[row - 1] = end.group() if end else ""
+            else:
+                out[row - 1] = text[:start] + " " * (stop - start) + text[stop:] + (end.group() if end else "")
     return "".join(out)
 
