@@ -12,6 +12,7 @@ import libcst as cst
 from . import catalog
 from .base import Analysis, AnalysisContext
 from .torchnames import TorchNames, dotted_name
+from ..walk import significant_children
 
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
@@ -39,7 +40,9 @@ class ScopeOrder(Analysis):
             i = len(self.index)
             self.index[id(node)] = i
             self._record(node, i)
-            children = [c for c in node.children if not isinstance(c, _NESTED_SCOPES)]
+            # whitespace, brackets and operators hold nothing recorded here (and a module of
+            # blanked statements is mostly empty lines)
+            children = [c for c in significant_children(node) if not isinstance(c, _NESTED_SCOPES)]
             stack.extend(reversed(children))
 
     def _record(self, node: cst.CSTNode, i: int) -> None:
