@@ -251,7 +251,8 @@ def _function_units(body: Sequence[ast.stmt], lines: Sequence[str], methods: boo
                 continue
             if not _kept(stmt.body, method, sites):
                 out.append(unit)
-            elif slim and sites is not None and not _kept(stmt.body, method, sites, module_wide=False):
+            elif slim and sites is not None and not _kept(stmt.body, method, sites, module_wide=False) and not any(
+                    isinstance(node, _REBINDS_OUTSIDE) for node in statements(stmt.body)):
                 out.extend(_slimmed(stmt.body, method, lines))
     out.sort(key=lambda u: u.first)
     return out
@@ -260,7 +261,7 @@ def _function_units(body: Sequence[ast.stmt], lines: Sequence[str], methods: boo
 # Statements with blocks that ``_slimmed`` descends into; a definition is kept or blanked whole.
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try) + tuple(
     getattr(ast, name) for name in ("TryStar", "Match") if hasattr(ast, name))
-# What rebinds module-level names from inside a function: such a body stays whole.
+# What rebinds module-level names from inside a function: such a body stays whole, not slimmed.
 _REBINDS_OUTSIDE = (ast.Global, ast.Nonlocal)
 
 
@@ -270,8 +271,6 @@ def _slimmed(block: Sequence[ast.stmt], method: bool, lines: Sequence[str]) -> L
     hook registrations, classes, ...) is read statement by statement, whatever else the body
     does (the class table judges ``self.<attr>``'s value without the function's bindings), and
     no rule reports inside it. A run is blanked only when it has its lines to itself."""
-    if any(isinstance(node, _REBINDS_OUTSIDE) for node in statements(block)):
-        return []
     out: List[Unit] = []
     run: List[ast.stmt] = []
     for stmt in [*block, None]:
@@ -492,7 +491,7 @@ def quiet_elements(tree: ast.Module, lines: Sequence[str]) -> List[Span]:
     (``:=``), names no backward pass or optimizer step, and spells no name that module-level
     code may hold as state (``_state_parts``)."""
     scan = ModuleScan.of(tree, lines)
-    return scan.elements(lambda: [tree.body], scan.state(lambda: [tree.body]))
+    return scan.elements(lambda: [tree.body])
 
 
 def _also_as(names: FrozenSet[str], imported: Dict[str, str]) -> FrozenSet[str]:
@@ -639,7 +638,7 @@ class ModuleScan:
             names = [t.id for t in targets if isinstance(t, ast.Name)]
             if last is not None and names:
                 self._aliases.append((names, last))
-            if _simple_alone(body, i) and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            if _blankable(body, i):
                 self._simple_size += sum(len(line) for line in lines[stmt.lineno - 1:stmt.end_lineno])
             if _is_table(stmt, lines):
                 self._tables = True
@@ -664,16 +663,17 @@ class ModuleScan:
         """``units.quiet_code`` of the module whose top-level statements ``bodies`` yields."""
         units: List[Unit] = []
         candidates: List[_Candidate] = []
+        worth = self.statements_worth
         for body in bodies():
             units.extend(_function_units(body, self.lines, True, self.sites, True))
-            if self.statements_worth:
+            if worth:
                 candidates.extend(self.candidates(body))
         units.sort(key=lambda u: u.first)
         quiet = self.statements(candidates, units) if candidates else []
         if not self._tables:
             return units, quiet
         rows = {row for span in quiet for row in range(span.row, span.end_row + 1)}
-        elements = self.elements(bodies, self.state(bodies) if self._table_calls else set())
+        elements = self.elements(bodies)
         return units, quiet + [span for span in elements if span.row not in rows]
 
     def candidates(self, body: Sequence[ast.stmt]) -> List[_Candidate]:
@@ -683,7 +683,7 @@ class ModuleScan:
         effects = _also_as(_EFFECT_NAMES, self.imported)
         out: List[_Candidate] = []
         for i, stmt in enumerate(body):
-            if not _simple_alone(body, i) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            if not _blankable(body, i):
                 continue
             first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
             spelt = words("".join(lines[first - 1:last]))
@@ -751,10 +751,11 @@ class ModuleScan:
             _state_parts(body, self.lines, arguments, targets, spelt, modules)
         return targets | (spelt - _KEYWORDS - (modules - set(self.imported)))
 
-    def elements(self, bodies: Callable[[], Iterable[Sequence[ast.stmt]]], state: Set[str]) -> List[Span]:
-        """The blankable insides of the module's tables (``quiet_elements``), given its ``state``."""
+    def elements(self, bodies: Callable[[], Iterable[Sequence[ast.stmt]]]) -> List[Span]:
+        """The blankable insides of the module's tables (``quiet_elements``)."""
         if not self._tables:
             return []
+        state = self.state(bodies) if self._table_calls else set()  # only class calls ask
         lines = self.lines
         # the capitalised callables whose result the alias analysis derives from an argument
         arguments = _also_as(_ARGUMENT_CLASSES, self.imported)
@@ -780,6 +781,13 @@ class ModuleScan:
                         if span is not None:
                             out.append(span)
         return out
+
+
+def _blankable(body: Sequence[ast.stmt], i: int) -> bool:
+    """Whether ``quiet_statements`` looks at ``body[i]``: a simple statement alone on its lines,
+    and no string (a docstring decides where a fix's import goes)."""
+    stmt = body[i]
+    return _simple_alone(body, i) and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
 
 
 def _is_table(stmt: ast.stmt, lines: Sequence[str]) -> bool:
