@@ -5,6 +5,7 @@
     python bench/run.py --corpus all         # all of torch's .py files
     python bench/run.py --precheck-equality  # findings with and without the pre-check, all of torch
     python bench/run.py --blank-equality     # findings with and without blanking quiet bodies, all of torch
+    python bench/run.py --screen-equality    # findings with and without the screen on Python's tree, all of torch
 
 Everything runs in one invocation so that the ratios compare like with like on a shared machine;
 absolute times are printed but are noise. See bench/README.md for what each row measures.
@@ -393,6 +394,62 @@ def blank_equality(root: Path, jobs: int = 1) -> dict:
     }
 
 
+def _screen_worker(path):
+    from detachlint import engine
+    from detachlint.analysis import units
+    from detachlint.analysis.fromast import Unsupported
+    from detachlint.findings import PARSE_ERROR_CODE
+    from detachlint.rules import ALL_RULES
+
+    units._STATEMENTS_SIZE = 0  # top-level statements blanked in every file: the built tree skips them too
+    codes = [r.code for r in ALL_RULES] + [PARSE_ERROR_CODE]
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return path, None, None
+    asked: List[str] = []
+
+    def strict(*args, **kwargs):  # the screen's safety net off: anything but unsupported syntax is a bug
+        try:
+            found = engine.screen_reports(*args, **kwargs)
+        except Unsupported as exc:
+            asked.append(f"unsupported: {exc}")
+            return True
+        except RecursionError:
+            asked.append("recursion")
+            return True
+        except Exception as exc:
+            asked.append(f"error: {type(exc).__name__}: {exc}")
+            return True
+        asked.append("reported" if found else "nothing")
+        return found
+
+    engine._may_report = strict
+    same = engine.lint_source(source, path, codes) == engine.lint_source(source, path, codes, screen=False)
+    return path, same, asked
+
+
+def screen_equality(root: Path, jobs: int = 1) -> dict:
+    """Findings (every rule, plus TAL999) with and without the screen on the tree built from
+    Python's (``analysis/fromast.py``), on every .py file under ``root``, top-level statements
+    blanked in every file; and what the screen said of each module it was asked about."""
+    from collections import Counter
+    from multiprocessing import Pool
+
+    paths = [str(root / f) for f in corpus_files(root)]
+    with Pool(max(1, jobs)) as pool:
+        rows = pool.map(_screen_worker, paths, chunksize=8)
+    said = Counter(a.split(":")[0] for _, _, asked in rows for a in asked or ())
+    return {
+        "files": len(rows),
+        "screened": dict(said),
+        "errors": sorted({f"{p}: {a}" for p, _, asked in rows for a in asked or () if a.startswith("error")}),
+        "unsupported": sorted({a for _, _, asked in rows for a in asked or () if a.startswith("unsupported")}),
+        "differences": [p for p, same, _ in rows if same is False],
+        "unreadable": [p for p, same, _ in rows if same is None],
+    }
+
+
 def _units_worker(path):
     from detachlint.findings import PARSE_ERROR_CODE
     from detachlint.incremental import differences
@@ -483,6 +540,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "whole-module linting, on every K-th torch file (default: all)")
     parser.add_argument("--blank-equality", action="store_true",
                         help="only compare findings with and without blanking quiet bodies on all of torch")
+    parser.add_argument("--screen-equality", nargs="?", const="", metavar="DIR",
+                        help="only compare findings with and without the screen on the tree built from "
+                             "Python's, on all of torch (or on every .py file under DIR)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary corpus directory")
     args = parser.parse_args(argv)
 
@@ -501,6 +561,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         result["seconds"] = round(time.perf_counter() - start, 1)
         print(json.dumps(result, indent=2))
         return 0 if not result["differences"] else 1
+
+    if args.screen_equality is not None:
+        start = time.perf_counter()
+        result = screen_equality(Path(args.screen_equality) if args.screen_equality else root,
+                                 jobs=args.jobs or os.cpu_count() or 1)
+        result["seconds"] = round(time.perf_counter() - start, 1)
+        print(json.dumps(result, indent=2))
+        return 0 if not result["differences"] and not result["errors"] else 1
 
     if args.units_equality:
         start = time.perf_counter()

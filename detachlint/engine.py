@@ -5,13 +5,16 @@ containment are the pipeline's (``pipeline.py``), which every surface calls.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import re
 import threading
-from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple, Type
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from .analysis.fromast import to_cst
 from .analysis.firstpass import (CHUNKED_CHECK_SIZE, PIECES_SIZE, FirstPass, compiles_in_chunks, first_pass,
                                  first_pass_in_pieces, gc_paused, physical_lines, too_deep)
 from .analysis.precheck import may_have_findings
@@ -42,13 +45,7 @@ def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[
                 project: Optional[ModuleView] = None) -> List[Finding]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx = Context(source, filename, wrapper.module, wrapper, project)
-    instances = [rule(ctx) for rule in rules]
-    # Analyses that follow the traversal (flow-sensitive tensor kinds) take part in it, first in
-    # and last out; the others are built when a rule first asks. One walk gives LibCST's visitor
-    # events to every participant, without LibCST rebuilding every node as ``module.visit`` does.
-    walking = {a for rule in rules for a in rule.requires if a.walks}
-    participants = [ctx.get(a) for a in sorted(walking, key=lambda a: a.__name__)]
-    Walker([*participants, *instances], parents=ctx.parents).walk(wrapper.module)
+    _walk(ctx, wrapper.module, rules)
     findings = []
     for rep in ctx.reports:
         pos = ctx.position(rep.node)
@@ -61,6 +58,58 @@ def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[
                     fix, related, rep.signature)
         )
     return findings
+
+
+def _walk(ctx: Context, module: cst.Module, rules: Sequence[Type[Rule]]) -> None:
+    instances = [rule(ctx) for rule in rules]
+    # Analyses that follow the traversal (flow-sensitive tensor kinds) take part in it, first in
+    # and last out; the others are built when a rule first asks. One walk gives LibCST's visitor
+    # events to every participant, without LibCST rebuilding every node as ``module.visit`` does.
+    walking = {a for rule in rules for a in rule.requires if a.walks}
+    participants = [ctx.get(a) for a in sorted(walking, key=lambda a: a.__name__)]
+    Walker([*participants, *instances], parents=ctx.parents).walk(module)
+
+
+class _Reported(Exception):
+    """A rule reported on the tree built from Python's: the module goes to LibCST's parse."""
+
+
+class _ScreenContext(Context):
+    def report(self, *args, **kwargs) -> None:  # type: ignore[override]
+        raise _Reported
+
+
+def _may_report(text: str, filename: str, rules: Sequence[Type[Rule]], project: Optional[ModuleView],
+                tree: Optional[ast.Module] = None, lines: Sequence[str] = (), quiet: Sequence[Unit] = (),
+                spans: Sequence[Span] = ()) -> bool:
+    """Whether the rules report anything on LibCST's tree of ``text``, asked of the tree built
+    from Python's (``analysis/fromast.py``: the same statements and expressions, for a tenth of
+    the cost). True also wherever that tree cannot be built or linted: LibCST's decides.
+    ``tree``: Python's tree of the module ``text`` is ``blanked(lines, quiet, spans)`` of, when
+    the first pass has it (else ``text`` is parsed)."""
+    try:
+        return screen_reports(text, filename, rules, project, tree, lines, quiet, spans)
+    except Exception:  # Unsupported syntax, RecursionError, a rule that trips on the built tree
+        return True
+
+
+def screen_reports(text: str, filename: str, rules: Sequence[Type[Rule]], project: Optional[ModuleView],
+                   tree: Optional[ast.Module] = None, lines: Sequence[str] = (), quiet: Sequence[Unit] = (),
+                   spans: Sequence[Span] = ()) -> bool:
+    """``_may_report`` without its safety net (for the tests: the built tree must not need it)."""
+    if tree is None:
+        tree, lines, quiet, spans = first_pass(text).tree, LINE_RE.findall(text), (), ()
+        if tree is None:
+            return True
+    with _unvalidated():
+        module = to_cst(tree, lines, quiet, spans)
+    del tree
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    try:
+        _walk(_ScreenContext(text, filename, wrapper.module, wrapper, project), wrapper.module, rules)
+    except _Reported:
+        return True
+    return False
 
 
 # Where LibCST rejects what Python accepts, a skipped file must still reach LibCST for its TAL999:
@@ -184,32 +233,44 @@ def _post_init(node: cst.CSTNode, parsing: Set[int] = _PARSING, thread: Callable
 
 def parse_module(source: str) -> cst.Module:
     """``libcst.parse_module`` without validating the nodes the parser builds (same tree)."""
-    if _VALIDATE is None:  # a LibCST that validates some other way
+    with _unvalidated():
         return cst.parse_module(source)
+
+
+@contextlib.contextmanager
+def _unvalidated() -> Iterator[None]:
+    """Nodes built by this thread meanwhile are not validated."""
+    if _VALIDATE is None:  # a LibCST that validates some other way
+        yield
+        return
     cst.CSTNode.__post_init__ = _post_init  # type: ignore[method-assign]
     thread = threading.get_ident()
     _PARSING.add(thread)
     try:
-        return cst.parse_module(source)
+        yield
     finally:
         _PARSING.discard(thread)
 
 
 def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
                     project: Optional[ModuleView] = None, first: Optional[FirstPass] = None,
-                    blank: bool = True) -> List[Finding]:
+                    blank: bool = True, screen: bool = True) -> List[Finding]:
     if first is None and len(source) > PIECES_SIZE:
         first = first_pass_in_pieces(source)  # no tree of the whole module (None: not shown)
     first = first if first is not None else first_pass(source)
     refused = _refused(source, physical_lines(source), first)
     lines, quiet, spans = _quiet_code(source, first, project) if refused is None and blank else ([], [], [])
-    first.tree = None  # freed before LibCST's tree is built: peak memory is LibCST's alone
+    tree, first.tree = first.tree, None  # freed before LibCST's tree is built: peak memory is LibCST's alone
     if refused is not None:
         message, row, column = refused
         return [parse_error_finding(filename, message, row, column)]
-    if not quiet and not spans:
-        return _parse_and_lint_text(source, filename, rules, project)
-    findings = _parse_and_lint_text(blanked(lines, quiet, spans), filename, rules, project)
+    text = blanked(lines, quiet, spans) if quiet or spans else source
+    # LibCST's own verdict is wanted where it may differ from Python's (``_LIBCST_STRICTER_RE``)
+    if screen and _LIBCST_STRICTER_RE.search(source) is None and _code_size(text) <= LIBCST_LIMIT and not _may_report(
+            text, filename, rules, project, tree, lines or LINE_RE.findall(source), quiet, spans):
+        return []  # most modules: nothing reported on the tree built from Python's, and LibCST never parses them
+    del tree
+    findings = _parse_and_lint_text(text, filename, rules, project)
     if spans and _touches(findings, spans):
         findings = _parse_and_lint_text(blanked(lines, quiet), filename, rules, project)
     return findings
@@ -221,9 +282,13 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
 LIBCST_LIMIT = 2_000_000
 
 
+def _code_size(source: str) -> int:
+    return len(source) - source.count(" ") - source.count("\n")
+
+
 def _parse_and_lint_text(source: str, filename: str, rules: Sequence[Type[Rule]],
                          project: Optional[ModuleView]) -> List[Finding]:
-    code = len(source) - source.count(" ") - source.count("\n")
+    code = _code_size(source)
     if code > LIBCST_LIMIT:
         return [parse_error_finding(filename, f"too large for detachlint's parser: {code:,} characters of code that "
                                               f"may hold a finding, more than {LIBCST_LIMIT:,} (its tree needs about "
@@ -247,14 +312,15 @@ def _parse_and_lint_text(source: str, filename: str, rules: Sequence[Type[Rule]]
 
 def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable[str]] = None,
                 precheck: bool = True, noqa: bool = True, project: Optional[ModuleView] = None,
-                blank: bool = True) -> List[Finding]:
+                blank: bool = True, screen: bool = True) -> List[Finding]:
     """Lint Python source text. ``codes`` are the enabled rule codes (None: the default set).
 
     Never raises for bad input: a file that does not parse yields one TAL999 finding.
     ``precheck``: skip the LibCST parse when no rule can fire (``analysis/precheck.py``); a
     skipped file still gets TAL999 when Python cannot parse it. ``blank``: LibCST does not parse
-    the function bodies that can hold no finding (``analysis/units.py``). Results are the same
-    either way.
+    the function bodies that can hold no finding (``analysis/units.py``). ``screen``: the rules
+    run first on the tree built from Python's (``analysis/fromast.py``), and LibCST parses the
+    module only when they report something there. Results are the same either way.
     ``noqa=False`` leaves ``# noqa`` comments to the caller (flake8 applies them itself, and
     its ``--disable-noqa`` must be able to bring the findings back). ``project``: what the
     project index knows of this module and the rest of the project (None: this file alone).
@@ -269,6 +335,7 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     # plugin's) may need something else, so then every file is parsed.
     builtin = all(rule.__module__.startswith(_BUILTIN_RULES) for rule in rules)
     blank = blank and builtin  # what a body must hold to be reported in is known for these alone
+    screen = screen and builtin  # these are known to read no trivia
     if precheck and builtin and not may_have_findings(source) and not (
             project is not None and project.calls_effects()):
         wants_parse_errors = codes is None or PARSE_ERROR_CODE in set(codes)
@@ -281,7 +348,7 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
             if first.compiles:
                 return []
     with gc_paused():
-        findings = _parse_and_lint(source, filename, rules, project, first, blank)
+        findings = _parse_and_lint(source, filename, rules, project, first, blank, screen)
     lines = physical_lines(source)
     if noqa:
         findings = [f for f in findings if f.code == PARSE_ERROR_CODE or not is_suppressed(f, lines)]

@@ -21,22 +21,31 @@ def _quiet_rows(source: str):
     return [(u.first, u.last) for u in quiet_units(ast.parse(source), LINE_RE.findall(source))]
 
 
-def _same_either_way(source: str, path: str, project=None) -> None:
+def _same_either_way(source: str, path: str, project=None, switch: str = "blank") -> None:
+    """Findings equal with and without one of ``lint_source``'s shortcuts (``blank``, ``screen``)."""
     for codes in (None, ALL_CODES):
         assert lint_source(source, path, codes, project=project) == \
-            lint_source(source, path, codes, project=project, blank=False)
+            lint_source(source, path, codes, project=project, **{switch: False})
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
-def test_fixture_findings_equal_with_and_without_blanking(path):
-    source = path.read_text(encoding="utf-8")
-    _same_either_way(source, str(path))
-    _same_either_way(source, str(path), ModuleView(build_index([(path, source)]), module_name(path)[0]))
+def same_for_fixtures_and_torch(switch: str):
+    """The fixture and torch-sample tests of ``_same_either_way`` for ``switch``."""
+
+    @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+    def fixtures(path):
+        source = path.read_text(encoding="utf-8")
+        _same_either_way(source, str(path), switch=switch)
+        _same_either_way(source, str(path), ModuleView(build_index([(path, source)]), module_name(path)[0]), switch)
+
+    @pytest.mark.parametrize("path", _torch_sample(25), ids=lambda p: p.name)
+    def torch_sample(path):
+        _same_either_way(path.read_text(encoding="utf-8"), path.name, switch=switch)
+
+    return fixtures, torch_sample
 
 
-@pytest.mark.parametrize("path", _torch_sample(25), ids=lambda p: p.name)
-def test_torch_findings_equal_with_and_without_blanking(path):
-    _same_either_way(path.read_text(encoding="utf-8"), path.name)
+test_fixture_findings_equal_with_and_without_blanking, test_torch_findings_equal_with_and_without_blanking = \
+    same_for_fixtures_and_torch("blank")
 
 
 def test_the_fixtures_have_bodies_to_blank_and_bodies_that_stay():
