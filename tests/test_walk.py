@@ -179,3 +179,13 @@ def test_import_bindings_unchanged_by_pruning_expressions(index):
     walk(module, pruned, prune=(cst.BaseExpression,))
     module.visit(full)
     assert pruned.bindings == full.bindings
+
+
+def test_the_classes_the_analyses_compare_by_identity_have_no_subclasses():
+    """``node.__class__ is cst.Name`` stands for ``isinstance`` in the hottest analyses
+    (``isinstance`` on LibCST's classes goes through ``ABCMeta``): true only while no LibCST
+    class derives from these."""
+    from detachlint.analysis.tensors import _NOT_TENSOR_NODES
+
+    for cls in (cst.Name, cst.Attribute, cst.Call, cst.Subscript, *_NOT_TENSOR_NODES):
+        assert not cls.__subclasses__(), cls

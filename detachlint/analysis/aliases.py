@@ -871,7 +871,8 @@ class AliasAnalysis(Analysis):
 
     def _eval(self, node: cst.CSTNode) -> Set[Origin]:
         """The origins of the value of ``node``; records reads and writes on the way."""
-        if isinstance(node, cst.Name):
+        cls = node.__class__  # ``isinstance`` on LibCST's classes is ABCMeta's, slow
+        if cls is cst.Name:
             if node.value in ("None", "True", "False") or self.state is None:
                 return set()
             if node.value in self.state:
@@ -879,11 +880,11 @@ class AliasAnalysis(Analysis):
             if node.value in self.names.bindings:
                 return set()
             return {self._entry(node.value)}
-        if isinstance(node, cst.Attribute):
+        if cls is cst.Attribute:
             return self._attribute(node)
-        if isinstance(node, cst.Call):
+        if cls is cst.Call:
             return self._call(node)
-        if isinstance(node, cst.Subscript):
+        if cls is cst.Subscript:
             return self._subscript(node)
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)):
             return set()
@@ -1110,7 +1111,7 @@ class AliasAnalysis(Analysis):
                         modules.add(name)
 
         for arg in node.args:
-            arg.value.visit(Finder())
+            walk(arg.value, Finder())
         if modules:
             self.optimizer_links[key] = modules
             self.model_roots |= modules

@@ -56,6 +56,9 @@ _NOT_TENSOR_BUILTINS = frozenset(
     "round enumerate zip map filter open format ord chr bytes frozenset callable".split()
 )
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed"})
+# Literals and displays that are never a tensor (concrete classes: none has a subclass).
+_NOT_TENSOR_NODES = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                               cst.FormattedString, cst.Dict, cst.DictComp, cst.Set, cst.SetComp, cst.Lambda})
 _MODULE_SELF_METHODS = frozenset(
     "to cuda cpu float double half bfloat16 train eval requires_grad_ zero_grad_ apply".split()
 )
@@ -159,14 +162,13 @@ class TensorFacts(Analysis):
         return None
 
     def kind(self, node: cst.BaseExpression) -> Kind:
-        if isinstance(node, cst.Name):
+        cls = node.__class__  # ``isinstance`` on LibCST's classes is ABCMeta's, slow
+        if cls is cst.Name:
             if node.value in ("None", "True", "False"):
                 return Kind.OTHER
             found = self.frame.lookup(node.value)
             return found if found is not None else Kind.UNKNOWN
-        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-                             cst.ConcatenatedString, cst.FormattedString, cst.Dict, cst.DictComp,
-                             cst.Set, cst.SetComp, cst.Lambda)):
+        if cls in _NOT_TENSOR_NODES:
             return Kind.OTHER
         if isinstance(node, (cst.List, cst.Tuple)):
             if not node.elements:
@@ -898,7 +900,7 @@ def parameter_name_variables(function: cst.FunctionDef) -> Dict[str, str]:
         def visit_For(self, node: cst.For) -> None:
             loops.append((node.target, node.iter))
 
-    function.visit(Scan())
+    walk(function, Scan())
     found: Dict[str, str] = {}
     for last in (False, True):  # a dict indexed by loop variables found in the first round
         for target, iterable in loops:

@@ -21,10 +21,10 @@ from ..walk import walk
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` for a chain of Name/Attribute nodes, else None."""
     parts = []
-    while isinstance(node, cst.Attribute):
+    while node.__class__ is cst.Attribute:  # ``isinstance`` on LibCST's classes is ABCMeta's, slow
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if node.__class__ is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))

@@ -15,6 +15,7 @@ from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Edit, Fix, Location, Severity
 from .base import Rule
 from .fixkit import SAFE, UNSAFE, insert_before, line_text, make_fix, replace_tail, require_import
+from ..walk import walk
 
 
 # In-place methods that change the ``.data`` tensor's own size, storage or strides: through
@@ -228,7 +229,7 @@ def _other_data_writes(statement: cst.CSTNode, data: cst.Attribute) -> bool:
                     and func.value is not data):
                 found.append(call)
 
-    statement.visit(_Writes())
+    walk(statement, _Writes())
     return bool(found)
 
 
@@ -242,7 +243,7 @@ def _has_multiline_string(node: cst.CSTNode) -> bool:
         def visit_FormattedString(self, string: cst.FormattedString) -> None:
             found.append(True)  # conservatively: its parts may span lines
 
-    node.visit(_Strings())
+    walk(node, _Strings())
     return any(found)
 
 
@@ -272,7 +273,7 @@ def _calm(statement: cst.CSTNode, names: TorchNames) -> bool:
     """No call in the statement runs user code (which ``no_grad`` would change: a graph it
     builds and keeps, a ``requires_grad`` it reads)."""
     calls = _Calls(names)
-    statement.visit(calls)
+    walk(statement, calls)
     return calls.calm
 
 

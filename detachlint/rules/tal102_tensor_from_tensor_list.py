@@ -14,6 +14,7 @@ from ..findings import Severity
 from .base import Rule
 from .fixkit import (UNSAFE, comments_in, keywords_of, make_fix, only_args, positional_args, replace, replace_tail,
                      torch_spelling)
+from ..walk import walk
 
 
 def stack_fix(ctx, node: cst.Call):
@@ -104,7 +105,7 @@ class _GraphEvidence:
 
     def __init__(self, function: cst.FunctionDef, names: TorchNames) -> None:
         collector = _Values()
-        function.body.visit(collector)
+        walk(function.body, collector)
         self.values = collector.values
         self.names = names
 

@@ -16,6 +16,7 @@ from ..analysis.torchnames import dotted_name
 from ..findings import Severity
 from .alias_rule import AliasRule
 from .fixkit import UNSAFE, copy_after, make_fix, replace, require_import, wrap_call
+from ..walk import walk
 
 
 class ClassSnapshots(Analysis):
@@ -115,11 +116,11 @@ class StaleSnapshot(AliasRule):
         if loop is None or function is None:
             return
         scan = _LoopScan(live, self.ctx)
-        loop.visit(scan)
+        walk(loop, scan)
         if scan.rebound or scan.step is None or not (live in scan.used or scan.step_takes_live):
             return
         body = _FunctionScan(kept, live, loop)
-        function.visit(body)
+        walk(function, body)
         if body.read is None or not (self.analysis(TensorFacts).kind(value).is_module or body.module_evidence):
             return
         named = scan.step_takes_live or body.optimizer_over_live
