@@ -315,10 +315,11 @@ def _lint_files(args: argparse.Namespace, resolver: SettingsResolver, paths: Seq
     from . import runner
     from .pipeline import build_projects, tasks_for
 
-    tasks = tasks_for(paths, resolver)
+    walked: dict = {}  # what discovery found under each named directory: its project index reuses it
+    tasks = tasks_for(paths, resolver, walked)
     cache_dir = _cache_dir(args, resolver)
     stats = runner.RunStats()
-    indexes = build_projects(tasks, resolver, cache_dir, runner.facts_in_parallel(args.jobs))
+    indexes = build_projects(tasks, resolver, cache_dir, runner.facts_in_parallel(args.jobs), walked)
     results = runner.run(tasks, jobs=args.jobs, cache_dir=cache_dir, stats=stats, fix=fix, indexes=indexes)
     if fixes is not None:
         for task, result in zip(tasks, results):

@@ -69,8 +69,6 @@ class GitIgnore:
         self._chains: Dict[Path, List[Tuple[Path, object]]] = {}
 
     def _spec(self, directory: Path, name: str = ".gitignore"):
-        import pathspec
-
         path = directory / name
         try:
             stamp: Optional[int] = path.stat().st_mtime_ns
@@ -81,6 +79,8 @@ class GitIgnore:
             return cached[1]
         spec = None
         if stamp is not None:
+            import pathspec  # here: only a tree with ignore files pays for importing it
+
             try:
                 lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
                 spec = pathspec.GitIgnoreSpec.from_lines(lines)

@@ -304,10 +304,13 @@ class Target:
     error: Optional[str] = None
 
 
-def discover(paths: Iterable[str], resolver: "SettingsResolver", tolerant: bool = False) -> List[Target]:
+def discover(paths: Iterable[str], resolver: "SettingsResolver", tolerant: bool = False,
+             walked: Optional[Dict[str, List[Tuple[Path, Optional[str]]]]] = None) -> List[Target]:
     """The files to lint under ``paths``, each once, sorted by displayed path. ``tolerant``: skip
     directories whose configuration is broken instead of raising (the project index walks
-    beyond what the user named, and must not fail the run for a tree nobody asked about)."""
+    beyond what the user named, and must not fail the run for a tree nobody asked about).
+    ``walked``: what the walks of one run found under each directory (the project index of a
+    directory the user named walks it again), filled by the walks that are not tolerant."""
     cwd = Path(os.getcwd())
     gitignore = GitIgnore()
     found: Dict[str, Target] = {}
@@ -323,7 +326,13 @@ def discover(paths: Iterable[str], resolver: "SettingsResolver", tolerant: bool 
         if settings.force_exclude and settings.is_excluded(path, gitignore=gitignore):
             continue
         if path.is_dir():
-            for target_path, error in _walk(path, resolver, gitignore, tolerant):
+            key = os.path.abspath(path)
+            found_here = walked.get(key) if walked is not None else None
+            if found_here is None:
+                found_here = list(_walk(path, resolver, gitignore, tolerant))
+                if walked is not None and not tolerant:  # a tolerant walk may have left a directory out
+                    walked[key] = found_here
+            for target_path, error in found_here:
                 add(target_path, error)
         else:
             add(path)  # named explicitly: linted whatever its suffix; unreadable → TAL999
@@ -364,15 +373,16 @@ def _walk(directory: Path, resolver: "SettingsResolver", gitignore: GitIgnore,
 
 
 
-def tasks_for(paths: Iterable[str], resolver: SettingsResolver) -> List[Task]:
+def tasks_for(paths: Iterable[str], resolver: SettingsResolver,
+              walked: Optional[Dict[str, List[Tuple[Path, Optional[str]]]]] = None) -> List[Task]:
     """Discovery and selection: one task per file, with its enabled codes, size limit and the
-    root of the project it belongs to."""
+    root of the project it belongs to (``walked``: as for ``discover``)."""
     tasks = []
     paths = list(paths)
     named = [os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
     fallback = Path(os.path.commonpath(named)) if named else None
     marked: Dict[Path, Optional[Path]] = {}
-    for target in discover(paths, resolver):
+    for target in discover(paths, resolver, walked=walked):
         settings = resolver.for_path(target.path, is_dir=False)
         limit = DEFAULT_MAX_FILE_SIZE if settings.max_file_size is None else settings.max_file_size
         codes = settings.codes_for(target.path) if target.error is None else frozenset(settings.enabled)
@@ -420,14 +430,16 @@ def project_root(path: os.PathLike, fallback: Optional[Path] = None,
 
 
 def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
-                  overrides: Optional[Mapping[str, str]] = None, facts_of: FactsOf = facts_here) -> ProjectIndex:
+                  overrides: Optional[Mapping[str, str]] = None, facts_of: FactsOf = facts_here,
+                  walked: Optional[Dict[str, List[Tuple[Path, Optional[str]]]]] = None) -> ProjectIndex:
     """The index of the Python files under ``root`` (discovered as ``check`` discovers them);
     ``overrides`` maps paths to text that replaces what is on disk (an editor's buffers);
-    ``facts_of`` computes the facts not cached (``runner.facts_in_parallel``: in worker processes)."""
+    ``facts_of`` computes the facts not cached (``runner.facts_in_parallel``: in worker processes);
+    ``walked``: as for ``discover``."""
     facts = FactsCache(cache_dir) if cache_dir is not None else None
     overrides = {os.path.abspath(p): t for p, t in (overrides or {}).items()}
     files: List[Tuple[Path, str]] = []
-    for target in discover([str(root)], resolver, tolerant=True):
+    for target in discover([str(root)], resolver, tolerant=True, walked=walked):
         path = target.path
         if target.error is not None or path.suffix not in (".py", ".pyi"):
             continue
@@ -456,10 +468,11 @@ def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Opti
 
 
 def build_projects(tasks: Sequence[Task], resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
-                   facts_of: FactsOf = facts_here) -> Dict[str, ProjectIndex]:
-    """One index per project root among ``tasks``."""
+                   facts_of: FactsOf = facts_here,
+                   walked: Optional[Dict[str, List[Tuple[Path, Optional[str]]]]] = None) -> Dict[str, ProjectIndex]:
+    """One index per project root among ``tasks`` (``walked``: as for ``discover``)."""
     roots = sorted({t.project for t in tasks if t.project is not None and t.error is None})
-    return {root: build_project(root, resolver, cache_dir, facts_of=facts_of) for root in roots}
+    return {root: build_project(root, resolver, cache_dir, facts_of=facts_of, walked=walked) for root in roots}
 
 
 class Projects:

@@ -10,7 +10,6 @@ reproduction; its reproduction is reported as ``crashed`` or ``timeout``, never 
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -59,9 +58,11 @@ def torch_version() -> str:
         raise TorchMissing(str(exc)) from None
     if spec is None:
         raise TorchMissing("No module named 'torch'")
+    from importlib import metadata  # here: a tenth of ``detachlint check``'s start-up otherwise
+
     try:
-        return importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
         origin = Path(spec.origin or "")
         version_file = origin.parent / "version.py"
         if version_file.exists():
