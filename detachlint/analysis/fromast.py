@@ -5,12 +5,12 @@ comment, comma and bracket, several times the nodes of Python's tree, and most o
 goes into making them. The analyses and rules never look at trivia (``walk.py`` skips it), so
 a tree that holds the same statements and expressions as LibCST's, with LibCST's defaults for
 the trivia, gives them the same answers. ``to_cst`` builds that tree from Python's (which
-the first pass has, or costs a tenth of LibCST's parse), and the engine lints it first: a
-module with nothing to report there (most modules) is never parsed by LibCST at all; one with
-something is parsed and linted as before, so what is reported (messages, positions, fixes)
-comes from LibCST's own tree. ``tests/test_fromast.py`` proves the trees equal, trivia aside, on
-the fixtures and on torch's sources, and ``python bench/run.py --screen-equality`` the
-findings on all of them.
+costs about a seventeenth of LibCST's parse; building adds about as much), and the engine lints
+it first: a module with nothing to report there (most modules) is never parsed by LibCST at all;
+one with something is parsed and linted as before, so what is reported (messages, positions, fixes)
+comes from LibCST's own tree. ``tests/test_fromast.py`` holds the trees equal, trivia aside, on
+the fixtures, a torch sample and a module of every syntactic shape, and ``python bench/run.py
+--screen-equality`` the findings on all torch files and on the evaluation corpus.
 
 What Python's tree does not keep decides a few shapes (LibCST's own rules): an ``elif`` and an
 ``else:`` holding an ``if`` are told apart by the source, and so are a subscript by a bare tuple
@@ -202,7 +202,7 @@ class _Builder:
         _, _, end_row, end_column = self._spans[i]
         return (last.end_lineno, last.end_col_offset) <= (end_row, end_column)
 
-    def _suite(self, stmt: ast.stmt, body: Sequence[ast.stmt]) -> _Body:
+    def _suite(self, body: Sequence[ast.stmt]) -> _Body:
         """A compound statement's block: on lines of its own, or after the colon (``if x: y``)."""
         first = body[0]
         line = self.lines[first.lineno - 1] if first.lineno <= len(self.lines) else ""
@@ -211,8 +211,8 @@ class _Builder:
             return _n.SimpleStatementSuite([self._small[s.__class__](s) for s in body])
         return _n.IndentedBlock(self.statements(body))
 
-    def _else(self, stmt: ast.stmt, orelse: Sequence[ast.stmt]) -> Optional[cst.Else]:
-        return _n.Else(self._suite(stmt, orelse)) if orelse else None
+    def _else(self, orelse: Sequence[ast.stmt]) -> Optional[cst.Else]:
+        return _n.Else(self._suite(orelse)) if orelse else None
 
     def _decorators(self, stmt) -> List[cst.Decorator]:
         return [_n.Decorator(self.expr(d)) for d in stmt.decorator_list]
@@ -221,7 +221,7 @@ class _Builder:
         if getattr(stmt, "type_params", None):
             raise Unsupported("type parameters")
         return _n.FunctionDef(
-            _n.Name(stmt.name), self._parameters(stmt.args), self._suite(stmt, stmt.body),
+            _n.Name(stmt.name), self._parameters(stmt.args), self._suite(stmt.body),
             decorators=self._decorators(stmt),
             returns=_n.Annotation(self.expr(stmt.returns)) if stmt.returns is not None else None,
             asynchronous=_n.Asynchronous() if isinstance(stmt, ast.AsyncFunctionDef) else None)
@@ -231,7 +231,7 @@ class _Builder:
             raise Unsupported("type parameters")
         bases = [self._argument(b) for b in stmt.bases]
         keywords = [self._keyword(k) for k in stmt.keywords]
-        return _n.ClassDef(_n.Name(stmt.name), self._suite(stmt, stmt.body), bases=bases, keywords=keywords,
+        return _n.ClassDef(_n.Name(stmt.name), self._suite(stmt.body), bases=bases, keywords=keywords,
                             decorators=self._decorators(stmt))
 
     def _if(self, stmt: ast.If) -> cst.If:
@@ -239,41 +239,41 @@ class _Builder:
         if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) and self._is_elif(stmt.orelse[0]):
             orelse = self._if(stmt.orelse[0])
         elif stmt.orelse:
-            orelse = _n.Else(self._suite(stmt, stmt.orelse))
-        return _n.If(self.expr(stmt.test), self._suite(stmt, stmt.body), orelse)
+            orelse = _n.Else(self._suite(stmt.orelse))
+        return _n.If(self.expr(stmt.test), self._suite(stmt.body), orelse)
 
     def _is_elif(self, stmt: ast.If) -> bool:
         line = self.lines[stmt.lineno - 1].encode("utf-8")
         return line[stmt.col_offset:stmt.col_offset + 4] == b"elif"
 
     def _for(self, stmt) -> cst.For:
-        return _n.For(self.expr(stmt.target), self.expr(stmt.iter), self._suite(stmt, stmt.body),
-                       self._else(stmt, stmt.orelse),
+        return _n.For(self.expr(stmt.target), self.expr(stmt.iter), self._suite(stmt.body),
+                       self._else(stmt.orelse),
                        asynchronous=_n.Asynchronous() if isinstance(stmt, ast.AsyncFor) else None)
 
     def _while(self, stmt: ast.While) -> cst.While:
-        return _n.While(self.expr(stmt.test), self._suite(stmt, stmt.body), self._else(stmt, stmt.orelse))
+        return _n.While(self.expr(stmt.test), self._suite(stmt.body), self._else(stmt.orelse))
 
     def _with(self, stmt) -> cst.With:
         items = [_n.WithItem(self.expr(i.context_expr),
                               _n.AsName(self.expr(i.optional_vars)) if i.optional_vars is not None else None)
                  for i in stmt.items]
-        return _n.With(items, self._suite(stmt, stmt.body),
+        return _n.With(items, self._suite(stmt.body),
                         asynchronous=_n.Asynchronous() if isinstance(stmt, ast.AsyncWith) else None)
 
     def _try(self, stmt) -> Union[cst.Try, cst.TryStar]:
         star = stmt.__class__.__name__ == "TryStar"
         handler = cst.ExceptStarHandler if star else cst.ExceptHandler
-        handlers = [handler(self._suite(h, h.body), type=self.maybe(h.type),
+        handlers = [handler(self._suite(h.body), type=self.maybe(h.type),
                             name=_n.AsName(_n.Name(h.name)) if h.name else None)
                     for h in stmt.handlers]
-        final = _n.Finally(self._suite(stmt, stmt.finalbody)) if stmt.finalbody else None
+        final = _n.Finally(self._suite(stmt.finalbody)) if stmt.finalbody else None
         make = cst.TryStar if star else cst.Try
-        return make(self._suite(stmt, stmt.body), handlers=handlers, orelse=self._else(stmt, stmt.orelse),
+        return make(self._suite(stmt.body), handlers=handlers, orelse=self._else(stmt.orelse),
                     finalbody=final)
 
     def _match(self, stmt) -> cst.Match:
-        cases = [_n.MatchCase(self._pattern(c.pattern), self._suite(c.pattern, c.body), guard=self.maybe(c.guard))
+        cases = [_n.MatchCase(self._pattern(c.pattern), self._suite(c.body), guard=self.maybe(c.guard))
                  for c in stmt.cases]
         return _n.Match(self.expr(stmt.subject), cases)
 
