@@ -273,6 +273,14 @@ class Walker:
         visit(root)
 
 
+# For a visitor that only looks at statements and reads what it needs from the statement's own
+# fields (imports, assignments, definitions): everything below a statement's block is pruned.
+STATEMENTS_ONLY: Tuple[type, ...] = (
+    cst.BaseExpression, cst.BaseSmallStatement, cst.Parameters, cst.Decorator, cst.Annotation, cst.Arg,
+    cst.WithItem, cst.AsName, cst.MatchPattern, *((cst.TypeParameters,) if hasattr(cst, "TypeParameters") else ()),
+)
+
+
 def walk(root: CSTNode, visitor: cst.CSTVisitor, prune: Tuple[type, ...] = ()) -> None:
     """``root.visit(visitor)`` for a read-only ``CSTVisitor``, fast. Visitors that override the
     generic ``on_visit``/``on_leave`` hooks are handed to LibCST unchanged. ``prune``: node types

@@ -18,7 +18,7 @@ from . import catalog
 from .base import Analysis, AnalysisContext
 from .project import ModuleView
 from .torchnames import TorchNames, dotted_name
-from ..walk import walk
+from ..walk import STATEMENTS_ONLY, walk
 
 
 class Kind(enum.Enum):
@@ -562,8 +562,8 @@ class TensorFacts(Analysis):
                 attributes[attr] = join(attributes[attr], kind) if attr in attributes else kind
 
         # = module.visit(Collector()), without rebuilding the tree; everything collected is a
-        # statement, so the expressions inside statements need not be walked
-        walk(module, Collector(), prune=(cst.BaseExpression,))
+        # statement read from its own fields, so nothing inside a statement but its blocks is walked
+        walk(module, Collector(), prune=STATEMENTS_ONLY)
 
     # ------------------------------------------------------------------ binding
 

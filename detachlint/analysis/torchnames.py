@@ -15,7 +15,7 @@ from .base import Analysis, AnalysisContext
 
 from . import catalog
 from .catalog import CANONICAL_NAMES
-from ..walk import walk
+from ..walk import STATEMENTS_ONLY, walk
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
@@ -87,9 +87,9 @@ class TorchNames(Analysis):
 
     def __init__(self, module: cst.Module) -> None:
         collector = ImportCollector()
-        # = module.visit(collector), without rebuilding the tree; imports are statements, so the
-        # expressions inside statements need not be walked.
-        walk(module, collector, prune=(cst.BaseExpression,))
+        # = module.visit(collector), without rebuilding the tree; imports are statements read
+        # from their own fields, so nothing inside a statement but its blocks is walked.
+        walk(module, collector, prune=STATEMENTS_ONLY)
         self.bindings = collector.bindings
         self.imports_torch = any(v == "torch" or v.startswith("torch.") for v in self.bindings.values())
 
