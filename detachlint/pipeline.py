@@ -304,8 +304,12 @@ class Target:
     error: Optional[str] = None
 
 
+# What the walk of each directory found (files, and paths that could not be walked, with why).
+Walked = Dict[str, List[Tuple[Path, Optional[str]]]]
+
+
 def discover(paths: Iterable[str], resolver: "SettingsResolver", tolerant: bool = False,
-             walked: Optional[Dict[str, List[Tuple[Path, Optional[str]]]]] = None) -> List[Target]:
+             walked: Optional[Walked] = None) -> List[Target]:
     """The files to lint under ``paths``, each once, sorted by displayed path. ``tolerant``: skip
     directories whose configuration is broken instead of raising (the project index walks
     beyond what the user named, and must not fail the run for a tree nobody asked about).
@@ -374,7 +378,7 @@ def _walk(directory: Path, resolver: "SettingsResolver", gitignore: GitIgnore,
 
 
 def tasks_for(paths: Iterable[str], resolver: SettingsResolver,
-              walked: Optional[Dict[str, List[Tuple[Path, Optional[str]]]]] = None) -> List[Task]:
+              walked: Optional[Walked] = None) -> List[Task]:
     """Discovery and selection: one task per file, with its enabled codes, size limit and the
     root of the project it belongs to (``walked``: as for ``discover``)."""
     tasks = []
@@ -431,7 +435,7 @@ def project_root(path: os.PathLike, fallback: Optional[Path] = None,
 
 def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
                   overrides: Optional[Mapping[str, str]] = None, facts_of: FactsOf = facts_here,
-                  walked: Optional[Dict[str, List[Tuple[Path, Optional[str]]]]] = None) -> ProjectIndex:
+                  walked: Optional[Walked] = None) -> ProjectIndex:
     """The index of the Python files under ``root`` (discovered as ``check`` discovers them);
     ``overrides`` maps paths to text that replaces what is on disk (an editor's buffers);
     ``facts_of`` computes the facts not cached (``runner.facts_in_parallel``: in worker processes);
@@ -469,7 +473,7 @@ def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Opti
 
 def build_projects(tasks: Sequence[Task], resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
                    facts_of: FactsOf = facts_here,
-                   walked: Optional[Dict[str, List[Tuple[Path, Optional[str]]]]] = None) -> Dict[str, ProjectIndex]:
+                   walked: Optional[Walked] = None) -> Dict[str, ProjectIndex]:
     """One index per project root among ``tasks`` (``walked``: as for ``discover``)."""
     roots = sorted({t.project for t in tasks if t.project is not None and t.error is None})
     return {root: build_project(root, resolver, cache_dir, facts_of=facts_of, walked=walked) for root in roots}

@@ -74,3 +74,26 @@ def test_unreadable_directory_is_reported_not_raised(tmp_path):
         assert [t.error for t in targets] == [None, None]
     else:
         assert [t.error is not None for t in targets] == [True, False]
+
+
+def test_the_project_index_of_a_named_directory_reuses_its_discovery(tmp_path, monkeypatch):
+    """``detachlint check <dir>`` walks ``<dir>`` once: the project index of a directory the command
+    line named is the same walk (a directory the walk of tasks has not seen is walked anew)."""
+    from detachlint import cli, pipeline
+
+    touch(tmp_path, "pyproject.toml", "pkg/__init__.py", "pkg/a.py", "pkg/sub/b.py")
+    (tmp_path / "pkg" / "a.py").write_text("def f(x):\n    return x\n")
+    walks = []
+    original = pipeline._walk
+
+    def counting(directory, *args, **kwargs):
+        walks.append(os.path.relpath(directory, tmp_path))
+        return original(directory, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "_walk", counting)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "--no-cache", "."]) == 0
+    assert walks.count(".") == 1 and walks.count("pkg") == 1
+    walks.clear()
+    assert cli.main(["check", "--no-cache", "pkg"]) == 0  # the project's root, ``.``, was not named
+    assert walks.count("pkg") == 2 and walks.count(".") == 1
