@@ -6,10 +6,9 @@ containment are the pipeline's (``pipeline.py``), which every surface calls.
 from __future__ import annotations
 
 import ast
-import contextlib
 import re
 import threading
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Type
+from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -102,8 +101,7 @@ def screen_reports(text: str, filename: str, rules: Sequence[Type[Rule]], projec
         tree, lines, quiet, spans = first_pass(text).tree, LINE_RE.findall(text), (), ()
         if tree is None:
             return True
-    with _unvalidated():
-        module = to_cst(tree, lines, quiet, spans)
+    module = to_cst(tree, lines, quiet, spans)
     del tree
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     try:
@@ -234,21 +232,13 @@ def _post_init(node: cst.CSTNode, parsing: Set[int] = _PARSING, thread: Callable
 
 def parse_module(source: str) -> cst.Module:
     """``libcst.parse_module`` without validating the nodes the parser builds (same tree)."""
-    with _unvalidated():
-        return cst.parse_module(source)
-
-
-@contextlib.contextmanager
-def _unvalidated() -> Iterator[None]:
-    """Nodes built by this thread meanwhile are not validated."""
     if _VALIDATE is None:  # a LibCST that validates some other way
-        yield
-        return
+        return cst.parse_module(source)
     cst.CSTNode.__post_init__ = _post_init  # type: ignore[method-assign]
     thread = threading.get_ident()
     _PARSING.add(thread)
     try:
-        yield
+        return cst.parse_module(source)
     finally:
         _PARSING.discard(thread)
 

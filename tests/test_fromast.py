@@ -10,7 +10,6 @@ import textwrap
 import libcst as cst
 import pytest
 
-from detachlint import engine
 from detachlint.analysis import units
 from detachlint.analysis.fromast import Unsupported, to_cst
 from detachlint.analysis.units import LINE_RE, blanked, quiet_code
@@ -73,8 +72,7 @@ def difference(built, parsed, path="module"):
 def _built(source: str, blank: bool = False) -> cst.Module:
     tree, lines = ast.parse(source), LINE_RE.findall(source)
     quiet, spans = quiet_code(tree, lines) if blank else ([], [])
-    with engine._unvalidated():
-        return to_cst(tree, lines, quiet, spans)
+    return to_cst(tree, lines, quiet, spans)
 
 
 def _parsed(source: str, blank: bool = False) -> cst.Module:
@@ -194,6 +192,14 @@ match a, b:
 
 def test_every_shape_is_built_as_libcst_parses_it():
     assert difference(_built(EVERY_SHAPE), _parsed(EVERY_SHAPE)) is None
+
+
+def test_no_node_of_the_built_tree_goes_through_libcsts_constructor(monkeypatch):
+    """Every node is made by ``fromast``'s makers: no default factory runs, no node is validated."""
+    made = []
+    monkeypatch.setattr(cst.CSTNode, "__post_init__", lambda node: made.append(type(node).__name__))
+    _built(EVERY_SHAPE)
+    assert made == []
 
 
 def test_shapes_python_does_not_keep_come_from_the_source():

@@ -71,8 +71,8 @@ class _Makers:
     """``_n.Call(func, args)`` makes ``cst.Call(func, args)`` without running its ``__init__``: the
     trivia LibCST's constructors make anew for every node (a default factory per space and
     bracket, three quarters of the time it takes to build a tree) are made once per class here
-    and shared, which a tree that is only read allows; validation is skipped, as in the
-    engine's parse (``engine.parse_module``)."""
+    and shared, which a tree that is only read allows; nothing is validated, as in the engine's
+    parse (``engine.parse_module``), so every node of the tree is made this way."""
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         maker = _maker(getattr(cst, name))
@@ -205,8 +205,7 @@ class _Builder:
     def _suite(self, body: Sequence[ast.stmt]) -> _Body:
         """A compound statement's block: on lines of its own, or after the colon (``if x: y``)."""
         first = body[0]
-        line = self.lines[first.lineno - 1] if first.lineno <= len(self.lines) else ""
-        after_colon = line.encode("utf-8")[:first.col_offset].strip() != b""
+        after_colon = self._text(first.lineno, 0, first.lineno, first.col_offset).strip() != ""
         if after_colon and all(s.__class__ in self._small for s in body):
             return _n.SimpleStatementSuite([self._small[s.__class__](s) for s in body])
         return _n.IndentedBlock(self.statements(body))
@@ -238,13 +237,12 @@ class _Builder:
         orelse: Union[cst.If, cst.Else, None] = None
         if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) and self._is_elif(stmt.orelse[0]):
             orelse = self._if(stmt.orelse[0])
-        elif stmt.orelse:
-            orelse = _n.Else(self._suite(stmt.orelse))
+        else:
+            orelse = self._else(stmt.orelse)
         return _n.If(self.expr(stmt.test), self._suite(stmt.body), orelse)
 
     def _is_elif(self, stmt: ast.If) -> bool:
-        line = self.lines[stmt.lineno - 1].encode("utf-8")
-        return line[stmt.col_offset:stmt.col_offset + 4] == b"elif"
+        return self._text(stmt.lineno, stmt.col_offset, stmt.lineno, stmt.col_offset + 4) == "elif"
 
     def _for(self, stmt) -> cst.For:
         return _n.For(self.expr(stmt.target), self.expr(stmt.iter), self._suite(stmt.body),
@@ -263,12 +261,12 @@ class _Builder:
 
     def _try(self, stmt) -> Union[cst.Try, cst.TryStar]:
         star = stmt.__class__.__name__ == "TryStar"
-        handler = cst.ExceptStarHandler if star else cst.ExceptHandler
+        handler = _n.ExceptStarHandler if star else _n.ExceptHandler
         handlers = [handler(self._suite(h.body), type=self.maybe(h.type),
                             name=_n.AsName(_n.Name(h.name)) if h.name else None)
                     for h in stmt.handlers]
         final = _n.Finally(self._suite(stmt.finalbody)) if stmt.finalbody else None
-        make = cst.TryStar if star else cst.Try
+        make = _n.TryStar if star else _n.Try
         return make(self._suite(stmt.body), handlers=handlers, orelse=self._else(stmt.orelse),
                     finalbody=final)
 
