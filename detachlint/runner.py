@@ -8,6 +8,7 @@ whatever order the workers finish in. ``jobs=1`` lints in this process. Each fil
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import resource
@@ -107,6 +108,12 @@ def run(tasks: Sequence[Task], jobs: Optional[int] = None, cache_dir: Optional[o
     todo = [i for i, r in enumerate(results) if r is None]
     jobs = min(jobs, max(1, len(todo)))
     stats.jobs = jobs
+    if todo:
+        for index in (indexes or {}).values():
+            index.load()  # once, here: a forked worker would load and compose its own copy
+        # What lives from here to the end (modules, the index) is never scanned by the cyclic GC
+        # again, nor are its pages copied into a forked worker by such a scan.
+        gc.freeze()
     if jobs == 1:
         for i in todo:
             results[i] = lint_file(tasks[i], cache, fix, indexes)
@@ -148,8 +155,6 @@ def _file_size(task: Task) -> int:
 
 def _run_parallel(tasks: Sequence[Task], jobs: int, init: Tuple[Optional[str], Optional[FixMode], Optional[Indexes]], slots: Sequence[int], results: List[Optional[FileResult]], stats: RunStats) -> None:
     batches = [[(i, tasks[i]) for i in batch] for batch in _batches([_file_size(t) for t in tasks], jobs)]
-    for index in (init[2] or {}).values():
-        index.load()  # once, here: a forked worker would load and compose its own copy
     if multiprocessing.get_start_method() == "fork":
         from . import engine  # noqa: F401  LibCST and the rules: imported once here, not in each worker
     try:

@@ -270,7 +270,12 @@ class Walker:
             for method in leaves:
                 method(node)
 
-        visit(root)
+        try:
+            visit(root)
+        finally:
+            # ``visit`` holds itself through its closure: a cycle through the participants to the
+            # tree, which would live on until the cyclic GC (the engine pauses it while a tree lives)
+            visit = None  # type: ignore[assignment]
 
 
 # For a visitor that only looks at statements and reads what it needs from the statement's own

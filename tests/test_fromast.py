@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import gc
 import textwrap
 
 import libcst as cst
@@ -256,6 +257,33 @@ def test_the_screen_answers_without_its_safety_net():
         assert reported == bool(lint_source(source, str(path), ALL_CODES, noqa=False, screen=False)), path
         said[reported] += 1
     assert said[True] >= 5 and said[False] >= 1
+
+
+def test_a_screened_module_leaves_no_node_to_the_cyclic_gc():
+    """The screen's trees are freed as soon as it finds nothing, by reference counting: no cycle (a
+    walker's recursive closure, a builder's tables of its own methods, a visitor class made per
+    call) keeps a node alive until the cyclic GC scans them all (``ast.literal_eval``'s own
+    closure, which LibCST's ``evaluated_value`` calls, is such a cycle, but it holds no node)."""
+    rules = select_rules(ALL_CODES)
+    screened = 0
+    for path in SOURCES + _torch_sample(25):
+        source = path.read_text(encoding="utf-8")
+        screen_reports(source, str(path), rules, None)  # imports and caches made once
+        gc.collect()
+        gc.disable()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            reported = screen_reports(source, str(path), rules, None)
+            gc.collect()
+            nodes = sum(isinstance(o, (cst.CSTNode, ast.AST)) for o in gc.garbage)
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+        if not reported:  # a report unwinds the walk with an exception, and LibCST parses the module anyway
+            assert nodes == 0, path
+            screened += 1
+    assert screened >= 5
 
 
 REFUSED = textwrap.dedent("""

@@ -701,52 +701,9 @@ class AliasAnalysis(Analysis):
         anywhere in the scope, nested functions included (assignments, loop and ``with``
         targets, ``:=``, ``del``, imports, ``global``)."""
         if self._bound is None:
-            bound: Set[str] = set()
-
-            class Targets(cst.CSTVisitor):
-                def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-                    _names(node.target)
-
-                def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                    _names(node.target)
-
-                def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-                    _names(node.target)
-
-                def visit_For(self, node: cst.For) -> None:
-                    _names(node.target)
-
-                def visit_CompFor(self, node: cst.CompFor) -> None:
-                    _names(node.target)
-
-                def visit_AsName(self, node: cst.AsName) -> None:
-                    _names(node.name)
-
-                def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-                    _names(node.target)
-
-                def visit_Del(self, node: cst.Del) -> None:
-                    _names(node.target)
-
-                def visit_Global(self, node: cst.Global) -> None:
-                    bound.update(n.name.value for n in node.names)
-
-                def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-                    bound.update(n.name.value for n in node.names)
-
-            def _names(target: cst.CSTNode) -> None:
-                if isinstance(target, (cst.Tuple, cst.List)):
-                    for element in target.elements:
-                        _names(element.value)
-                elif isinstance(target, cst.StarredElement):
-                    _names(target.value)
-                else:
-                    name = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
-                    if name is not None:
-                        bound.add(name)
-
-            walk(self.scope, Targets())
-            self._bound = bound
+            targets = _BoundNames()
+            walk(self.scope, targets)
+            self._bound = targets.bound
         parts = text.split(".")
         return any(".".join(parts[:i]) in self._bound for i in range(1, len(parts) + 1))
 
@@ -1099,19 +1056,10 @@ class AliasAnalysis(Analysis):
         key = dotted_name(statement.targets[0].target)
         if key is None:
             return
-        modules: Set[str] = set()
-
-        class Finder(cst.CSTVisitor):
-            def visit_Call(self, call: cst.Call) -> None:
-                f = call.func
-                if isinstance(f, cst.Attribute) and f.attr.value in (
-                        catalog.PARAMETER_ITERATORS | catalog.NAMED_PARAMETER_ITERATORS):
-                    name = dotted_name(f.value)
-                    if name is not None:
-                        modules.add(name)
-
+        finder = _ParameterOwners()
         for arg in node.args:
-            walk(arg.value, Finder())
+            walk(arg.value, finder)
+        modules = finder.modules
         if modules:
             self.optimizer_links[key] = modules
             self.model_roots |= modules
@@ -1330,3 +1278,67 @@ def _target_keys(target: cst.BaseExpression) -> Iterable[str]:
 def _is_view_marker(value: cst.BaseExpression) -> bool:
     """``...`` or ``None`` in an index: the result keeps dimensions, so it is a view."""
     return isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None")
+
+
+class _BoundNames(cst.CSTVisitor):
+    """Every name and attribute chain bound in a scope, nested functions included
+    (``AliasAnalysis._rebound``)."""
+
+    def __init__(self) -> None:
+        self.bound: Set[str] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._names(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._names(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._names(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._names(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._names(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._names(node.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._names(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._names(node.target)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.bound.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.bound.update(n.name.value for n in node.names)
+
+    def _names(self, target: cst.CSTNode) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._names(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._names(target.value)
+        else:
+            name = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+            if name is not None:
+                self.bound.add(name)
+
+
+class _ParameterOwners(cst.CSTVisitor):
+    """The modules whose parameters an expression iterates (``X.parameters()``)."""
+
+    def __init__(self) -> None:
+        self.modules: Set[str] = set()
+
+    def visit_Call(self, call: cst.Call) -> None:
+        f = call.func
+        if isinstance(f, cst.Attribute) and f.attr.value in (
+                catalog.PARAMETER_ITERATORS | catalog.NAMED_PARAMETER_ITERATORS):
+            name = dotted_name(f.value)
+            if name is not None:
+                self.modules.add(name)

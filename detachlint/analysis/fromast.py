@@ -108,7 +108,11 @@ def to_cst(tree: ast.Module, lines: Sequence[str], units: Iterable[Unit] = (), s
     their line breaks) are ``lines``, trivia left at LibCST's defaults; with ``units`` and
     ``spans``, LibCST's tree of ``units.blanked(lines, units, spans)``. Raises ``Unsupported``
     (and ``RecursionError`` where Python's own tree was too deep to walk)."""
-    return _n.Module(body=_Builder(lines, units, spans).statements(tree.body))
+    builder = _Builder(lines, units, spans)
+    try:
+        return _n.Module(body=builder.statements(tree.body))
+    finally:
+        builder.__dict__.clear()  # its tables of its own methods are a cycle (with the module's lines)
 
 
 class _Builder:

@@ -18,16 +18,20 @@ class ForwardHooks(Analysis):
 
     def __init__(self, module: cst.Module) -> None:
         self.functions: Set[str] = set()
-        hooks = self.functions
+        walk(module, _Registrations(self.functions))  # = module.visit(...), without rebuilding the tree
 
-        class Finder(cst.CSTVisitor):
-            def visit_Call(self, call: cst.Call) -> None:
-                func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value == "register_forward_hook" and call.args:
-                    target = call.args[0].value
-                    if isinstance(target, cst.Name):
-                        hooks.add(target.value)
-                    elif isinstance(target, cst.Attribute):
-                        hooks.add(target.attr.value)
 
-        walk(module, Finder())  # = module.visit(Finder()), without rebuilding the tree
+class _Registrations(cst.CSTVisitor):
+    """The names of the functions registered as forward hooks (``m.register_forward_hook(fn)``)."""
+
+    def __init__(self, hooks: Set[str]) -> None:
+        self.hooks = hooks
+
+    def visit_Call(self, call: cst.Call) -> None:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "register_forward_hook" and call.args:
+            target = call.args[0].value
+            if isinstance(target, cst.Name):
+                self.hooks.add(target.value)
+            elif isinstance(target, cst.Attribute):
+                self.hooks.add(target.attr.value)

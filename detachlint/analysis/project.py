@@ -622,7 +622,8 @@ class ProjectIndex:
     def load(self) -> "ProjectIndex":
         """Load the facts and compose them now: before worker processes are made (each would
         do it again, and the loader may start processes of its own)."""
-        self._summaries
+        with gc_paused():  # composing makes no cycles; a full collection here would scan all the facts
+            self._summaries
         return self
 
     def __getstate__(self) -> dict:

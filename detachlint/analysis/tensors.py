@@ -501,69 +501,9 @@ class TensorFacts(Analysis):
     # ------------------------------------------------------------------ classes
 
     def _collect_classes(self, module: cst.Module) -> None:
-        facts = self
-
-        class Collector(cst.CSTVisitor):
-            def __init__(self) -> None:
-                self.stack: List[ClassInfo] = []
-
-            def visit_ClassDef(self, node: cst.ClassDef) -> None:
-                is_module = False
-                for base in node.bases:
-                    q = facts.names.qualified(base.value) or ""
-                    if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() or q in catalog.MODULE_BASE_CLASSES:
-                        is_module = True
-                    elif isinstance(base.value, cst.Name) and base.value.value in facts.classes:
-                        is_module = is_module or facts.classes[base.value.value].is_module
-                    elif facts.project is not None:  # a base class defined in another file of the project
-                        index = facts.project.index
-                        resolved = index.resolve(facts.project.module, dotted_name(base.value) or "")
-                        is_module = is_module or (resolved is not None and index.is_module_class(resolved))
-                info = ClassInfo(node.name.value, is_module)
-                facts.classes[node.name.value] = info
-                self.stack.append(info)
-
-            def leave_ClassDef(self, node: cst.ClassDef) -> None:
-                self.stack.pop()
-
-            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-                return bool(self.stack)  # outside a class a simple statement holds nothing collected here
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                if self.stack and node.name.value == "forward" and node.returns is not None:
-                    returns = facts.annotation_kind(node.returns.annotation)
-                    self.stack[-1].forward_returns_tensor = returns is Kind.TENSOR
-
-            def visit_Assign(self, node: cst.Assign) -> None:
-                if not self.stack or (isinstance(node.value, cst.Name) and node.value.value == "None"):
-                    return  # ``self.model = None``: a placeholder says nothing of the attribute's kind
-                for target in node.targets:
-                    t = target.target
-                    if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                        self._record(t.attr.value, facts.kind(node.value))
-
-            def visit_Expr(self, statement: cst.Expr) -> None:
-                # self.register_buffer("name", tensor) / self.register_parameter("name", param),
-                # a statement of its own (a literal name is what makes it an attribute here)
-                node = statement.value
-                if not isinstance(node, cst.Call):
-                    return
-                func = node.func
-                if (self.stack and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                        and func.value.value == "self"
-                        and func.attr.value in ("register_buffer", "register_parameter")
-                        and node.args and isinstance(node.args[0].value, cst.SimpleString)):
-                    name = node.args[0].value.evaluated_value
-                    if isinstance(name, str):
-                        self._record(name, Kind.TENSOR)
-
-            def _record(self, attr: str, kind: Kind) -> None:
-                attributes = self.stack[-1].attributes
-                attributes[attr] = join(attributes[attr], kind) if attr in attributes else kind
-
-        # = module.visit(Collector()), without rebuilding the tree; everything collected is a
+        # = module.visit(_ClassCollector(self)), without rebuilding the tree; everything collected is a
         # statement read from its own fields, so nothing inside a statement but its blocks is walked
-        walk(module, Collector(), prune=STATEMENTS_ONLY)
+        walk(module, _ClassCollector(self), prune=STATEMENTS_ONLY)
 
     # ------------------------------------------------------------------ binding
 
@@ -839,68 +779,9 @@ def parameter_name_variables(function: cst.FunctionDef) -> Dict[str, str]:
     m.named_parameters()]``, also when the same variable may instead hold the caller's list: the
     function treats both alike), or over the keys of a dict indexed only by such names. Maps the
     name to the module's dotted name, so that ``getattr(m, key)`` is a tensor (or None)."""
-    lists: Dict[str, Optional[str]] = {}  # list name -> module (None: also bound to other names)
-    loops: List[Tuple[cst.BaseExpression, cst.BaseExpression]] = []  # (target, iterable)
-    other: set = set()  # names bound some other way
-    dict_keys: Dict[str, List[cst.BaseExpression]] = {}  # dict name -> the keys it is indexed by
-
-    def names_of(comp: cst.BaseExpression) -> Optional[str]:
-        if not isinstance(comp, (cst.ListComp, cst.GeneratorExp)) or comp.for_in.inner_for_in is not None \
-                or comp.for_in.ifs or not isinstance(comp.elt, cst.Name):
-            return None
-        target, iterable = comp.for_in.target, comp.for_in.iter
-        source = _named_pairs_source(iterable)
-        if source is not None and isinstance(target, cst.Tuple) and target.elements \
-                and isinstance(target.elements[0].value, cst.Name) \
-                and target.elements[0].value.value == comp.elt.value:
-            return source
-        source = _parameter_names_source(iterable)
-        if source is not None and isinstance(target, cst.Name) and target.value == comp.elt.value:
-            return source
-        return None
-
-    class Scan(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for t in node.targets:
-                target = t.target
-                if isinstance(target, cst.Name):
-                    source = names_of(node.value)
-                    if source is not None and lists.get(target.value, source) == source:
-                        lists[target.value] = source
-                    elif not (isinstance(node.value, cst.Dict) and not node.value.elements):  # ``d = {}``
-                        other.add(target.value)
-                elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
-                        and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
-                    dict_keys.setdefault(target.value.value, []).append(target.slice[0].slice.value)
-                else:
-                    other.update(target_names(target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            other.update(target_names(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            other.update(target_names(node.target))
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            other.update(target_names(node.target))
-
-        def visit_WithItem(self, node: cst.WithItem) -> None:
-            if node.asname is not None:
-                other.update(target_names(node.asname.name))
-
-        def visit_For(self, node: cst.For) -> None:
-            loops.append((node.target, node.iter))
-
-    walk(function, Scan())
+    scan = _ParameterNameBindings(function)
+    walk(function, scan)
+    lists, loops, other, dict_keys = scan.lists, scan.loops, scan.other, scan.dict_keys
     found: Dict[str, str] = {}
     for last in (False, True):  # a dict indexed by loop variables found in the first round
         for target, iterable in loops:
@@ -928,3 +809,135 @@ def parameter_name_variables(function: cst.FunctionDef) -> Dict[str, str]:
             elif last:
                 other.update(target_names(target))
     return {name: source for name, source in found.items() if name not in other}
+
+
+class _ClassCollector(cst.CSTVisitor):
+    """TensorFacts' class table (at module level: a class made per call is a reference cycle that
+    would keep the facts, and the tree they point into, alive until the cyclic GC runs)."""
+
+    def __init__(self, facts: "TensorFacts") -> None:
+        self.facts = facts
+        self.stack: List[ClassInfo] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        facts = self.facts
+        is_module = False
+        for base in node.bases:
+            q = facts.names.qualified(base.value) or ""
+            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() or q in catalog.MODULE_BASE_CLASSES:
+                is_module = True
+            elif isinstance(base.value, cst.Name) and base.value.value in facts.classes:
+                is_module = is_module or facts.classes[base.value.value].is_module
+            elif facts.project is not None:  # a base class defined in another file of the project
+                index = facts.project.index
+                resolved = index.resolve(facts.project.module, dotted_name(base.value) or "")
+                is_module = is_module or (resolved is not None and index.is_module_class(resolved))
+        info = ClassInfo(node.name.value, is_module)
+        facts.classes[node.name.value] = info
+        self.stack.append(info)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.stack.pop()
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        return bool(self.stack)  # outside a class a simple statement holds nothing collected here
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.stack and node.name.value == "forward" and node.returns is not None:
+            returns = self.facts.annotation_kind(node.returns.annotation)
+            self.stack[-1].forward_returns_tensor = returns is Kind.TENSOR
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not self.stack or (isinstance(node.value, cst.Name) and node.value.value == "None"):
+            return  # ``self.model = None``: a placeholder says nothing of the attribute's kind
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                self._record(t.attr.value, self.facts.kind(node.value))
+
+    def visit_Expr(self, statement: cst.Expr) -> None:
+        # self.register_buffer("name", tensor) / self.register_parameter("name", param),
+        # a statement of its own (a literal name is what makes it an attribute here)
+        node = statement.value
+        if not isinstance(node, cst.Call):
+            return
+        func = node.func
+        if (self.stack and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.value.value == "self"
+                and func.attr.value in ("register_buffer", "register_parameter")
+                and node.args and isinstance(node.args[0].value, cst.SimpleString)):
+            name = node.args[0].value.evaluated_value
+            if isinstance(name, str):
+                self._record(name, Kind.TENSOR)
+
+    def _record(self, attr: str, kind: Kind) -> None:
+        attributes = self.stack[-1].attributes
+        attributes[attr] = join(attributes[attr], kind) if attr in attributes else kind
+
+
+def _names_of(comp: cst.BaseExpression) -> Optional[str]:
+    """The module whose parameter names a comprehension lists (``[n for n, _ in m.named_parameters()]``)."""
+    if not isinstance(comp, (cst.ListComp, cst.GeneratorExp)) or comp.for_in.inner_for_in is not None \
+            or comp.for_in.ifs or not isinstance(comp.elt, cst.Name):
+        return None
+    target, iterable = comp.for_in.target, comp.for_in.iter
+    source = _named_pairs_source(iterable)
+    if source is not None and isinstance(target, cst.Tuple) and target.elements \
+            and isinstance(target.elements[0].value, cst.Name) \
+            and target.elements[0].value.value == comp.elt.value:
+        return source
+    source = _parameter_names_source(iterable)
+    if source is not None and isinstance(target, cst.Name) and target.value == comp.elt.value:
+        return source
+    return None
+
+
+class _ParameterNameBindings(cst.CSTVisitor):
+    """How a function binds its names (``parameter_name_variables``), nested scopes left out."""
+
+    def __init__(self, function: cst.FunctionDef) -> None:
+        self.function = function
+        self.lists: Dict[str, Optional[str]] = {}  # list name -> module (None: also bound to other names)
+        self.loops: List[Tuple[cst.BaseExpression, cst.BaseExpression]] = []  # (target, iterable)
+        self.other: set = set()  # names bound some other way
+        self.dict_keys: Dict[str, List[cst.BaseExpression]] = {}  # dict name -> the keys it is indexed by
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.function
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            target = t.target
+            if isinstance(target, cst.Name):
+                source = _names_of(node.value)
+                if source is not None and self.lists.get(target.value, source) == source:
+                    self.lists[target.value] = source
+                elif not (isinstance(node.value, cst.Dict) and not node.value.elements):  # ``d = {}``
+                    self.other.add(target.value)
+            elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
+                    and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                self.dict_keys.setdefault(target.value.value, []).append(target.slice[0].slice.value)
+            else:
+                self.other.update(target_names(target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.other.update(target_names(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.other.update(target_names(node.target))
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.other.update(target_names(node.target))
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self.other.update(target_names(node.asname.name))
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops.append((node.target, node.iter))

@@ -219,32 +219,41 @@ def _whole_statement(use: DataUse, statement: cst.CSTNode) -> bool:
 
 
 def _other_data_writes(statement: cst.CSTNode, data: cst.Attribute) -> bool:
-    found = []
+    writes = _DataWrites(data)
+    walk(statement, writes)
+    return writes.found
 
-    class _Writes(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            func = call.func
-            if (isinstance(func, cst.Attribute) and func.attr.value.endswith("_")
-                    and isinstance(func.value, cst.Attribute) and func.value.attr.value == "data"
-                    and func.value is not data):
-                found.append(call)
 
-    walk(statement, _Writes())
-    return bool(found)
+class _DataWrites(cst.CSTVisitor):
+    """An in-place call on ``.data`` other than the one of ``data`` (``x.data.add_(...)``)."""
+
+    def __init__(self, data: cst.Attribute) -> None:
+        self.data = data
+        self.found = False
+
+    def visit_Call(self, call: cst.Call) -> None:
+        func = call.func
+        if (isinstance(func, cst.Attribute) and func.attr.value.endswith("_")
+                and isinstance(func.value, cst.Attribute) and func.value.attr.value == "data"
+                and func.value is not self.data):
+            self.found = True
 
 
 def _has_multiline_string(node: cst.CSTNode) -> bool:
-    found = []
+    strings = _MultilineStrings()
+    walk(node, strings)
+    return strings.found
 
-    class _Strings(cst.CSTVisitor):
-        def visit_SimpleString(self, string: cst.SimpleString) -> None:
-            found.append("\n" in string.value)
 
-        def visit_FormattedString(self, string: cst.FormattedString) -> None:
-            found.append(True)  # conservatively: its parts may span lines
+class _MultilineStrings(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
 
-    walk(node, _Strings())
-    return any(found)
+    def visit_SimpleString(self, string: cst.SimpleString) -> None:
+        self.found = self.found or "\n" in string.value
+
+    def visit_FormattedString(self, string: cst.FormattedString) -> None:
+        self.found = True  # conservatively: its parts may span lines
 
 
 def _chain_has(call: cst.CSTNode, methods) -> bool:
