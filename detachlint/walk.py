@@ -154,6 +154,7 @@ _IS_NODE: Dict[type, bool] = {}
 
 _Plan = Tuple[Tuple[Callable, ...], Tuple[Callable, ...],
               Tuple[Tuple[str, Tuple[Callable, ...], Tuple[Callable, ...], bool, bool], ...], bool]
+_UNHOOKED_PLANS: Dict[Tuple, Dict[type, _Plan]] = {}  # participants' classes -> plans with no hook
 
 
 class Walker:
@@ -179,6 +180,8 @@ class Walker:
             k.startswith(("visit_", "leave_")) for k in getattr(p, "__dict__", ()))
             for p, t in ((p, type(p)) for p in self.participants))
         self.skip: FrozenSet[type] = TRIVIA if skip_trivia and not self._hooks_trivia() else frozenset()
+        if not self._per_instance:
+            self._plans.update(_UNHOOKED_PLANS.get((self._types, bool(self.skip), self.prune), {}))
 
     def _hooks_trivia(self) -> bool:
         key = (self._types, "trivia")
@@ -209,6 +212,10 @@ class Walker:
                 tuple((f, bind(before), bind(after), walk_it, cond) for f, before, after, walk_it, cond in fields),
                 not (self.prune and issubclass(cls, self.prune)))
         self._plans[cls] = plan
+        if not self._per_instance and not visits and not leaves and not any(f[1] or f[2] for f in fields):
+            # no participant hooks the class: the next walker with these participants' classes
+            # starts with its plan, nothing to bind
+            _UNHOOKED_PLANS.setdefault(key[:3], {})[cls] = plan
         return plan
 
     def _shape(self, cls: type):

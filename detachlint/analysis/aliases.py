@@ -1287,29 +1287,13 @@ class _BoundNames(cst.CSTVisitor):
     def __init__(self) -> None:
         self.bound: Set[str] = set()
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._names(node.target)
+    def _target(self, node: cst.CSTNode) -> None:
+        self._names(node.target)  # type: ignore[attr-defined]  # each node hooked below has one
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._names(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._names(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._names(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._names(node.target)
+    visit_AssignTarget = visit_AugAssign = visit_AnnAssign = visit_For = visit_CompFor = visit_NamedExpr = visit_Del = _target
 
     def visit_AsName(self, node: cst.AsName) -> None:
         self._names(node.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._names(node.target)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._names(node.target)
 
     def visit_Global(self, node: cst.Global) -> None:
         self.bound.update(n.name.value for n in node.names)

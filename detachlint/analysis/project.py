@@ -228,9 +228,11 @@ class _FunctionScanner(ast.NodeVisitor):
 
     def generic_visit(self, node: ast.AST) -> None:
         # ``ast.NodeVisitor``'s, in the same order, without the contexts and operators no
-        # ``visit_`` method here looks at: a third of the scan
+        # ``visit_`` method here looks at (a third of the scan), nor names and constants: no
+        # ``visit_`` method for them, and nothing below them
         for child in child_nodes(node):
-            self.visit(child)
+            if child.__class__ is not ast.Name and child.__class__ is not ast.Constant:
+                self.visit(child)
 
     def scan(self, body: Sequence[ast.stmt]) -> None:
         for stmt in body:

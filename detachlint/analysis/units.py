@@ -57,7 +57,7 @@ import sys
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from . import catalog
 
@@ -150,40 +150,55 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites], module
     only a site counts. One walk, no recursion."""
     references: Set[int] = set()  # ``torch`` in ``torch.attr``: a use of the module, not a binding
     # (node, inside a loop of this scope, under an ``if`` inside such a loop)
-    stack: List[Tuple[ast.AST, bool, bool]] = [(stmt, False, False) for stmt in reversed(body)]
+    stack: List[Tuple[Any, bool, bool]] = [(stmt, False, False) for stmt in reversed(body)]  # Any: a node of any kind, read after a class test
+    pop, push = stack.pop, stack.append
     while stack:
-        node, in_loop, chosen = stack.pop()
+        node, in_loop, chosen = pop()
+        cls = node.__class__
+        # Names, constants and attributes are most of the nodes: decided here, without the
+        # general checks below (the same answers) and without enumerating their fields.
+        if cls is ast.Name:
+            if module_wide and node.id in _FIX_MODULES and id(node) not in references:
+                return True
+            continue
+        if cls is ast.Constant:
+            continue
+        if cls is ast.Attribute:
+            attr = node.attr
+            if module_wide:
+                references.add(id(node.value))
+                if attr in _MODULE_WIDE_ATTRIBUTES or method and attr in _CLASS_TABLE_ATTRIBUTES:
+                    return True
+            if sites is not None and attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES:
+                return True
+            push((node.value, in_loop, chosen))
+            continue
         if module_wide and (isinstance(node, _MODULE_WIDE_NODES) or _fix_module_use(node, references)):
             return True
-        if isinstance(node, ast.Attribute):
-            if module_wide and (node.attr in _MODULE_WIDE_ATTRIBUTES
-                                or method and node.attr in _CLASS_TABLE_ATTRIBUTES):
-                return True
-            if sites is not None and node.attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES:
-                return True
-        elif isinstance(node, ast.Call):
+        if cls is ast.Call:
             if sites is not None and sites.called(node):
                 return True
-        elif isinstance(node, ast.Subscript):
+        elif cls is ast.Subscript:
             if sites is not None and isinstance(node.ctx, ast.Store):
                 return True  # an item assignment: a write
-        elif isinstance(node, ast.Assign):
+        elif cls is ast.Assign:
             if module_wide and method and any(
                     isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
                     for t in node.targets):
                 return True
             if sites is not None and chosen and _renames(node):
                 return True
-        elif isinstance(node, ast.AugAssign):
+        elif cls is ast.AugAssign:
             if sites is not None:
                 return True  # a write
         if isinstance(node, _SCOPES):
             in_loop = chosen = False
         elif isinstance(node, _LOOPS):
             in_loop = True
-        elif isinstance(node, ast.If) and in_loop:
+        elif cls is ast.If and in_loop:
             chosen = True
-        stack.extend([(child, in_loop, chosen) for child in child_nodes(node)])
+        for child in child_nodes(node):
+            push((child, in_loop, chosen))
     return False
 
 
