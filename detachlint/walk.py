@@ -18,7 +18,7 @@ import ast
 import inspect
 import textwrap
 import typing
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 from libcst._nodes.base import CSTNode
@@ -155,6 +155,7 @@ _IS_NODE: Dict[type, bool] = {}
 _Plan = Tuple[Tuple[Callable, ...], Tuple[Callable, ...],
               Tuple[Tuple[str, Tuple[Callable, ...], Tuple[Callable, ...], bool, bool], ...], bool]
 _UNHOOKED_PLANS: Dict[Tuple, Dict[type, _Plan]] = {}  # participants' classes -> plans with no hook
+_INERT: Dict[Tuple, Set[type]] = {}  # participants' classes -> node classes whose visit does nothing
 
 
 class Walker:
@@ -180,8 +181,13 @@ class Walker:
             k.startswith(("visit_", "leave_")) for k in getattr(p, "__dict__", ()))
             for p, t in ((p, type(p)) for p in self.participants))
         self.skip: FrozenSet[type] = TRIVIA if skip_trivia and not self._hooks_trivia() else frozenset()
+        # Nodes not visited at all: trivia, and the classes whose visit nobody could observe (no
+        # hook, nothing below them walked: a name, a number, a pruned subtree nobody hooks).
+        self._skipped: Set[type] = set(self.skip)
         if not self._per_instance:
-            self._plans.update(_UNHOOKED_PLANS.get((self._types, bool(self.skip), self.prune), {}))
+            key = (self._types, bool(self.skip), self.prune)
+            self._plans.update(_UNHOOKED_PLANS.get(key, {}))
+            self._skipped.update(_INERT.get(key, ()))
 
     def _hooks_trivia(self) -> bool:
         key = (self._types, "trivia")
@@ -212,10 +218,15 @@ class Walker:
                 tuple((f, bind(before), bind(after), walk_it, cond) for f, before, after, walk_it, cond in fields),
                 not (self.prune and issubclass(cls, self.prune)))
         self._plans[cls] = plan
-        if not self._per_instance and not visits and not leaves and not any(f[1] or f[2] for f in fields):
+        if not visits and not leaves and not any(f[1] or f[2] for f in fields):
             # no participant hooks the class: the next walker with these participants' classes
             # starts with its plan, nothing to bind
-            _UNHOOKED_PLANS.setdefault(key[:3], {})[cls] = plan
+            if not plan[3] or not any(f[3] for f in fields):
+                self._skipped.add(cls)
+                if not self._per_instance:
+                    _INERT.setdefault(key[:3], set()).add(cls)
+            if not self._per_instance:
+                _UNHOOKED_PLANS.setdefault(key[:3], {})[cls] = plan
         return plan
 
     def _shape(self, cls: type):
@@ -236,7 +247,7 @@ class Walker:
 
     def walk(self, root: CSTNode) -> None:
         plans = self._plans
-        skip = self.skip
+        skip = self._skipped
         parents = self.parents
         push, pop = parents.append, parents.pop
         honour = self.honour_false
