@@ -39,7 +39,7 @@ import re
 import tokenize
 import warnings
 from dataclasses import dataclass
-from typing import Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .units import LINE_RE, ModuleScan, Span, Unit
 
@@ -235,27 +235,28 @@ def too_deep(tree: ast.AST, lines: List[str], limit: int = MAX_FRAMES,
     """The first place where ``tree`` nests deeper than ``limit`` frames or ``max_loops`` loops
     (iteratively: the tree may be deeper than Python's recursion limit); None when it never does.
     ``lines``: the source's physical lines (to count the pieces of a long concatenated string)."""
-    stack: List[Tuple[ast.AST, int, int, bool, ast.AST]] = [(tree, 0, 0, False, tree)]
+    stack: List[Tuple[Any, int, int, bool, Any]] = [(tree, 0, 0, False, tree)]  # Any: ast's node classes
     pop, push = stack.pop, stack.append
+    shapes, node_type = _SHAPES, ast.AST
     while stack:
         node, depth, loops, in_fstring, located = pop()
-        if hasattr(node, "lineno"):
+        cls = node.__class__
+        frames, loop, positioned, fields = shapes.get(cls) or _shape(cls)
+        if positioned:
             located = node  # where to point (``Load``, ``arguments``, ... have no position)
-        if isinstance(node, _THREE_FRAMES):
-            depth += 3
-        elif isinstance(node, _TWO_FRAMES):
-            depth += 2
-        elif isinstance(node, ast.BoolOp):
+        if frames > 0:
+            depth += frames
+        elif frames == _OPERANDS:
             depth += 3 * (len(node.values) - 1)
-        elif isinstance(node, _STRINGS) and not in_fstring:
+        elif not in_fstring:
             depth += _string_pieces(node, lines)
         else:
             depth += 1
-        if isinstance(node, _LOOPS):
+        if loop:
             loops += 1
             if loops > max_loops:
                 return TooDeep(f"too deeply nested for detachlint's analyses: more than {max_loops} nested loops "
-                               f"at line {node.lineno}", node.lineno, _column(node, lines))  # type: ignore[attr-defined]
+                               f"at line {node.lineno}", node.lineno, _column(node, lines))
         if depth > limit:
             row = getattr(located, "lineno", 1)
             return TooDeep(f"too deeply nested for detachlint's parser: more than {limit} levels (LibCST and "
@@ -263,15 +264,41 @@ def too_deep(tree: ast.AST, lines: List[str], limit: int = MAX_FRAMES,
         # A node on one line cannot go deeper than 3 frames per character of it (a unary minus
         # is the densest: 1 character, 3 frames), nor hold more loops than ``for`` clauses fit:
         # most statements are short lines whose subtrees need no walk.
-        end = getattr(node, "end_col_offset", None)
-        if end is not None and node.lineno == node.end_lineno:  # type: ignore[attr-defined]
-            width = end - node.col_offset  # type: ignore[attr-defined]
+        if positioned and node.lineno == node.end_lineno and node.end_col_offset is not None:
+            width = node.end_col_offset - node.col_offset
             if depth + 3 * width + 3 <= limit and loops + width // 8 <= max_loops:
                 continue
-        inner = in_fstring or isinstance(node, ast.JoinedStr)
-        for child in ast.iter_child_nodes(node):
-            push((child, depth, loops, inner, located))
+        inner = in_fstring or cls is ast.JoinedStr
+        for name in fields:  # ``ast.iter_child_nodes``, in its order
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        push((item, depth, loops, inner, located))
+            elif isinstance(value, node_type):
+                push((value, depth, loops, inner, located))
     return None
+
+
+_OPERANDS, _PIECES = -1, -2  # frames: 3 per operand after the first; a string's pieces
+# node class -> (frames it adds, or one of the two above; a loop; has a position; its fields)
+_SHAPES: Dict[type, Tuple[int, bool, bool, Tuple[str, ...]]] = {}
+
+
+def _shape(cls: type) -> Tuple[int, bool, bool, Tuple[str, ...]]:
+    """What ``too_deep`` needs of a node class, worked out once instead of per node."""
+    if issubclass(cls, _THREE_FRAMES):
+        frames = 3
+    elif issubclass(cls, _TWO_FRAMES):
+        frames = 2
+    elif issubclass(cls, ast.BoolOp):
+        frames = _OPERANDS
+    elif issubclass(cls, _STRINGS):
+        frames = _PIECES
+    else:
+        frames = 1
+    shape = _SHAPES[cls] = (frames, issubclass(cls, _LOOPS), "lineno" in cls._attributes, cls._fields)  # type: ignore[attr-defined]
+    return shape
 
 
 def _column(node: ast.AST, lines: List[str]) -> int:
