@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import List, Tuple
 
@@ -182,10 +183,18 @@ def test_import_bindings_unchanged_by_pruning_expressions(index):
 
 
 def test_the_classes_the_analyses_compare_by_identity_have_no_subclasses():
-    """``node.__class__ is cst.Name`` stands for ``isinstance`` in the hottest analyses
-    (``isinstance`` on LibCST's classes goes through ``ABCMeta``): true only while no LibCST
-    class derives from these."""
+    """``node.__class__ is cst.Name`` (or ``in (cst.List, cst.Tuple)``) stands for ``isinstance``
+    in the hottest analyses and rules (``isinstance`` on LibCST's classes goes through
+    ``ABCMeta``): true only while no LibCST class derives from these. Every such comparison in
+    the package's sources is found here."""
     from detachlint.analysis.tensors import _NOT_TENSOR_NODES
 
-    for cls in (cst.Name, cst.Attribute, cst.Call, cst.Subscript, *_NOT_TENSOR_NODES):
+    compared = set(_NOT_TENSOR_NODES)
+    package = Path(__import__("detachlint").__file__).parent
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for match in re.finditer(r"(?:\bis(?: not)?|\bin) \(?((?:cst\.\w+(?:, )?)+)", text):
+            compared.update(getattr(cst, name) for name in re.findall(r"cst\.(\w+)", match.group(1)))
+    assert {cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple} <= compared
+    for cls in compared:
         assert not cls.__subclasses__(), cls

@@ -340,25 +340,25 @@ class AliasAnalysis(Analysis):
 
     def _assign(self, target: cst.BaseExpression, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
         """Bind ``target`` to a value with ``origins`` (made by ``value``)."""
-        if isinstance(target, (cst.Name, cst.Attribute)) and dotted_name(target) is not None:
+        if target.__class__ in (cst.Name, cst.Attribute) and dotted_name(target) is not None:
             key = dotted_name(target)
             self._note_instance(key, value)
-            if isinstance(value, (cst.Name, cst.Attribute)) and origins \
+            if value.__class__ in (cst.Name, cst.Attribute) and origins \
                     and all(o.node is not value for o in origins):
                 origins = self._derive(origins, Relation.PLAIN, "alias", value)
             if not origins:
                 origins = {self._fresh(value if value is not None else target, key)}
             self._bind(key, origins)
             self._forget_below(key)
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif target.__class__ in (cst.Tuple, cst.List):
             kept = {o for o in origins if o.relation not in HANDLES}
             for element in target.elements:
                 self._assign(element.value, kept, None)
-        elif isinstance(target, cst.StarredElement):
+        elif target.__class__ is cst.StarredElement:
             self._assign(target.value, origins, None)
-        elif isinstance(target, cst.Subscript):
+        elif target.__class__ is cst.Subscript:
             self._store_item(target, origins, value)
-        elif isinstance(target, cst.Attribute):
+        elif target.__class__ is cst.Attribute:
             self._eval(target.value)
 
     def _rebirth(self, storage: Storage, key: str) -> None:
@@ -509,7 +509,7 @@ class AliasAnalysis(Analysis):
             self._stmt(statement)
 
     def _stmt(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.SimpleStatementLine):
+        if node.__class__ is cst.SimpleStatementLine:
             for small in node.body:
                 if self.state is None:
                     return
@@ -519,27 +519,27 @@ class AliasAnalysis(Analysis):
             return
         self._statement = node
         self._guards[id(node)] = self._guard
-        if isinstance(node, cst.If):
+        if node.__class__ is cst.If:
             self._if(node)
-        elif isinstance(node, cst.For):
+        elif node.__class__ is cst.For:
             self._for(node)
-        elif isinstance(node, cst.While):
+        elif node.__class__ is cst.While:
             self._while(node)
-        elif isinstance(node, (cst.Try, cst.TryStar)):
+        elif node.__class__ in (cst.Try, cst.TryStar):
             self._try(node)
-        elif isinstance(node, cst.With):
+        elif node.__class__ is cst.With:
             for item in node.items:
                 origins = self._eval(item.item)
                 if item.asname is not None:
                     self._assign(item.asname.name, set() if not origins else origins, item.item)
                 self._facts_call("leave_WithItem", item)
             self._block(node.body)
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        elif node.__class__ in (cst.FunctionDef, cst.ClassDef):
             if self.state is not None:
                 self.state.pop(node.name.value, None)
             if self._live and self._facts is not None:
                 self._facts.frame.vars[node.name.value] = Kind.OTHER
-        elif isinstance(node, cst.Match):
+        elif node.__class__ is cst.Match:
             self._eval(node.subject)
             start = self.state
             ends = [start]
@@ -550,38 +550,38 @@ class AliasAnalysis(Analysis):
             self.state = join_states(ends)
 
     def _small(self, node: cst.BaseSmallStatement) -> None:
-        if isinstance(node, cst.Expr):
+        if node.__class__ is cst.Expr:
             self._eval(node.value)
-        elif isinstance(node, cst.Assign):
+        elif node.__class__ is cst.Assign:
             self._assignment(node)
-        elif isinstance(node, cst.AnnAssign):
+        elif node.__class__ is cst.AnnAssign:
             if node.value is not None:
                 origins = self._eval(node.value)
                 self._assign(node.target, origins, node.value)
             self._facts_call("leave_AnnAssign", node)
-        elif isinstance(node, cst.AugAssign):
+        elif node.__class__ is cst.AugAssign:
             self._augassign(node)
-        elif isinstance(node, cst.Return):
+        elif node.__class__ is cst.Return:
             if node.value is not None:
                 self._eval(node.value)
             self._escape(node)
             self.state = None
-        elif isinstance(node, cst.Raise):
+        elif node.__class__ is cst.Raise:
             if node.exc is not None:
                 self._eval(node.exc)
             self.state = None
-        elif isinstance(node, cst.Break):
+        elif node.__class__ is cst.Break:
             if self._loops and self.state is not None:
                 self._loops[-1].breaks.append(self.state)
             self.state = None
-        elif isinstance(node, cst.Continue):
+        elif node.__class__ is cst.Continue:
             if self._loops and self.state is not None:
                 self._loops[-1].continues.append(self.state)
             self.state = None
-        elif isinstance(node, cst.Del):
+        elif node.__class__ is cst.Del:
             self._delete(node.target)
             self._facts_call("leave_Del", node)
-        elif isinstance(node, cst.Assert):
+        elif node.__class__ is cst.Assert:
             self._eval(node.test)
 
     def _assignment(self, node: cst.Assign) -> None:
@@ -843,59 +843,59 @@ class AliasAnalysis(Analysis):
             return self._call(node)
         if cls is cst.Subscript:
             return self._subscript(node)
-        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)):
+        if node.__class__ in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis):
             return set()
-        if isinstance(node, cst.BinaryOperation):
+        if node.__class__ is cst.BinaryOperation:
             self._eval(node.left)
             self._eval(node.right)
             return set()
-        if isinstance(node, cst.UnaryOperation):
+        if node.__class__ is cst.UnaryOperation:
             self._eval(node.expression)
             return set()
-        if isinstance(node, cst.BooleanOperation):
+        if node.__class__ is cst.BooleanOperation:
             return self._eval(node.left) | self._eval(node.right)
-        if isinstance(node, cst.Comparison):
+        if node.__class__ is cst.Comparison:
             self._eval(node.left)
             for c in node.comparisons:
                 self._eval(c.comparator)
             return set()
-        if isinstance(node, cst.IfExp):
+        if node.__class__ is cst.IfExp:
             self._eval(node.test)
             return self._eval(node.body) | self._eval(node.orelse)
-        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        if node.__class__ in (cst.Tuple, cst.List, cst.Set):
             out: Set[Origin] = set()
             for element in node.elements:
                 out |= {o for o in self._eval(element.value) if o.relation not in HANDLES}
             return out
-        if isinstance(node, cst.Dict):
+        if node.__class__ is cst.Dict:
             out = set()
             for element in node.elements:
-                if isinstance(element, cst.DictElement):
+                if element.__class__ is cst.DictElement:
                     self._eval(element.key)
                 out |= {o for o in self._eval(element.value) if o.relation not in HANDLES}
             return out
-        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        if node.__class__ in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
             return self._comprehension(node)
-        if isinstance(node, cst.NamedExpr):
+        if node.__class__ is cst.NamedExpr:
             origins = self._eval(node.value)
             self._assign(node.target, origins, node.value)
             self._facts_call("leave_NamedExpr", node)
             return origins
-        if isinstance(node, (cst.Await, cst.Yield)):
+        if node.__class__ in (cst.Await, cst.Yield):
             inner = getattr(node, "expression", None) or getattr(node, "value", None)
-            if isinstance(inner, cst.From):
+            if inner.__class__ is cst.From:
                 inner = inner.item
             return self._eval(inner) if isinstance(inner, cst.BaseExpression) else set()
-        if isinstance(node, cst.FormattedString):
+        if node.__class__ is cst.FormattedString:
             for part in node.parts:
-                if isinstance(part, cst.FormattedStringExpression):
+                if part.__class__ is cst.FormattedStringExpression:
                     self._eval(part.expression)
             return set()
-        if isinstance(node, cst.ConcatenatedString):
+        if node.__class__ is cst.ConcatenatedString:
             self._eval(node.left)
             self._eval(node.right)
             return set()
-        if isinstance(node, cst.StarredElement):
+        if node.__class__ is cst.StarredElement:
             return self._eval(node.value)
         if isinstance(node, _NESTED):
             return set()
@@ -982,11 +982,11 @@ class AliasAnalysis(Analysis):
     def _call(self, node: cst.Call) -> Set[Origin]:
         func = node.func
         q = self.names.qualified(func)
-        if q is None and isinstance(func, cst.Attribute):
+        if q is None and func.__class__ is cst.Attribute:
             return self._method_call(node, func)
         args = [a for a in node.args]
         positional = [a.value for a in args if a.keyword is None and not a.star]
-        if isinstance(func, cst.Name) and q is None and func.value in ("len", "isinstance", "id", "type") \
+        if func.__class__ is cst.Name and q is None and func.value in ("len", "isinstance", "id", "type") \
                 and self.state is not None and func.value not in self.state:
             return set()  # metadata, not values
         values = [self._eval(a.value) for a in args]
@@ -996,7 +996,7 @@ class AliasAnalysis(Analysis):
         if returned:
             self._project_call(node)
             return returned
-        if isinstance(func, cst.Name) and q is None:
+        if func.__class__ is cst.Name and q is None:
             name = func.value
             if self.state is not None and name in self.state:
                 self._read_key(name, func)
@@ -1023,7 +1023,7 @@ class AliasAnalysis(Analysis):
             return first if head == "torch" else set()
         if head == "torch.nn.functional" and positional and any(
                 a.keyword is not None and a.keyword.value == "inplace"
-                and isinstance(a.value, cst.Name) and a.value.value == "True" for a in args):
+                and a.value.__class__ is cst.Name and a.value.value == "True" for a in args):
             self._mutate(positional[0], node, f"{member}(inplace=True)", first)
             return first
         if not positional:

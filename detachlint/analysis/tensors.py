@@ -99,12 +99,12 @@ class Frame:
 
 def _terminates(body: cst.BaseSuite) -> bool:
     """True when a block always leaves (return/raise/continue/break as its last statement)."""
-    if not isinstance(body, cst.IndentedBlock) or not body.body:
-        if isinstance(body, cst.SimpleStatementSuite) and body.body:
+    if body.__class__ is not cst.IndentedBlock or not body.body:
+        if body.__class__ is cst.SimpleStatementSuite and body.body:
             return isinstance(body.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
         return False
     last = body.body[-1]
-    if isinstance(last, cst.SimpleStatementLine) and last.body:
+    if last.__class__ is cst.SimpleStatementLine and last.body:
         return isinstance(last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
     return False
 
@@ -170,14 +170,14 @@ class TensorFacts(Analysis):
             return found if found is not None else Kind.UNKNOWN
         if cls in _NOT_TENSOR_NODES:
             return Kind.OTHER
-        if isinstance(node, (cst.List, cst.Tuple)):
+        if node.__class__ in (cst.List, cst.Tuple):
             if not node.elements:
-                return Kind.EMPTY_LIST if isinstance(node, cst.List) else Kind.OTHER
-            kinds = [self.kind(el.value) for el in node.elements if isinstance(el, cst.Element)]
+                return Kind.EMPTY_LIST if node.__class__ is cst.List else Kind.OTHER
+            kinds = [self.kind(el.value) for el in node.elements if el.__class__ is cst.Element]
             if kinds and len(kinds) == len(node.elements) and all(k is Kind.TENSOR for k in kinds):
                 return Kind.TENSOR_SEQ
             return Kind.OTHER
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        if node.__class__ in (cst.ListComp, cst.GeneratorExp):
             # The element is judged with the comprehension's own bindings.
             saved = self.frame
             self.frame = Frame(self._comprehension_bindings(node.for_in), saved)
@@ -186,9 +186,9 @@ class TensorFacts(Analysis):
             finally:
                 self.frame = saved
             return Kind.TENSOR_SEQ if elt is Kind.TENSOR else Kind.OTHER
-        if isinstance(node, cst.Attribute):
+        if node.__class__ is cst.Attribute:
             return self._attribute_kind(node)
-        if isinstance(node, cst.Subscript):
+        if node.__class__ is cst.Subscript:
             base = self.kind(node.value)
             if base is Kind.TENSOR or base is Kind.NDARRAY:
                 return base
@@ -196,13 +196,13 @@ class TensorFacts(Analysis):
                 return Kind.TENSOR
             if base is Kind.TENSOR_SEQ:
                 sl = node.slice
-                if len(sl) == 1 and isinstance(sl[0].slice, cst.Index):
+                if len(sl) == 1 and sl[0].slice.__class__ is cst.Index:
                     return Kind.TENSOR
                 return Kind.TENSOR_SEQ
             return Kind.UNKNOWN
-        if isinstance(node, cst.Call):
+        if node.__class__ is cst.Call:
             return self._call_kind(node)
-        if isinstance(node, cst.BinaryOperation):
+        if node.__class__ is cst.BinaryOperation:
             left, right = self.kind(node.left), self.kind(node.right)
             if Kind.TENSOR in (left, right):
                 return Kind.TENSOR
@@ -211,31 +211,31 @@ class TensorFacts(Analysis):
             if left is Kind.OTHER and right is Kind.OTHER:
                 return Kind.OTHER
             return Kind.UNKNOWN
-        if isinstance(node, cst.UnaryOperation):
-            if isinstance(node.operator, cst.Not):
+        if node.__class__ is cst.UnaryOperation:
+            if node.operator.__class__ is cst.Not:
                 return Kind.OTHER
             return self.kind(node.expression)
-        if isinstance(node, cst.Comparison):
+        if node.__class__ is cst.Comparison:
             kinds = {self.kind(node.left)} | {self.kind(c.comparator) for c in node.comparisons}
-            if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
+            if any(c.operator.__class__ in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in node.comparisons):
                 return Kind.OTHER
             return Kind.TENSOR if Kind.TENSOR in kinds else Kind.UNKNOWN
-        if isinstance(node, cst.BooleanOperation):
+        if node.__class__ is cst.BooleanOperation:
             return join(self.kind(node.left), self.kind(node.right))
-        if isinstance(node, cst.IfExp):
+        if node.__class__ is cst.IfExp:
             return join(self.kind(node.body), self.kind(node.orelse))
-        if isinstance(node, cst.NamedExpr):
+        if node.__class__ is cst.NamedExpr:
             return self.kind(node.value)
         return Kind.UNKNOWN
 
     def element_kinds(self, iterable: cst.BaseExpression) -> Tuple[Kind, ...]:
         """The kind of what iterating ``iterable`` yields; a tuple when it yields pairs."""
-        if (isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1
-                and isinstance(iterable.slice[0].slice, cst.Index)
-                and isinstance(iterable.slice[0].slice.value, cst.SimpleString)
+        if (iterable.__class__ is cst.Subscript and len(iterable.slice) == 1
+                and iterable.slice[0].slice.__class__ is cst.Index
+                and iterable.slice[0].slice.value.__class__ is cst.SimpleString
                 and iterable.slice[0].slice.value.evaluated_value == "params"):
             return (Kind.TENSOR,)  # ``for p in group["params"]``: an optimizer's parameter group
-        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute):
+        if iterable.__class__ is cst.Call and iterable.func.__class__ is cst.Attribute:
             method = iterable.func.attr.value
             if method in catalog.PARAMETER_ITERATORS:
                 return (Kind.TENSOR,)
@@ -252,7 +252,7 @@ class TensorFacts(Analysis):
                 if method == "items":
                     return (Kind.OTHER, Kind.TENSOR)
                 return (Kind.OTHER,)
-        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+        if iterable.__class__ is cst.Call and iterable.func.__class__ is cst.Name:
             builtin = self._builtin(iterable.func)
             args = [a.value for a in iterable.args if a.keyword is None and not a.star]
             if builtin == "enumerate" and args:
@@ -308,18 +308,18 @@ class TensorFacts(Analysis):
             return Kind.TENSOR
         if q == "numpy.ndarray":
             return Kind.NDARRAY
-        if isinstance(node, cst.Name) and node.value in self.classes and node.value not in self.names.bindings:
+        if node.__class__ is cst.Name and node.value in self.classes and node.value not in self.names.bindings:
             return self.classes[node.value].self_kind  # a class of this module: a module, or not a tensor
-        if isinstance(node, cst.SimpleString) and node.value.strip("'\"") in ("Tensor", "torch.Tensor"):
+        if node.__class__ is cst.SimpleString and node.value.strip("'\"") in ("Tensor", "torch.Tensor"):
             return Kind.TENSOR if "Tensor" in self.names.bindings or "torch" in self.names.bindings else Kind.UNKNOWN
         if q is not None and q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
             return Kind.MODULE
-        if isinstance(node, cst.Name) and self._builtin(node) in ("int", "float", "str", "bool", "list", "dict", "tuple"):
+        if node.__class__ is cst.Name and self._builtin(node) in ("int", "float", "str", "bool", "list", "dict", "tuple"):
             return Kind.OTHER
-        if isinstance(node, cst.Subscript):
-            base = self.names.qualified(node.value) or (node.value.value if isinstance(node.value, cst.Name) else "")
+        if node.__class__ is cst.Subscript:
+            base = self.names.qualified(node.value) or (node.value.value if node.value.__class__ is cst.Name else "")
             inner = node.slice[0].slice if node.slice else None
-            if base.rsplit(".", 1)[-1] in catalog.SEQUENCE_ANNOTATIONS and isinstance(inner, cst.Index):
+            if base.rsplit(".", 1)[-1] in catalog.SEQUENCE_ANNOTATIONS and inner.__class__ is cst.Index:
                 if self.annotation_kind(inner.value) is Kind.TENSOR:
                     return Kind.TENSOR_SEQ
             return Kind.OTHER if base.rsplit(".", 1)[-1] in ("List", "list", "Dict", "dict") else Kind.UNKNOWN
@@ -381,7 +381,7 @@ class TensorFacts(Analysis):
         q = self.names.qualified(func)
         if q is not None:
             return self._qualified_call_kind(q, node)
-        if isinstance(func, cst.Name):
+        if func.__class__ is cst.Name:
             builtin = self._builtin(func)
             if builtin == "getattr" and self._parameter_getattr(node):
                 return Kind.TENSOR
@@ -399,7 +399,7 @@ class TensorFacts(Analysis):
             if callee is Kind.TENSOR_MODULE:
                 return Kind.TENSOR
             return Kind.UNKNOWN
-        if isinstance(func, cst.Attribute):
+        if func.__class__ is cst.Attribute:
             method = func.attr.value
             receiver = self.kind(func.value)
             if receiver is Kind.TENSOR:
@@ -508,12 +508,12 @@ class TensorFacts(Analysis):
     # ------------------------------------------------------------------ binding
 
     def bind(self, target: cst.BaseExpression, kind: Kind) -> None:
-        if isinstance(target, cst.Name):
+        if target.__class__ is cst.Name:
             self.frame.vars[target.value] = kind
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif target.__class__ in (cst.Tuple, cst.List):
             elem = Kind.TENSOR if kind in (Kind.TENSOR, Kind.TENSOR_SEQ) else Kind.UNKNOWN
             for el in target.elements:
-                if isinstance(el, cst.StarredElement):
+                if el.__class__ is cst.StarredElement:
                     self.bind(el.value, Kind.TENSOR_SEQ if elem is Kind.TENSOR else Kind.UNKNOWN)
                 else:
                     self.bind(el.value, elem)
@@ -532,9 +532,9 @@ class TensorFacts(Analysis):
                 self.frame.vars[name] = Kind.UNKNOWN
 
     def _bind_assignment(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+        if target.__class__ in (cst.Tuple, cst.List) and value.__class__ in (cst.Tuple, cst.List) \
                 and len(target.elements) == len(value.elements) \
-                and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+                and not any(e.__class__ is cst.StarredElement for e in target.elements):
             kinds = [self.kind(e.value) for e in value.elements]
             for el, k in zip(target.elements, kinds):
                 self.bind(el.value, k)
@@ -557,16 +557,16 @@ class TensorFacts(Analysis):
 
     def _narrowings(self, test: cst.BaseExpression, positive: bool) -> Dict[str, Kind]:
         """Names whose kind a true (or false) ``test`` settles."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if test.__class__ is cst.UnaryOperation and test.operator.__class__ is cst.Not:
             return self._narrowings(test.expression, not positive)
-        if isinstance(test, cst.BooleanOperation):
-            both_hold = isinstance(test.operator, cst.And) == positive
+        if test.__class__ is cst.BooleanOperation:
+            both_hold = test.operator.__class__ is cst.And == positive
             if both_hold:
                 out = self._narrowings(test.left, positive)
                 out.update(self._narrowings(test.right, positive))
                 return out
             return {}
-        if isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name):
+        if test.__class__ is cst.Call and test.args and test.args[0].value.__class__ is cst.Name:
             subject = test.args[0].value.value
             if self._builtin(test.func) == "isinstance" and len(test.args) == 2:
                 kind = self.type_kind(test.args[1].value)
@@ -597,7 +597,7 @@ class TensorFacts(Analysis):
         cls = self.frame.class_body
         frame = Frame({}, self.frame, function=node, cls=cls)
         params = list(node.params.posonly_params) + list(node.params.params)
-        decorators = {d.decorator.value for d in node.decorators if isinstance(d.decorator, cst.Name)}
+        decorators = {d.decorator.value for d in node.decorators if d.decorator.__class__ is cst.Name}
         if cls is not None and params and "staticmethod" not in decorators:
             frame.self_name = params[0].name.value
             frame.vars[frame.self_name] = cls.self_kind if "classmethod" not in decorators else Kind.OTHER
@@ -609,7 +609,7 @@ class TensorFacts(Analysis):
                 kind = self.annotation_kind(param.annotation.annotation)
             frame.vars[param.name.value] = kind
         for star in (node.params.star_arg, node.params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if star.__class__ is cst.Param:
                 frame.vars[star.name.value] = Kind.OTHER
         self.frame = frame
 
@@ -663,7 +663,7 @@ class TensorFacts(Analysis):
     def leave_Call(self, node: cst.Call) -> None:
         # ``losses.append(loss)``: a list that only ever receives tensors is a sequence of tensors.
         func = node.func
-        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+        if (func.__class__ is cst.Attribute and func.value.__class__ is cst.Name
                 and (func.attr.value in catalog.CONTAINER_ADD_METHODS
                      or func.attr.value in catalog.CONTAINER_EXTEND_METHODS) and node.args):
             name = func.value.value

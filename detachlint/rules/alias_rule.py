@@ -39,12 +39,12 @@ class AliasRule(Rule):
     # visit hooks: the nodes a write can be recorded at (cheap syntactic filters first)
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and (func.attr.value in catalog.INPLACE_METHODS
+        if func.__class__ is cst.Attribute and (func.attr.value in catalog.INPLACE_METHODS
                                                 or func.attr.value in catalog.INPLACE_VIEW_METHODS):
             self._check_write(node)
         elif any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in node.args):
             self._check_write(node)
-        elif not isinstance(func, cst.Attribute) and node.args:
+        elif func.__class__ is not cst.Attribute and node.args:
             q = self.analysis(TorchNames).qualified(func)
             if q is not None and (q.startswith("torch.nn.init.") or q in catalog.NUMPY_INPLACE_FUNCTIONS
                                   or (q.startswith("torch.") and q.endswith("_"))):
@@ -56,7 +56,7 @@ class AliasRule(Rule):
             self._check_write(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(isinstance(t.target, cst.Subscript) for t in node.targets):
+        if any(t.target.__class__ is cst.Subscript for t in node.targets):
             self._check_write(node)
 
     def _check_write(self, node: cst.CSTNode) -> None:

@@ -71,7 +71,7 @@ class TensorCopyConstruct(Rule):
         like = None
         if self.analysis(TorchNames).is_torch(func, "tensor"):
             spelled = "torch.tensor"
-        elif (isinstance(func, cst.Attribute) and func.attr.value == "new_tensor"
+        elif (func.__class__ is cst.Attribute and func.attr.value == "new_tensor"
               and self.analysis(TensorFacts).kind(func.value) in (Kind.TENSOR, Kind.UNKNOWN)):
             spelled, like = f"{receiver_code(self.ctx, func.value)}.new_tensor", func.value
         else:

@@ -86,7 +86,7 @@ class StaleSnapshot(AliasRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and (func.attr.value in catalog.STATE_SNAPSHOT_METHODS
+        if func.__class__ is cst.Attribute and (func.attr.value in catalog.STATE_SNAPSHOT_METHODS
                                                 or func.attr.value == "detach"):
             self._check_snapshot(node)
 
@@ -105,10 +105,10 @@ class StaleSnapshot(AliasRule):
         ``best_model`` read after the loop: a second name for the module, not a copy, so it holds
         the last weights. Not a snapshot: a rename outside such a choice, a loop variable or a
         module made afresh in the loop (``for model in models``), ``self.model = model``."""
-        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+        if len(node.targets) != 1 or node.targets[0].target.__class__ is not cst.Name:
             return
         kept, value = node.targets[0].target.value, node.value
-        live = dotted_name(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+        live = dotted_name(value) if value.__class__ in (cst.Name, cst.Attribute) else None
         if live is None or live == kept:
             return
         loop = self._choosing_loop()
@@ -141,17 +141,17 @@ class StaleSnapshot(AliasRule):
         else None."""
         seen_if = False
         for parent in reversed(self.ctx.parents):
-            if isinstance(parent, cst.IndentedBlock) and not seen_if and any(
-                    isinstance(small, (cst.Break, cst.Return)) for stmt in parent.body
-                    if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body):
+            if parent.__class__ is cst.IndentedBlock and not seen_if and any(
+                    small.__class__ in (cst.Break, cst.Return) for stmt in parent.body
+                    if stmt.__class__ is cst.SimpleStatementLine for small in stmt.body):
                 return None  # chosen, then the loop ends: nothing trains it afterwards
-            if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if parent.__class__ in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
                 return None
-            if isinstance(parent, cst.Else) or (isinstance(parent, cst.If) and parent.orelse is not None):
+            if parent.__class__ is cst.Else or (parent.__class__ is cst.If and parent.orelse is not None):
                 return None  # one of several branches (``raw = model.module`` / ``raw = model``): a pick, not a choice
-            if isinstance(parent, cst.If):
+            if parent.__class__ is cst.If:
                 seen_if = True
-            elif isinstance(parent, (cst.For, cst.While)):
+            elif parent.__class__ in (cst.For, cst.While):
                 return parent if seen_if else None
         return None
 
@@ -322,7 +322,7 @@ class _LoopScan(cst.CSTVisitor):
             return
         func = node.func
         args = [a.value for a in node.args if a.keyword is None and not a.star]
-        if isinstance(func, cst.Attribute) and func.attr.value in catalog.OPTIMIZER_UPDATE_METHODS:
+        if func.__class__ is cst.Attribute and func.attr.value in catalog.OPTIMIZER_UPDATE_METHODS:
             receiver = dotted_name(func.value)
             if receiver is not None and not args and is_optimizer_name(receiver):
                 self.step = node
@@ -380,7 +380,7 @@ class _FunctionScan(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and dotted_name(func.value) == self.live \
+        if func.__class__ is cst.Attribute and dotted_name(func.value) == self.live \
                 and func.attr.value in ("parameters", "named_parameters", "state_dict", "train", "eval",
                                         "load_state_dict", "zero_grad"):
             self.module_evidence = True
