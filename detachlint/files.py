@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import tempfile
 import tokenize
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
@@ -131,6 +130,8 @@ def atomic_write(target: Path, data: bytes, mode: int = 0o644, durable: bool = F
     ``os.replace``, so a concurrent reader or a crash sees the old file or the new one, never
     half of one. ``durable`` syncs the data first (for users' files, not for caches);
     ``before_replace`` may raise to abandon the write at the last moment."""
+    import tempfile  # here: a run that writes nothing starts faster
+
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".detachlint.tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

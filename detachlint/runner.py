@@ -9,12 +9,9 @@ whatever order the workers finish in. ``jobs=1`` lints in this process. Each fil
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import resource
 import sys
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -64,6 +61,9 @@ def facts_in_parallel(jobs: Optional[int]) -> FactsOf:
     def facts_of(items: Sequence[Tuple[str, str, bool]]) -> List[Optional[ModuleFacts]]:
         if jobs == 1 or len(items) < 4 * jobs:
             return facts_here(items)
+        from concurrent.futures import ProcessPoolExecutor  # here: a run with nothing to do starts faster
+        from concurrent.futures.process import BrokenProcessPool
+
         batches = _batches([len(source) for source, _, _ in items], jobs)
         out: List[Optional[ModuleFacts]] = [None] * len(items)
         try:
@@ -154,6 +154,10 @@ def _file_size(task: Task) -> int:
 
 
 def _run_parallel(tasks: Sequence[Task], jobs: int, init: Tuple[Optional[str], Optional[FixMode], Optional[Indexes]], slots: Sequence[int], results: List[Optional[FileResult]], stats: RunStats) -> None:
+    import multiprocessing  # here: a run with every file cached starts no worker, nor imports this
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     batches = [[(i, tasks[i]) for i in batch] for batch in _batches([_file_size(t) for t in tasks], jobs)]
     if multiprocessing.get_start_method() == "fork":
         from . import engine  # noqa: F401  LibCST and the rules: imported once here, not in each worker
@@ -178,6 +182,9 @@ def _run_parallel(tasks: Sequence[Task], jobs: int, init: Tuple[Optional[str], O
 
 
 def _isolated(task: Task, init: Tuple[Optional[str], Optional[FixMode], Optional[Indexes]]) -> FileResult:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with ProcessPoolExecutor(1, initializer=_init_worker, initargs=init) as pool:
             _, _, out = pool.submit(_work, [(0, task)]).result()
