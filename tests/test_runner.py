@@ -187,8 +187,8 @@ def test_discovery_errors_become_findings_when_wanted():
 
 def test_a_run_the_cache_serves_whole_imports_no_parser(tmp_path):
     """LibCST is a third of such a run's time: the cached run reads the registry's data, the
-    file cache and the remembered digest of the project index, and prints the findings (nor does
-    it import what starting workers needs)."""
+    file cache and the remembered digest of the project index, and prints the findings; nor does
+    it import what starting workers needs, or the runtime companion's runner (its options alone)."""
     import subprocess
     import sys
 
@@ -198,7 +198,8 @@ def test_a_run_the_cache_serves_whole_imports_no_parser(tmp_path):
     (project / "train.py").write_text(FIXTURES[0].read_text(encoding="utf-8"), encoding="utf-8")
     script = ("import sys\nfrom detachlint.cli import main\nrc = main(['check', sys.argv[1], '--cache-dir', sys.argv[2],"
               " '--output-format', 'full', '--exit-zero'])\n"
-              "print([m for m in ('libcst', 'multiprocessing', 'concurrent.futures') if m in sys.modules], rc)\n")
+              "print([m for m in ('libcst', 'multiprocessing', 'concurrent.futures', 'detachlint_runtime.runner')\n"
+              "       if m in sys.modules], rc)\n")
     runs = [subprocess.run([sys.executable, "-c", script, str(project), str(tmp_path / "cache")],
                            capture_output=True, text=True, timeout=120) for _ in range(2)]
     assert [r.stdout.splitlines()[-1] for r in runs] == ["['libcst'] 0", "[] 0"]

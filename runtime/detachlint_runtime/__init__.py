@@ -90,10 +90,20 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 import dataclasses
-from typing import Iterable, List
+import importlib
+from typing import Any, Iterable, List
 
-from .runner import (ALL_BACKENDS, DEFAULT_BACKENDS, INSTALL_HINT, Confirmer, TorchMissing, canonical,
-                     cuda_probe, torch_version, verdict_line)
+from .names import ALL_BACKENDS, DEFAULT_BACKENDS, INSTALL_HINT, TorchMissing
+
+_FROM_RUNNER = ("Confirmer", "canonical", "cuda_probe", "torch_version", "verdict_line")
+
+
+def __getattr__(name: str) -> Any:
+    """The runner's names, imported when first asked for: detachlint's command line imports this
+    package for its options on every run, and the runner brings subprocesses and threads."""
+    if name in _FROM_RUNNER:
+        return getattr(importlib.import_module(".runner", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "ALL_BACKENDS", "DEFAULT_BACKENDS", "INSTALL_HINT", "Confirmer", "TorchMissing", "canonical",
@@ -102,6 +112,8 @@ __all__ = [
 
 
 def torch_available() -> bool:
+    from .runner import torch_version
+
     try:
         torch_version()
     except TorchMissing:
@@ -112,6 +124,8 @@ def torch_available() -> bool:
 def confirm_findings(findings: Iterable, **options) -> List:
     """The findings with ``confirmation`` set; ``options`` go to :class:`Confirmer`.
     Raises :class:`TorchMissing` when torch cannot be imported."""
+    from .runner import Confirmer
+
     findings = list(findings)
     confirmer = Confirmer(**options)
     confirmations = confirmer.confirm(f.signature for f in findings)

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any, List, Optional, TextIO
 
-from .runner import ALL_BACKENDS, DEFAULT_BACKENDS, INSTALL_HINT, TorchMissing
+from .names import ALL_BACKENDS, DEFAULT_BACKENDS, INSTALL_HINT, TorchMissing
 
 
 def _backends(value: str) -> List[str]:

@@ -25,11 +25,8 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import __version__ as RUNTIME_VERSION
+from .names import ALL_BACKENDS, DEFAULT_BACKENDS, INSTALL_HINT, TorchMissing  # noqa: F401  (their home before)
 
-# torch first, pinned, so that the runtime's ``torch>=2.1`` does not pull a newer, CUDA-sized release.
-INSTALL_HINT = "pip install torch==2.13.0 && pip install ./runtime  (from a detachlint checkout)"
-DEFAULT_BACKENDS: Tuple[str, ...] = ("eager", "aot_eager")
-ALL_BACKENDS: Tuple[str, ...] = ("eager", "aot_eager", "inductor")
 DEVICES: Tuple[str, ...] = ("cpu", "cuda")
 # Seconds one reproduction may take; inductor's first compile is 15-40 s cold on two cores.
 TIME_LIMITS: Dict[str, float] = {"eager": 60.0, "aot_eager": 120.0, "inductor": 300.0}
@@ -39,15 +36,6 @@ OBSERVED = {"reproduced", "not-reproduced"}
 _HERE = Path(__file__).resolve().parent
 _DIST_ROOT = _HERE.parent  # the directory that holds ``detachlint_runtime``: the worker's only extra path
 RECIPE_MODULES_ENV = "DETACHLINT_RECIPE_MODULES"  # extra recipe files, os.pathsep-separated paths
-
-
-class TorchMissing(RuntimeError):
-    """torch is not importable: the runtime companion cannot run."""
-
-    def __init__(self, detail: str = "") -> None:
-        message = f"the runtime companion needs torch: {INSTALL_HINT}"
-        super().__init__(message + (f" ({detail})" if detail else ""))
-        self.detail = detail
 
 
 def torch_version() -> str:
