@@ -320,7 +320,8 @@ def _lint_files(args: argparse.Namespace, resolver: SettingsResolver, paths: Seq
     cache_dir = _cache_dir(args, resolver)
     stats = runner.RunStats()
     indexes = build_projects(tasks, resolver, cache_dir, runner.facts_in_parallel(args.jobs), walked)
-    results = runner.run(tasks, jobs=args.jobs, cache_dir=cache_dir, stats=stats, fix=fix, indexes=indexes)
+    results = runner.run(tasks, jobs=args.jobs, cache_dir=cache_dir, stats=stats, fix=fix, indexes=indexes,
+                         freeze=True)
     if fixes is not None:
         for task, result in zip(tasks, results):
             fixes.add(task.display, result)

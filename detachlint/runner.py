@@ -88,10 +88,12 @@ def default_jobs() -> int:
 
 def run(tasks: Sequence[Task], jobs: Optional[int] = None, cache_dir: Optional[os.PathLike] = None,
         stats: Optional[RunStats] = None, fix: Optional[FixMode] = None,
-        indexes: Optional[Indexes] = None) -> List[FileResult]:
+        indexes: Optional[Indexes] = None, freeze: bool = False) -> List[FileResult]:
     """Lint ``tasks``; results in the same order. ``jobs``: worker processes (None: all cores;
     1: this process). ``cache_dir``: None disables the cache (so does ``fix``: fixing needs the
-    text, not the findings). ``indexes``: the project indexes by root (``pipeline.build_projects``)."""
+    text, not the findings). ``indexes``: the project indexes by root (``pipeline.build_projects``).
+    ``freeze``: the process ends with the run (the command line), so what lives when the linting
+    starts is moved out of the cyclic GC's reach for good (``gc.freeze``)."""
     if fix is not None:
         cache_dir = None
     jobs = default_jobs() if jobs is None or jobs <= 0 else jobs
@@ -111,9 +113,10 @@ def run(tasks: Sequence[Task], jobs: Optional[int] = None, cache_dir: Optional[o
     if todo:
         for index in (indexes or {}).values():
             index.load()  # once, here: a forked worker would load and compose its own copy
-        # What lives from here to the end (modules, the index) is never scanned by the cyclic GC
-        # again, nor are its pages copied into a forked worker by such a scan.
-        gc.freeze()
+        if freeze:
+            # What lives from here to the end (modules, the index) is never scanned by the cyclic
+            # GC again, nor are its pages copied into a forked worker by such a scan.
+            gc.freeze()
     if jobs == 1:
         for i in todo:
             results[i] = lint_file(tasks[i], cache, fix, indexes)

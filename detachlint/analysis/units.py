@@ -156,7 +156,8 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites], module
         node, in_loop, chosen = pop()
         cls = node.__class__
         # Names, constants and attributes are most of the nodes: decided here, without the
-        # general checks below (the same answers) and without enumerating their fields.
+        # general checks below and without enumerating their fields. The answers are those of
+        # ``_fix_module_use`` and the ``Attribute`` check below, which must change together.
         if cls is ast.Name:
             if module_wide and node.id in _FIX_MODULES and id(node) not in references:
                 return True

@@ -246,6 +246,8 @@ def _has_multiline_string(node: cst.CSTNode) -> bool:
 
 
 class _MultilineStrings(cst.CSTVisitor):
+    """A string literal that may span lines."""
+
     def __init__(self) -> None:
         self.found = False
 

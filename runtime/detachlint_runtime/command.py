@@ -102,7 +102,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``detachlint run``: the program's own exit status, after the report."""
-    from .runner import TorchMissing, torch_version
+    from .runner import torch_version
     from .program import Program, ProgramError
 
     try:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import __version__ as RUNTIME_VERSION
-from .names import ALL_BACKENDS, DEFAULT_BACKENDS, INSTALL_HINT, TorchMissing  # noqa: F401  (their home before)
+from .names import DEFAULT_BACKENDS, TorchMissing
 
 DEVICES: Tuple[str, ...] = ("cpu", "cuda")
 # Seconds one reproduction may take; inductor's first compile is 15-40 s cold on two cores.
