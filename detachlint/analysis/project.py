@@ -626,6 +626,7 @@ class ProjectIndex:
         do it again, and the loader may start processes of its own)."""
         with gc_paused():  # composing makes no cycles; a full collection here would scan all the facts
             self._summaries
+            self._effect_modules  # every lint asks (``calls_effects``): once here, not once per worker
         return self
 
     def __getstate__(self) -> dict:
