@@ -146,7 +146,9 @@ def test_large_clean_file_is_checked_in_pieces_and_bad_pieces_fall_back():
     tricky = body + "if v1:\n    pass\nelse:\n    s = '''\nnot_code = (\n'''\n" + body + "x = (1,\n2)\n@decorator\ndef f():\n    pass\n"
     assert compiles_in_chunks(tricky)  # cuts inside a string, before else: and in brackets are rejoined
     assert not compiles_in_chunks(body + "x = (\n")  # a real error: the whole file is judged
-    assert not compiles_in_chunks("from __future__ import annotations\n" + body)
+    # what only the compiler checks across the module takes the whole module no more than a piece
+    assert compiles_in_chunks("from __future__ import annotations\n" + body + "def f():\n    global v1\n")
+    assert compiles_in_chunks(body + "global v1\nfrom __future__ import annotations\n")
     broken = body + "x = (\n"
     (finding,) = lint_source(broken, "big.py", ALL_CODES)
     assert finding.code == PARSE_ERROR_CODE and finding.location.row == broken.count("\n")

@@ -102,7 +102,6 @@ CHUNKED_CHECK_SIZE = 1 << 20
 # module of short statements 200 or more.
 PIECES_SIZE = 2 << 20
 _CHUNK_SIZE = 1 << 18
-_WHOLE_FILE_ONLY_RE = re.compile(r"__future__|^[ \t]*global\b", re.MULTILINE)
 
 
 _STATEMENT_START_RE = re.compile(r"\n(?=[A-Za-z_@])")  # a line that may begin a top-level statement
@@ -113,12 +112,14 @@ def pieces(source: str, each: Optional[Callable[[ast.Module], None]] = None) -> 
     """The pieces of ``source`` that each compile on their own, as (begin, end) offsets: pieces
     end before a line that starts at column 0 with a name or a decorator. A cut inside a string,
     a bracket, a continuation or before ``else:`` leaves a piece that does not compile on its
-    own; it is then joined with the next one. None means "not shown" (a piece grew past 4 MB, or
-    the file needs the whole module to judge: ``from __future__``, module-level ``global``): the
-    caller parses the whole file, which also gives the error message. ``each`` is called with
-    every piece's tree, in order, its rows those of ``source``."""
-    if _WHOLE_FILE_ONLY_RE.search(source):
-        return None
+    own; it is then joined with the next one. None means "not shown" (a piece grew past 4 MB):
+    the caller parses the whole file, which also gives the error message. ``each`` is called with
+    every piece's tree, in order, its rows those of ``source``.
+    Nothing Python's parser checks needs more than the piece it parses: what needs the whole
+    module (a ``from __future__`` after other statements, a ``global`` after a use of the name,
+    ``return`` outside a function) is the compiler's to reject, which builds no tree here
+    (``first_pass``: ``PyCF_ONLY_AST``), and the parser reads no future import's flag from the
+    source. So ``from __future__ import annotations`` atop a generated module leaves it in pieces."""
     out: List[Tuple[int, int]] = []
     begin = row = 0  # rows before ``begin``
     while begin < len(source):
