@@ -151,7 +151,7 @@ def _may_nest_deeply(source: str) -> bool:
 _STATEMENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_@")
 
 
-def _refused(source: str, lines: Sequence[str], first: FirstPass) -> Optional[Tuple[str, int, int]]:
+def _refused(source: str, first: FirstPass) -> Optional[Tuple[str, int, int]]:
     """Why LibCST must not see ``source`` (message, row, column), or None to go on with it."""
     if first.measured:
         return (first.deep.message, first.deep.row, first.deep.column) if first.deep is not None else None
@@ -159,7 +159,7 @@ def _refused(source: str, lines: Sequence[str], first: FirstPass) -> Optional[Tu
         return (f"too deeply nested for detachlint's parser: Python's own parser gave up "
                 f"({type(first.error).__name__})", 1, 0)
     if first.tree is not None:
-        deep = too_deep(first.tree, lines)
+        deep = too_deep(first.tree, physical_lines(source))
         return (deep.message, deep.row, deep.column) if deep is not None else None
     exc = first.error
     if isinstance(exc, SyntaxError) and _may_nest_deeply(source):
@@ -249,7 +249,7 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
     if first is None and len(source) > PIECES_SIZE:
         first = first_pass_in_pieces(source)  # no tree of the whole module (None: not shown)
     first = first if first is not None else first_pass(source)
-    refused = _refused(source, physical_lines(source), first)
+    refused = _refused(source, first)
     lines, quiet, spans = _quiet_code(source, first, project) if refused is None and blank else ([], [], [])
     tree, first.tree = first.tree, None  # freed before LibCST's tree is built: peak memory is LibCST's alone
     if refused is not None:
@@ -340,8 +340,8 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
                 return []
     with gc_paused():
         findings = _parse_and_lint(source, filename, rules, project, first, blank, screen)
-    lines = physical_lines(source)
-    if noqa:
+    if noqa and findings:
+        lines = physical_lines(source)
         findings = [f for f in findings if f.code == PARSE_ERROR_CODE or not is_suppressed(f, lines)]
     if codes is not None and PARSE_ERROR_CODE not in set(codes):
         findings = [f for f in findings if f.code != PARSE_ERROR_CODE]

@@ -20,6 +20,7 @@ from .findings import Finding
 # flake8/defaults.py, NOQA_INLINE_REGEX_STR and NOQA_FILE (flake8 7.x), verbatim.
 NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 _FLAKE8_FILE_RE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
+_FLAKE8_MENTION_RE = re.compile(r"# flake8[:=]", re.IGNORECASE)  # what a line the one above matches holds
 _SKIP_FILE_RE = re.compile(r"^\s*#\s*detachlint:\s*skip-file\b", re.MULTILINE)
 _SPLIT_RE = re.compile(r"[,\s]")
 
@@ -49,9 +50,12 @@ def skips_file(source: str, flake8_comment: bool = True) -> bool:
     """``# detachlint: skip-file``, or ``# flake8: noqa`` alone on a line (flake8 matches from the
     line's start). ``flake8_comment=False`` under flake8, which applies its own (and lets
     ``--disable-noqa`` override it)."""
-    if _SKIP_FILE_RE.search(source):
+    # Every file is asked: the line-by-line searches only run where their words are (a tenth of
+    # the time, on torch's sources).
+    if "skip-file" in source and _SKIP_FILE_RE.search(source):
         return True
-    return flake8_comment and "noqa" in source.lower() and any(_FLAKE8_FILE_RE.match(line) for line in source.splitlines())
+    return flake8_comment and _FLAKE8_MENTION_RE.search(source) is not None and any(
+        _FLAKE8_FILE_RE.match(line) for line in source.splitlines())
 
 
 def noqa_edit(line: str, code: str) -> Optional[Tuple[int, int, str]]:
