@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from detachlint.analysis.firstpass import MAX_FRAMES, MAX_LOOPS, first_pass, too_deep
 from detachlint.engine import lint_source, physical_lines
 from detachlint.analysis.project import ModuleView, build_index
+from detachlint.analysis.units import LINE_RE
 from detachlint.findings import PARSE_ERROR_CODE
 
 from test_robustness import ALL, assert_inside
@@ -91,6 +92,25 @@ def test_the_index_first_pass_is_the_engines(tmp_path, name):
                                          "elif_ladder_340kb", "elif_ladder_python_takes")
     assert lint_source(source, "x.py", ALL, project=view) == lint_source(source, "x.py", ALL)
     assert view.first_pass(source + "\n") is None
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_the_measure_takes_lines_with_or_without_their_breaks(newline):
+    """The index measures with the lines it splits for blanking (``LINE_RE``: breaks kept), the
+    engine with physical lines: the same verdicts, a long string's pieces counted alike."""
+    sources = [SHAPES[name][0].replace("\n", newline) for name in sorted(SHAPES)] + [
+        "x = (" + newline.join(f'"a{i}"' for i in range(3000)) + ")" + newline,
+        "x = (" + newline.join("'a'" for _ in range(80)) + ")" + newline,  # short but for its breaks
+        "def f():" + newline + "    return [" + newline + ("        'ä' 'b'," + newline) * 400 + "    ]" + newline]
+    measured = 0
+    for source in sources:
+        tree = first_pass(source).tree
+        if tree is None:
+            continue
+        for limit in (MAX_FRAMES, 60, 25):
+            assert too_deep(tree, physical_lines(source), limit) == too_deep(tree, LINE_RE.findall(source), limit)
+            measured += 1
+    assert measured >= 3 * 6
 
 
 def test_a_long_line_is_linted_not_refused():

@@ -163,12 +163,12 @@ def first_pass_in_pieces(source: str, each: Optional[Callable[[ast.Module], None
     largest piece. The pieces are parsed twice (and a third time where the module has large
     tables), ``each`` is called with every piece's tree the first time. None where the pieces do
     not show that ``source`` compiles."""
-    lines, physical = LINE_RE.findall(source), physical_lines(source)
+    lines = LINE_RE.findall(source)
     scan = ModuleScan(lines)
     deep: List[TooDeep] = []
 
     def look(tree: ast.Module) -> None:
-        found = too_deep(tree, physical)
+        found = too_deep(tree, lines)
         if found is not None:
             deep.append(found)  # the whole tree's walk meets the last statements first
         scan.gather(tree.body)
@@ -235,7 +235,8 @@ def too_deep(tree: ast.AST, lines: List[str], limit: int = MAX_FRAMES,
              max_loops: int = MAX_LOOPS) -> Optional[TooDeep]:
     """The first place where ``tree`` nests deeper than ``limit`` frames or ``max_loops`` loops
     (iteratively: the tree may be deeper than Python's recursion limit); None when it never does.
-    ``lines``: the source's physical lines (to count the pieces of a long concatenated string)."""
+    ``lines``: the source's physical lines, with or without their line breaks (``physical_lines``,
+    ``units.LINE_RE``), to count the pieces of a long concatenated string."""
     stack: List[Tuple[Any, int, int, bool, Any]] = [(tree, 0, 0, False, tree)]  # Any: ast's node classes
     pop, push = stack.pop, stack.append
     shapes, node_type = _SHAPES, ast.AST
@@ -317,10 +318,10 @@ def _string_pieces(node: ast.AST, lines: List[str]) -> int:
     row, end_row = getattr(node, "lineno", 0), getattr(node, "end_lineno", None)
     if end_row is None or not 1 <= row <= end_row <= len(lines):
         return 1
-    span = sum(len(lines[r]) for r in range(row - 1, end_row))
+    span = sum(len(lines[r].rstrip("\r\n")) for r in range(row - 1, end_row))
     if span < 2 * MAX_FRAMES // 3:  # every piece takes two characters at least
         return 1
-    segment = [line.encode("utf-8", "surrogatepass") for line in lines[row - 1:end_row]]
+    segment = [line.rstrip("\r\n").encode("utf-8", "surrogatepass") for line in lines[row - 1:end_row]]
     segment[-1] = segment[-1][:node.end_col_offset]  # type: ignore[attr-defined]
     segment[0] = segment[0][node.col_offset:]  # type: ignore[attr-defined]
     text = "\n".join(part.decode("utf-8", "surrogatepass") for part in segment)

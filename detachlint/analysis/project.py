@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
-from .firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, physical_lines, too_deep
+from .firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
 from .units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from .units import dotted as _dotted
 
@@ -540,10 +540,11 @@ def _module_facts(source: str, module: str, is_package: bool) -> Optional[Module
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     try:
-        deep = too_deep(tree, physical_lines(source))
+        lines = LINE_RE.findall(source)
+        deep = too_deep(tree, lines)
         facts = ModuleFacts(_imports(tree, module, is_package), deep=deep)
         if deep is None:
-            facts.quiet, facts.elements = quiet_code(tree, LINE_RE.findall(source))
+            facts.quiet, facts.elements = quiet_code(tree, lines)
         _scan_body(tree.body, "", False, facts)
     except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
         return None
