@@ -843,59 +843,59 @@ class AliasAnalysis(Analysis):
             return self._call(node)
         if cls is cst.Subscript:
             return self._subscript(node)
-        if node.__class__ in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis):
+        if cls in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis):
             return set()
-        if node.__class__ is cst.BinaryOperation:
+        if cls is cst.BinaryOperation:
             self._eval(node.left)
             self._eval(node.right)
             return set()
-        if node.__class__ is cst.UnaryOperation:
+        if cls is cst.UnaryOperation:
             self._eval(node.expression)
             return set()
-        if node.__class__ is cst.BooleanOperation:
+        if cls is cst.BooleanOperation:
             return self._eval(node.left) | self._eval(node.right)
-        if node.__class__ is cst.Comparison:
+        if cls is cst.Comparison:
             self._eval(node.left)
             for c in node.comparisons:
                 self._eval(c.comparator)
             return set()
-        if node.__class__ is cst.IfExp:
+        if cls is cst.IfExp:
             self._eval(node.test)
             return self._eval(node.body) | self._eval(node.orelse)
-        if node.__class__ in (cst.Tuple, cst.List, cst.Set):
+        if cls in (cst.Tuple, cst.List, cst.Set):
             out: Set[Origin] = set()
             for element in node.elements:
                 out |= {o for o in self._eval(element.value) if o.relation not in HANDLES}
             return out
-        if node.__class__ is cst.Dict:
+        if cls is cst.Dict:
             out = set()
             for element in node.elements:
                 if element.__class__ is cst.DictElement:
                     self._eval(element.key)
                 out |= {o for o in self._eval(element.value) if o.relation not in HANDLES}
             return out
-        if node.__class__ in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
+        if cls in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
             return self._comprehension(node)
-        if node.__class__ is cst.NamedExpr:
+        if cls is cst.NamedExpr:
             origins = self._eval(node.value)
             self._assign(node.target, origins, node.value)
             self._facts_call("leave_NamedExpr", node)
             return origins
-        if node.__class__ in (cst.Await, cst.Yield):
+        if cls in (cst.Await, cst.Yield):
             inner = getattr(node, "expression", None) or getattr(node, "value", None)
             if inner.__class__ is cst.From:
                 inner = inner.item
             return self._eval(inner) if isinstance(inner, cst.BaseExpression) else set()
-        if node.__class__ is cst.FormattedString:
+        if cls is cst.FormattedString:
             for part in node.parts:
                 if part.__class__ is cst.FormattedStringExpression:
                     self._eval(part.expression)
             return set()
-        if node.__class__ is cst.ConcatenatedString:
+        if cls is cst.ConcatenatedString:
             self._eval(node.left)
             self._eval(node.right)
             return set()
-        if node.__class__ is cst.StarredElement:
+        if cls is cst.StarredElement:
             return self._eval(node.value)
         if isinstance(node, _NESTED):
             return set()

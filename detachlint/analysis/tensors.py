@@ -170,14 +170,14 @@ class TensorFacts(Analysis):
             return found if found is not None else Kind.UNKNOWN
         if cls in _NOT_TENSOR_NODES:
             return Kind.OTHER
-        if node.__class__ in (cst.List, cst.Tuple):
+        if cls in (cst.List, cst.Tuple):
             if not node.elements:
-                return Kind.EMPTY_LIST if node.__class__ is cst.List else Kind.OTHER
+                return Kind.EMPTY_LIST if cls is cst.List else Kind.OTHER
             kinds = [self.kind(el.value) for el in node.elements if el.__class__ is cst.Element]
             if kinds and len(kinds) == len(node.elements) and all(k is Kind.TENSOR for k in kinds):
                 return Kind.TENSOR_SEQ
             return Kind.OTHER
-        if node.__class__ in (cst.ListComp, cst.GeneratorExp):
+        if cls in (cst.ListComp, cst.GeneratorExp):
             # The element is judged with the comprehension's own bindings.
             saved = self.frame
             self.frame = Frame(self._comprehension_bindings(node.for_in), saved)
@@ -186,9 +186,9 @@ class TensorFacts(Analysis):
             finally:
                 self.frame = saved
             return Kind.TENSOR_SEQ if elt is Kind.TENSOR else Kind.OTHER
-        if node.__class__ is cst.Attribute:
+        if cls is cst.Attribute:
             return self._attribute_kind(node)
-        if node.__class__ is cst.Subscript:
+        if cls is cst.Subscript:
             base = self.kind(node.value)
             if base is Kind.TENSOR or base is Kind.NDARRAY:
                 return base
@@ -200,9 +200,9 @@ class TensorFacts(Analysis):
                     return Kind.TENSOR
                 return Kind.TENSOR_SEQ
             return Kind.UNKNOWN
-        if node.__class__ is cst.Call:
+        if cls is cst.Call:
             return self._call_kind(node)
-        if node.__class__ is cst.BinaryOperation:
+        if cls is cst.BinaryOperation:
             left, right = self.kind(node.left), self.kind(node.right)
             if Kind.TENSOR in (left, right):
                 return Kind.TENSOR
@@ -211,20 +211,20 @@ class TensorFacts(Analysis):
             if left is Kind.OTHER and right is Kind.OTHER:
                 return Kind.OTHER
             return Kind.UNKNOWN
-        if node.__class__ is cst.UnaryOperation:
+        if cls is cst.UnaryOperation:
             if node.operator.__class__ is cst.Not:
                 return Kind.OTHER
             return self.kind(node.expression)
-        if node.__class__ is cst.Comparison:
+        if cls is cst.Comparison:
             kinds = {self.kind(node.left)} | {self.kind(c.comparator) for c in node.comparisons}
             if any(c.operator.__class__ in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in node.comparisons):
                 return Kind.OTHER
             return Kind.TENSOR if Kind.TENSOR in kinds else Kind.UNKNOWN
-        if node.__class__ is cst.BooleanOperation:
+        if cls is cst.BooleanOperation:
             return join(self.kind(node.left), self.kind(node.right))
-        if node.__class__ is cst.IfExp:
+        if cls is cst.IfExp:
             return join(self.kind(node.body), self.kind(node.orelse))
-        if node.__class__ is cst.NamedExpr:
+        if cls is cst.NamedExpr:
             return self.kind(node.value)
         return Kind.UNKNOWN
 
