@@ -1,9 +1,11 @@
 """The on-disk lint cache (``.detachlint_cache/`` by default, like ruff's ``.ruff_cache/``).
 
 A key is made of the detachlint version and code, the effective configuration for the file (its
-enabled codes and rule-affecting settings), its displayed name and its bytes; the entry holds the
-findings. Entries are written atomically (a temporary file, then ``os.replace``), so concurrent
-runs never read half an entry; an entry that does not load is a miss and is rewritten.
+enabled codes and rule-affecting settings), its displayed name and the digest of its bytes; the
+entry holds the findings. ``FileStamps`` remembers those digests by the files' stats, so that a
+warm run reads no unchanged file. Entries are written atomically (a temporary file, then
+``os.replace``), so concurrent runs never read half an entry; an entry that does not load is a
+miss and is rewritten.
 """
 
 from __future__ import annotations
@@ -12,16 +14,17 @@ import functools
 import hashlib
 import json
 import os
+import time
 from collections.abc import MutableMapping
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from . import __version__
 from .files import atomic_write
 from .findings import Finding, finding_from_dict, finding_to_dict
 
 CACHE_DIR_NAME = ".detachlint_cache"
-CACHE_FORMAT = "1"
+CACHE_FORMAT = "2"  # 2: entries keyed by the digest of the bytes, not the bytes
 
 _FINGERPRINT: Optional[str] = None
 
@@ -49,13 +52,13 @@ class Cache:
         self._fingerprint = code_fingerprint()
         self._prepared = False
 
-    def key(self, display: str, codes: Optional[FrozenSet[str]], options: str, data: bytes) -> str:
+    def key(self, display: str, codes: Optional[FrozenSet[str]], options: str, content: str) -> str:
+        """``content``: the file's ``files.file_digest``."""
         digest = hashlib.sha256()
         selected = "*" if codes is None else ",".join(sorted(codes))
-        for part in (self._fingerprint, selected, options, display):
+        for part in (self._fingerprint, selected, options, display, content):
             digest.update(part.encode("utf-8", "surrogateescape"))
             digest.update(b"\0")
-        digest.update(data)
         return digest.hexdigest()
 
     def _entry(self, key: str) -> Path:
@@ -158,7 +161,7 @@ class FactsCache(MutableMapping[str, dict]):
             return
         kept = {key: digest, **{k: v for k, v in self._digests.items() if k != key}}
         self._digests = dict(list(kept.items())[:self.DIGESTS])
-        self._write(self._digests_path, self._digests)
+        _write_json(self._digests_path, self._digests)
 
     @functools.cached_property
     def _digests(self) -> Dict[str, str]:
@@ -172,15 +175,74 @@ class FactsCache(MutableMapping[str, dict]):
             if len(keep) >= self.LIMIT:
                 break
             keep[key] = self._entries[key]
-        self._write(self.path, keep)
+        _write_json(self.path, keep)
+
+
+
+class FileStamps:
+    """What each file held when it was last read, by its stat (size, mtime, ctime, inode), as git's
+    index and ruff's cache know it: a run over unchanged files reads and hashes none of them. Per
+    absolute path: the digest of the bytes (``files.file_digest``) and, once the project index has
+    looked, whether the file is one it indexes. A file modified less than ``RACY_NS`` before it was
+    read is not remembered: a second write within the file system's timestamp granularity could
+    leave its stat unchanged (git's "racily clean" entries). The stat is always taken before the
+    read, so a write in between makes the next run read the file again, never trust old bytes."""
+
+    LIMIT = 50_000  # entries kept: this run's, then older ones up to the limit
+    RACY_NS = 2_000_000_000
+
+    def __init__(self, directory: os.PathLike) -> None:
+        self.path = Path(directory) / f"stamps-{CACHE_FORMAT}.json"
+        self._seen: Dict[str, list] = {}
+        self._changed = False
+
+    @functools.cached_property
+    def _entries(self) -> Dict[str, list]:
+        return _read_json(self.path)
 
     @staticmethod
-    def _write(path: Path, data: dict) -> None:
-        try:
-            prepare_cache_dir(path.parent)
-            atomic_write(path, json.dumps(data, separators=(",", ":")).encode())
-        except (OSError, TypeError, ValueError):
-            pass  # a read-only disk makes the cache useless, never the run
+    def _stat(st: os.stat_result) -> list:
+        return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+    def get(self, path: str, st: os.stat_result) -> Optional[Tuple[str, Optional[bool]]]:
+        """(digest, indexed: None when the index has not looked) of ``path`` (absolute) with this
+        stat, or None when unknown or changed since."""
+        entry = self._seen.get(path) or self._entries.get(path)
+        if not isinstance(entry, list) or len(entry) != 6 or entry[:4] != self._stat(st):
+            return None
+        self._seen[path] = entry
+        return entry[4], entry[5]
+
+    def put(self, path: str, st: os.stat_result, digest: str, indexed: Optional[bool] = None) -> None:
+        """Remember the digest of the bytes read after ``st`` was taken (and whether the index
+        takes the file; None keeps what is known for the same content)."""
+        if time.time_ns() - st.st_mtime_ns < self.RACY_NS:
+            return
+        known = self.get(path, st)
+        if indexed is None and known is not None and known[0] == digest:
+            indexed = known[1]
+        if known != (digest, indexed):
+            self._seen[path] = self._stat(st) + [digest, indexed]
+            self._changed = True
+
+    def save(self) -> None:
+        if not self._changed:
+            return
+        keep = dict(self._seen)
+        for path, entry in self._entries.items():
+            if len(keep) >= self.LIMIT:
+                break
+            keep.setdefault(path, entry)
+        _write_json(self.path, keep)
+        self._changed = False
+
+
+def _write_json(path: Path, data: dict) -> None:
+    try:
+        prepare_cache_dir(path.parent)
+        atomic_write(path, json.dumps(data, separators=(",", ":")).encode())
+    except (OSError, TypeError, ValueError):
+        pass  # a read-only disk makes the cache useless, never the run
 
 
 def _read_json(path: Path) -> dict:

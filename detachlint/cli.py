@@ -313,15 +313,19 @@ def _lint_files(args: argparse.Namespace, resolver: SettingsResolver, paths: Seq
                 fixes: Optional[_FixReport]) -> Tuple[List[Any], int]:
     """Discovered files through the pipeline, in parallel and through the cache (``runner``)."""
     from . import runner
+    from .cache import FileStamps
     from .pipeline import build_projects, tasks_for
 
     walked: dict = {}  # what discovery found under each named directory: its project index reuses it
     tasks = tasks_for(paths, resolver, walked)
     cache_dir = _cache_dir(args, resolver)
     stats = runner.RunStats()
-    indexes = build_projects(tasks, resolver, cache_dir, runner.facts_in_parallel(args.jobs), walked)
+    stamps = FileStamps(cache_dir) if cache_dir is not None else None
+    indexes = build_projects(tasks, resolver, cache_dir, runner.facts_in_parallel(args.jobs), walked, stamps)
     results = runner.run(tasks, jobs=args.jobs, cache_dir=cache_dir, stats=stats, fix=fix, indexes=indexes,
-                         freeze=True)
+                         freeze=True, stamps=stamps)
+    if stamps is not None:
+        stamps.save()
     if fixes is not None:
         for task, result in zip(tasks, results):
             fixes.add(task.display, result)

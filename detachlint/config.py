@@ -166,8 +166,12 @@ class _Matcher:
         self._full = re.compile("|".join(fulls)).match if fulls else None
 
     def matches(self, path: Path) -> bool:
-        return self._name is not None and (self._name(path.name) is not None
-                                           or self._full(path.as_posix()) is not None)  # type: ignore[misc]
+        return self.matches_entry(path.name, path.as_posix())
+
+    def matches_entry(self, name: str, posix: str) -> bool:
+        """``posix``: the absolute path with forward slashes; ``name``: its last part."""
+        return self._name is not None and (self._name(name) is not None
+                                           or self._full(posix) is not None)  # type: ignore[misc]
 
 
 def _abspath(path: PathLike) -> Path:
@@ -195,6 +199,8 @@ class Settings:
 
     def codes_for(self, path: PathLike) -> FrozenSet[str]:
         """The rule codes enabled for ``path``, per-file-ignores applied."""
+        if not self.per_file_ignores:
+            return self.enabled
         target = _abspath(path)
         ignored = [sel for pattern, sels in self.per_file_ignores if pattern.matches(target) for sel in sels]
         if not ignored:
@@ -204,6 +210,11 @@ class Settings:
     def matches_exclude(self, path: PathLike) -> bool:
         """Whether ``path`` itself matches ``exclude``/``extend-exclude`` (its parents not looked at)."""
         return self._exclude.matches(_abspath(path))
+
+    def excludes_entry(self, name: str, absolute: str) -> bool:
+        """``matches_exclude`` for an entry of a walked directory: ``absolute`` as a string (no
+        ``Path`` made per entry)."""
+        return self._exclude.matches_entry(name, absolute if os.sep == "/" else Path(absolute).as_posix())
 
     @functools.cached_property
     def _exclude(self) -> _Matcher:
@@ -415,27 +426,29 @@ class SettingsResolver:
             raise ConfigError(f"{config_file}: no [tool.detachlint] table")
         self._cwd = _abspath(os.getcwd())
         self._by_config: Dict[Optional[Path], Settings] = {}
-        self._by_dir: Dict[Path, Optional[Path]] = {}
+        self._by_dir: Dict[str, Optional[Path]] = {}
         # Fail early, before any file is read, if the command line itself is invalid.
         _table(self.cli_overrides, "command line")
 
-    def _config_for_dir(self, directory: Path) -> Optional[Path]:
+    def _config_for_dir(self, directory: str) -> Optional[Path]:
+        # Strings, not paths: asked for every walked directory and every discovered file.
         if directory not in self._by_dir:
-            candidate = directory / CONFIG_FILE
+            candidate = Path(directory, CONFIG_FILE)
+            parent = os.path.dirname(directory)
             if candidate.is_file() and read_config(candidate) is not None:
                 found: Optional[Path] = candidate
-            elif directory.parent == directory:
+            elif parent == directory:
                 found = None
             else:
-                found = self._config_for_dir(directory.parent)
+                found = self._config_for_dir(parent)
             self._by_dir[directory] = found
         return self._by_dir[directory]
 
     def for_path(self, path: PathLike, *, is_dir: Optional[bool] = None) -> Settings:
-        target = _abspath(path)
+        target = os.path.abspath(os.fspath(path))  # as ``_abspath``
         if is_dir is None:
-            is_dir = target.is_dir()
-        config = self.config_file or self._config_for_dir(target if is_dir else target.parent)
+            is_dir = os.path.isdir(target)
+        config = self.config_file or self._config_for_dir(target if is_dir else os.path.dirname(target))
         if config not in self._by_config:
             self._by_config[config] = build_settings(config, self.cli_overrides, self._cwd)
         return self._by_config[config]

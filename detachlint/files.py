@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import tokenize
@@ -18,6 +19,11 @@ class SourceError(Exception):
         self.message = message
         self.row = row
         self.column = column
+
+
+def file_digest(data: bytes) -> str:
+    """What the caches know a file's content by: the SHA-256 of its bytes."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def decode_source(data: bytes) -> str:
@@ -107,13 +113,27 @@ class GitIgnore:
 
     def entry_ignored(self, path: Path, is_dir: bool) -> bool:
         """Whether ``path`` itself is ignored (its parent directories are not looked at)."""
-        verdict = None
-        for base, spec in self._chain(path.parent):
-            rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
-            result = spec.check_file(rel).include
-            if result is not None:
-                verdict = result
-        return bool(verdict)
+        ignored = self.ignores_in(path.parent)
+        return ignored is not None and ignored(path.name, is_dir)
+
+    def ignores_in(self, directory: Path) -> Optional[Callable[[str, bool], bool]]:
+        """Whether an entry of ``directory``, by name and kind, is ignored; None when no ignore
+        file applies there (discovery asks once per directory, not once per entry)."""
+        chain = self._chain(directory)
+        if not chain:
+            return None
+        prefixes = [(directory.relative_to(base).as_posix(), spec) for base, spec in chain]
+
+        def ignored(name: str, is_dir: bool) -> bool:
+            verdict = None
+            for prefix, spec in prefixes:
+                rel = (name if prefix == "." else f"{prefix}/{name}") + ("/" if is_dir else "")
+                result = spec.check_file(rel).include  # type: ignore[attr-defined]
+                if result is not None:
+                    verdict = result
+            return bool(verdict)
+
+        return ignored
 
     def ignored(self, path: Path) -> bool:
         """Whether ``path`` or any directory above it is ignored."""

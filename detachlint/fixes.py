@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import codecs
 import difflib
-import hashlib
 import io
 import os
 import re
@@ -29,7 +28,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 import libcst as cst
 
 from .engine import lint_source
-from .files import SourceError, atomic_write, decode_source
+from .files import SourceError, atomic_write, decode_source, file_digest
 from .findings import Applicability, Finding, Fix, Location, applicable
 from .noqa import noqa_edit
 from .notebook import CodeCell, NotebookError, join_cells, lint_notebook_bytes, neutralise, place, read_cells
@@ -243,7 +242,7 @@ class SourceFile:
             raise FixError(getattr(exc, "message", str(exc))) from None
         if data.startswith(codecs.BOM_UTF8):
             encoding = "utf-8-sig"
-        return cls(Path(path), data, text, encoding, st.st_mtime_ns, st.st_size, _digest(data))
+        return cls(Path(path), data, text, encoding, st.st_mtime_ns, st.st_size, file_digest(data))
 
     def encode(self, text: str) -> bytes:
         try:
@@ -255,7 +254,7 @@ class SourceFile:
         try:
             st = os.stat(self.path)
             if st.st_mtime_ns == self.mtime_ns and st.st_size == self.size:
-                return _digest(Path(self.path).read_bytes()) == self.digest
+                return file_digest(Path(self.path).read_bytes()) == self.digest
             return False
         except OSError:
             return False
@@ -308,10 +307,6 @@ def fix_file(path: Path, display: str, lint: Linter, unsafe: bool = False, write
     except OSError as exc:
         return FileFix(display, outcome, f"cannot write: {exc.strerror or exc}")
     return FileFix(display, outcome, written=True)
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _lines(text: str) -> List[str]:

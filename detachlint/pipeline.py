@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from .analysis.project import FactsOf, ModuleView, ProjectIndex, build_index, facts_here
-from .cache import Cache, FactsCache
+from .analysis.project import FactsOf, ModuleView, ProjectIndex, Source, build_index, facts_here, text_digest
+from .cache import Cache, FactsCache, FileStamps
 from .config import DEFAULT_MAX_FILE_SIZE, ConfigError, SettingsResolver
-from .files import LINTED_SUFFIXES, GitIgnore, SourceError, decode_source, display_path
+from .files import LINTED_SUFFIXES, GitIgnore, SourceError, decode_source, display_path, file_digest
 from .findings import PARSE_ERROR_CODE, Finding, parse_error_finding
 
 # The engine, the fixes and the notebooks import LibCST (a third of a cached run's time): they are
@@ -230,7 +230,7 @@ def lint_file(task: Task, cache: Optional[Cache] = None, fix: Optional[FixMode] 
             data = path.read_bytes()
         except OSError as exc:
             return _error_result(task.display, task.codes, f"cannot read file: {exc.strerror or exc}")
-        key = cache.key(task.display, task.codes, cache_options(task, indexes), data) if cache is not None else None
+        key = cache.key(task.display, task.codes, cache_options(task, indexes), file_digest(data)) if cache is not None else None
         if key is not None:
             hit = cache.get(key)
             if hit is not None:
@@ -357,23 +357,24 @@ def _walk(directory: Path, resolver: "SettingsResolver", gitignore: GitIgnore,
         if tolerant:
             return
         raise
-    for entry in entries:
-        path = Path(entry.path)
+    base = os.path.abspath(directory)
+    ignored = gitignore.ignores_in(Path(base)) if settings.respect_gitignore else None
+    for entry in entries:  # strings, not paths, per entry: most entries are only looked at
+        name = entry.name
         try:
             is_dir = entry.is_dir(follow_symlinks=False)
         except OSError:
             is_dir = False
-        absolute = Path(os.path.abspath(path))
-        if settings.matches_exclude(absolute):
+        if settings.excludes_entry(name, os.path.join(base, name)):
             continue
-        if settings.respect_gitignore and gitignore.entry_ignored(absolute, is_dir):
+        if ignored is not None and ignored(name, is_dir):
             continue
         if is_dir:
-            yield from _walk(path, resolver, gitignore, tolerant)
-        elif path.suffix in LINTED_SUFFIXES and not (entry.is_symlink() and os.path.isdir(path)):
+            yield from _walk(Path(entry.path), resolver, gitignore, tolerant)
+        elif os.path.splitext(name)[1] in LINTED_SUFFIXES and not (entry.is_symlink() and os.path.isdir(entry.path)):
             # Symlinked directories are not followed (no loops, no escaping the tree); a broken
             # or looping file symlink is kept so that it is reported rather than silently skipped.
-            yield path, None
+            yield Path(entry.path), None
 
 
 
@@ -385,7 +386,7 @@ def tasks_for(paths: Iterable[str], resolver: SettingsResolver,
     paths = list(paths)
     named = [os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
     fallback = Path(os.path.commonpath(named)) if named else None
-    marked: Dict[Path, Optional[Path]] = {}
+    marked: Dict[str, Optional[str]] = {}
     for target in discover(paths, resolver, walked=walked):
         settings = resolver.for_path(target.path, is_dir=False)
         limit = DEFAULT_MAX_FILE_SIZE if settings.max_file_size is None else settings.max_file_size
@@ -406,58 +407,64 @@ _DEFINES_RE = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTIL
 
 
 def project_root(path: os.PathLike, fallback: Optional[Path] = None,
-                 marked: Optional[Dict[Path, Optional[Path]]] = None) -> Optional[Path]:
+                 marked: Optional[Dict[str, Optional[str]]] = None) -> Optional[Path]:
     """The nearest directory above ``path`` that holds a project marker; else ``fallback`` (what
     the command line named) or the working directory, when ``path`` is below it; else None (the
     file is linted on its own). ``marked``: the nearest marked directory at or above each
     directory already asked, kept by the caller across the files of one run."""
-    absolute = Path(os.path.abspath(path))
+    absolute = os.path.abspath(path)
     marked = {} if marked is None else marked
-    walked: List[Path] = []
-    found: Optional[Path] = None
-    for parent in absolute.parents:
-        if parent in marked:
-            found = marked[parent]
+    walked: List[str] = []
+    found: Optional[str] = None
+    directory = os.path.dirname(absolute)
+    while True:  # strings, not paths: asked once per linted file
+        if directory in marked:
+            found = marked[directory]
             break
-        walked.append(parent)
-        if any((parent / marker).exists() for marker in PROJECT_MARKERS):
-            found = parent
+        walked.append(directory)
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in PROJECT_MARKERS):
+            found = directory
             break
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
     for directory in walked:
         marked[directory] = found
     if found is not None:
-        return found
+        return Path(found)
+    parent = os.path.normcase(os.path.dirname(absolute))
     for candidate in (fallback, Path(os.getcwd())):
-        if candidate is not None and (candidate == absolute.parent or candidate in absolute.parents):
-            return candidate
+        if candidate is not None:
+            base = os.path.normcase(str(candidate))
+            if parent == base or parent.startswith(base.rstrip(os.sep) + os.sep):
+                return candidate
     return None
 
 
 def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
                   overrides: Optional[Mapping[str, str]] = None, facts_of: FactsOf = facts_here,
-                  walked: Optional[Walked] = None) -> ProjectIndex:
+                  walked: Optional[Walked] = None, stamps: Optional[FileStamps] = None) -> ProjectIndex:
     """The index of the Python files under ``root`` (discovered as ``check`` discovers them);
     ``overrides`` maps paths to text that replaces what is on disk (an editor's buffers);
     ``facts_of`` computes the facts not cached (``runner.facts_in_parallel``: in worker processes);
-    ``walked``: as for ``discover``."""
+    ``walked``: as for ``discover``; ``stamps``: what files held when last read (unchanged files
+    are not read)."""
     facts = FactsCache(cache_dir) if cache_dir is not None else None
     overrides = {os.path.abspath(p): t for p, t in (overrides or {}).items()}
-    files: List[Tuple[Path, str]] = []
+    files: List[Tuple[Path, Source]] = []
     for target in discover([str(root)], resolver, tolerant=True, walked=walked):
         path = target.path
         if target.error is not None or path.suffix not in (".py", ".pyi"):
             continue
-        text = overrides.get(os.path.abspath(path))
-        if text is None:
-            try:
-                if path.stat().st_size > DEFAULT_MAX_FILE_SIZE:
-                    continue
-                text = decode_source(path.read_bytes())
-            except (OSError, SourceError):
-                continue
-        if not _DEFINES_RE.search(text):
-            continue  # no function or class: nothing another file could resolve to, and no calls to summarise
-        files.append((path, text))
+        absolute = os.path.abspath(path)
+        text = overrides.get(absolute)
+        if text is not None:
+            source = Source(text_digest(text), text) if _DEFINES_RE.search(text) else None
+        else:
+            source = _indexed_source(path, absolute, stamps)
+        if source is not None:  # else no function or class: nothing another file could resolve to
+            files.append((path, source))
     used: set = set()
     index = build_index(files, facts, used, facts_of)
     known = facts.digest_of(index.inputs) if facts is not None else None
@@ -471,12 +478,37 @@ def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Opti
     return index
 
 
+def _indexed_source(path: Path, absolute: str, stamps: Optional[FileStamps]) -> Optional[Source]:
+    """The file as the index takes it (None: too large, unreadable, or nothing defined in it);
+    from ``stamps`` without reading it, when it has not changed since it was last read."""
+    try:
+        st = os.stat(path)
+        if st.st_size > DEFAULT_MAX_FILE_SIZE:
+            return None
+        known = stamps.get(absolute, st) if stamps is not None else None
+        if known is not None and known[1] is not None:
+            return Source(known[0]) if known[1] else None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        text: Optional[str] = decode_source(data)
+    except SourceError:
+        text = None
+    indexed = text is not None and _DEFINES_RE.search(text) is not None
+    digest = file_digest(data)
+    if stamps is not None:
+        stamps.put(absolute, st, digest, indexed)
+    return Source(digest, text) if indexed else None
+
+
 def build_projects(tasks: Sequence[Task], resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
-                   facts_of: FactsOf = facts_here,
-                   walked: Optional[Walked] = None) -> Dict[str, ProjectIndex]:
-    """One index per project root among ``tasks`` (``walked``: as for ``discover``)."""
+                   facts_of: FactsOf = facts_here, walked: Optional[Walked] = None,
+                   stamps: Optional[FileStamps] = None) -> Dict[str, ProjectIndex]:
+    """One index per project root among ``tasks`` (``walked``, ``stamps``: as for ``build_project``)."""
     roots = sorted({t.project for t in tasks if t.project is not None and t.error is None})
-    return {root: build_project(root, resolver, cache_dir, facts_of=facts_of, walked=walked) for root in roots}
+    return {root: build_project(root, resolver, cache_dir, facts_of=facts_of, walked=walked, stamps=stamps)
+            for root in roots}
 
 
 class Projects:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .cache import Cache
+from .cache import Cache, FileStamps
+from .files import file_digest
 from .findings import PARSE_ERROR_CODE, parse_error_finding
 from .analysis.project import FactsOf, ModuleFacts, ProjectIndex, facts_here
 from .pipeline import FileResult, FixMode, Task, cache_options, lint_file
@@ -95,12 +96,14 @@ def default_jobs() -> int:
 
 def run(tasks: Sequence[Task], jobs: Optional[int] = None, cache_dir: Optional[os.PathLike] = None,
         stats: Optional[RunStats] = None, fix: Optional[FixMode] = None,
-        indexes: Optional[Indexes] = None, freeze: bool = False) -> List[FileResult]:
+        indexes: Optional[Indexes] = None, freeze: bool = False,
+        stamps: Optional[FileStamps] = None) -> List[FileResult]:
     """Lint ``tasks``; results in the same order. ``jobs``: worker processes (None: all cores;
     1: this process). ``cache_dir``: None disables the cache (so does ``fix``: fixing needs the
     text, not the findings). ``indexes``: the project indexes by root (``pipeline.build_projects``).
     ``freeze``: the process ends with the run (the command line), so what lives when the linting
-    starts is moved out of the cyclic GC's reach for good (``gc.freeze``)."""
+    starts is moved out of the cyclic GC's reach for good (``gc.freeze``). ``stamps``: what files
+    held when last read: an unchanged file's cache entry is found without reading it."""
     if fix is not None:
         cache_dir = None
     jobs = default_jobs() if jobs is None or jobs <= 0 else jobs
@@ -110,10 +113,11 @@ def run(tasks: Sequence[Task], jobs: Optional[int] = None, cache_dir: Optional[o
     results: List[Optional[FileResult]] = [None] * len(tasks)
     cache_str = str(cache_dir) if cache_dir is not None else None
     cache = Cache(cache_str) if cache_str else None
-    if cache is not None and jobs > 1:
-        # Hits first, here: an unchanged tree re-lints without starting a single worker.
+    if cache is not None and (jobs > 1 or stamps is not None):
+        # Hits first, here: an unchanged tree re-lints without starting a single worker (and,
+        # with stamps, without reading a file).
         for i, task in enumerate(tasks):
-            results[i] = _cached(task, cache, indexes)
+            results[i] = _cached(task, cache, indexes, stamps)
     todo = [i for i, r in enumerate(results) if r is None]
     jobs = min(jobs, max(1, len(todo)))
     stats.jobs = jobs
@@ -135,14 +139,22 @@ def run(tasks: Sequence[Task], jobs: Optional[int] = None, cache_dir: Optional[o
     return done
 
 
-def _cached(task: Task, cache: Cache, indexes: Optional[Indexes]) -> Optional[FileResult]:
+def _cached(task: Task, cache: Cache, indexes: Optional[Indexes], stamps: Optional[FileStamps]) -> Optional[FileResult]:
     if task.error is not None:
         return None
     try:
-        path = Path(task.path)
-        if task.max_file_size and path.stat().st_size > task.max_file_size:
+        st = os.stat(task.path)
+        if task.max_file_size and st.st_size > task.max_file_size:
             return None
-        findings = cache.get(cache.key(task.display, task.codes, cache_options(task, indexes), path.read_bytes()))
+        absolute = os.path.abspath(task.path)
+        known = stamps.get(absolute, st) if stamps is not None else None
+        if known is not None:
+            digest = known[0]
+        else:
+            digest = file_digest(Path(task.path).read_bytes())
+            if stamps is not None:
+                stamps.put(absolute, st, digest)
+        findings = cache.get(cache.key(task.display, task.codes, cache_options(task, indexes), digest))
     except (OSError, ValueError):
         return None
     return FileResult(findings, cached=True) if findings is not None else None

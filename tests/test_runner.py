@@ -13,6 +13,7 @@ import pytest
 
 from detachlint import runner
 from detachlint.cache import Cache
+from detachlint.files import file_digest
 from detachlint.config import parse_size
 from detachlint.findings import PARSE_ERROR_CODE, finding_from_dict, finding_to_dict
 from detachlint.pipeline import Task, lint_path
@@ -59,12 +60,13 @@ def test_cache_hits_return_the_same_findings(tmp_path):
 
 def test_cache_key_follows_content_codes_and_name(tmp_path):
     cache = Cache(tmp_path)
-    key = cache.key("x.py", frozenset({"TAL001"}), "", b"a")
-    assert key != cache.key("x.py", frozenset({"TAL001"}), "", b"b")
-    assert key != cache.key("x.py", frozenset({"TAL001", "TAL002"}), "", b"a")
-    assert key != cache.key("y.py", frozenset({"TAL001"}), "", b"a")
-    assert key != cache.key("x.py", frozenset({"TAL001"}), "strict", b"a")
-    assert key == Cache(tmp_path).key("x.py", frozenset({"TAL001"}), "", b"a")
+    a, b = file_digest(b"a"), file_digest(b"b")
+    key = cache.key("x.py", frozenset({"TAL001"}), "", a)
+    assert key != cache.key("x.py", frozenset({"TAL001"}), "", b)
+    assert key != cache.key("x.py", frozenset({"TAL001", "TAL002"}), "", a)
+    assert key != cache.key("y.py", frozenset({"TAL001"}), "", a)
+    assert key != cache.key("x.py", frozenset({"TAL001"}), "strict", a)
+    assert key == Cache(tmp_path).key("x.py", frozenset({"TAL001"}), "", a)
 
 
 def test_corrupt_entries_are_misses_and_get_rewritten(tmp_path):
@@ -204,3 +206,97 @@ def test_a_run_the_cache_serves_whole_imports_no_parser(tmp_path):
                            capture_output=True, text=True, timeout=120) for _ in range(2)]
     assert [r.stdout.splitlines()[-1] for r in runs] == ["['libcst'] 0", "[] 0"]
     assert runs[0].stdout.splitlines()[:-1] == runs[1].stdout.splitlines()[:-1] and "TAL" in runs[0].stdout
+
+
+# --- file stamps: a warm run reads no unchanged file ---------------------------------------------
+
+FLAGGED = "import torch\n\n\ndef f(w: torch.Tensor):\n    w.data.add_(1)\n    return w\n"
+CLEAN = "import torch\n\n\ndef f(w: torch.Tensor):\n    w22 = w.add(1)\n    return w\n"  # same size
+
+
+def _aged(path, seconds=3600):
+    """Modified an hour ago: out of the window in which a stat cannot be trusted (racily clean)."""
+    then = path.stat().st_mtime_ns - seconds * 10**9
+    os.utime(path, ns=(then, then))
+
+
+def _check(project, cache, capsys):
+    from detachlint.cli import main
+
+    rc = main(["check", str(project), "--cache-dir", str(cache), "--jobs", "1", "--output-format", "concise"])
+    return rc, capsys.readouterr().out
+
+
+def _project(tmp_path, text):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("")
+    for name in ("a.py", "b.py"):
+        (project / name).write_text(text)
+        _aged(project / name)
+    return project
+
+
+def test_a_warm_run_reads_no_unchanged_file(tmp_path, capsys, monkeypatch):
+    project = _project(tmp_path, FLAGGED)
+    first = _check(project, tmp_path / "cache", capsys)
+    assert first[0] == 1 and first[1].count("TAL001") == 2
+    reads = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: reads.append(self.name) or real(self))
+    assert _check(project, tmp_path / "cache", capsys) == first
+    assert reads == []
+
+
+def test_a_rewrite_that_keeps_size_and_mtime_is_read_again(tmp_path, capsys):
+    project = _project(tmp_path, FLAGGED)
+    assert _check(project, tmp_path / "cache", capsys)[1].count("TAL001") == 2
+    target = project / "a.py"
+    st = target.stat()
+    target.write_text(CLEAN)  # the same size; the mtime put back: the ctime (or inode) differs
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert target.stat().st_size == st.st_size and target.stat().st_mtime_ns == st.st_mtime_ns
+    rc, out = _check(project, tmp_path / "cache", capsys)
+    assert out.count("TAL001") == 1 and "b.py" in out and "a.py" not in out
+
+
+def test_a_file_modified_just_now_is_not_remembered(tmp_path):
+    from detachlint.cache import FileStamps
+
+    path = tmp_path / "m.py"
+    path.write_text(FLAGGED)
+    stamps = FileStamps(tmp_path / "cache")
+    stamps.put(str(path), path.stat(), file_digest(path.read_bytes()), True)
+    assert stamps.get(str(path), path.stat()) is None  # a second write this instant could keep the stat
+    _aged(path)
+    stamps.put(str(path), path.stat(), file_digest(path.read_bytes()), True)
+    stamps.save()
+    again = FileStamps(tmp_path / "cache")
+    assert again.get(str(path), path.stat()) == (file_digest(FLAGGED.encode()), True)
+    path.write_text(CLEAN)
+    assert again.get(str(path), path.stat()) is None
+
+
+def test_the_index_reads_a_rewritten_file_again(tmp_path):
+    """The project index takes unchanged files from the stamps, and a rewritten one from disk."""
+    from detachlint.cache import FileStamps
+    from detachlint.config import SettingsResolver
+    from detachlint.pipeline import build_project
+
+    project = _project(tmp_path, FLAGGED)
+    cache = tmp_path / "cache"
+
+    def keys():
+        stamps = FileStamps(cache)
+        index = build_project(project, SettingsResolver(), cache, stamps=stamps)
+        stamps.save()
+        return index.keys
+
+    first = keys()
+    assert keys() == first
+    target = project / "b.py"
+    st = target.stat()
+    target.write_text(CLEAN)
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    second = keys()
+    assert second["a"] == first["a"] and second["b"] != first["b"]

@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
+from ..files import SourceError, decode_source, file_digest
 from .firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
 from .units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from .units import dotted as _dotted
 
-FORMAT = "9"
+FORMAT = "10"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
@@ -566,8 +567,24 @@ def module_name(path: Path, root: Optional[Path] = None) -> Tuple[str, bool]:
     return ".".join(reversed(parts)), is_package
 
 
-def content_key(source: str, module: str) -> str:
-    return hashlib.sha256(f"{FORMAT}\0{module}\0{source}".encode("utf-8", "surrogatepass")).hexdigest()
+def content_key(digest: str, module: str) -> str:
+    """A module's facts' key: its name and its content's digest (``Source.digest``)."""
+    return hashlib.sha256(f"{FORMAT}\0{module}\0{digest}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def text_digest(text: str) -> str:
+    """The digest of a text not read from disk (an editor's buffer): that of its UTF-8 bytes,
+    which is the file's own digest when the file is that text in UTF-8."""
+    return file_digest(text.encode("utf-8", "surrogatepass"))
+
+
+@dataclass(frozen=True)
+class Source:
+    """A module's content as the index takes it: the digest of its bytes (``files.file_digest``)
+    and its text, or None while no fact has to be computed from it (read from the path then)."""
+
+    digest: str
+    text: Optional[str] = None
 
 
 # --- the composed index -------------------------------------------------------------------------
@@ -925,7 +942,7 @@ class ModuleView:
         """The first pass of ``source``, known without parsing it when the index read this very
         text (not an editor's unsaved buffer, not a file changed since); else None."""
         facts = self.index.modules.get(self.module)
-        if facts is None or self.index.keys.get(self.module) != content_key(source, self.module):
+        if facts is None or self.index.keys.get(self.module) != content_key(text_digest(source), self.module):
             return None
         return FirstPass(None, measured=True, deep=facts.deep, quiet=facts.quiet, elements=facts.elements)
 
@@ -937,18 +954,21 @@ def facts_here(items: Sequence[Tuple[str, str, bool]]) -> List[Optional[ModuleFa
     return [module_facts(*item) for item in items]
 
 
-def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[MutableMapping[str, dict]] = None,
+def build_index(files: Iterable[Tuple[Path, "str | Source"]], cache: Optional[MutableMapping[str, dict]] = None,
                 used: Optional[Set[str]] = None, facts_of: FactsOf = facts_here) -> ProjectIndex:
-    """The index of ``files`` (path, source text), which loads their facts when first asked.
-    ``cache`` maps content keys to local facts (``ModuleFacts.to_json``); it is read and filled
-    in place then, and ``used`` gets the keys this index needs (what is worth keeping). ``facts_of`` computes the local facts of the files not
-    in the cache, ``(source, module, is_package)`` each, in order (``runner.facts_in_parallel``)."""
+    """The index of ``files`` (path, source text or ``Source``), which loads their facts when first
+    asked. ``cache`` maps content keys to local facts (``ModuleFacts.to_json``); it is read and
+    filled in place then, and ``used`` gets the keys this index needs (what is worth keeping).
+    ``facts_of`` computes the local facts of the files not in the cache, ``(source, module,
+    is_package)`` each, in order (``runner.facts_in_parallel``)."""
     files = list(files)
     aliases: Dict[str, str] = {}
     paths: Dict[str, str] = {}
     keys: Dict[str, str] = {}
-    wanted: List[Tuple[str, str, str, bool]] = []  # module, content key, source, is_package
+    wanted: List[Tuple[str, str, Path, Source, bool]] = []  # module, content key, path, source, is_package
     for path, source in files:
+        if isinstance(source, str):
+            source = Source(text_digest(source), source)
         module, is_package = module_name(path)
         names = _namespace_names(Path(path), module)
         if module in keys:  # ``data/v2.py`` and ``stepbystep/v2.py`` are both ``v2`` by stem
@@ -956,20 +976,22 @@ def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[MutableMappin
         paths[os.path.abspath(path)] = module
         for dotted in names:
             aliases.setdefault(dotted, module)
-        key = content_key(source, module)
+        key = content_key(source.digest, module)
         if used is not None:
             used.add(key)
         if module not in keys:
             keys[module] = key
-            wanted.append((module, key, source, is_package))
+            wanted.append((module, key, Path(path), source, is_package))
 
     def load() -> Dict[str, ModuleFacts]:
         found: Dict[str, Optional[ModuleFacts]] = {}
         missing: Dict[str, Tuple[str, str, bool]] = {}  # not cached, or a corrupt entry
-        for module, key, source, is_package in wanted:
+        for module, key, path, source, is_package in wanted:
             found[module] = _cached_facts(cache.get(key)) if cache is not None else None
             if found[module] is None:
-                missing[key] = (source, module, is_package)
+                text = source.text if source.text is not None else _read_unchanged(path, source.digest)
+                if text is not None:
+                    missing[key] = (text, module, is_package)
         # computed together (in worker processes, with ``facts_of``)
         for (key, (_, module, _)), facts in zip(missing.items(), facts_of(list(missing.values())) if missing else []):
             found[module] = facts
@@ -978,6 +1000,16 @@ def build_index(files: Iterable[Tuple[Path, str]], cache: Optional[MutableMappin
         return {module: facts for module, facts in found.items() if facts is not None}
 
     return ProjectIndex(load, aliases, paths, keys)
+
+
+def _read_unchanged(path: Path, digest: str) -> Optional[str]:
+    """The text of ``path`` if its bytes still have ``digest``; else None: a file changed since the
+    index was made is left out of it rather than known by facts that its key does not name."""
+    try:
+        data = path.read_bytes()
+        return decode_source(data) if file_digest(data) == digest else None
+    except (OSError, SourceError):
+        return None
 
 
 def _cached_facts(entry: Optional[dict]) -> Optional[ModuleFacts]:
