@@ -61,7 +61,8 @@ def display_path(path: Path, cwd: Optional[Path] = None) -> str:
     cwd = cwd or Path(os.getcwd())
     absolute = os.path.abspath(path)
     base = str(cwd).rstrip(os.sep) + os.sep
-    return os.path.relpath(absolute, cwd) if absolute.startswith(base) else absolute
+    # Below the (normalised) working directory, what follows it is ``os.path.relpath``'s answer.
+    return absolute[len(base):] if absolute.startswith(base) else absolute
 
 
 class GitIgnore:
