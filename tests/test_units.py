@@ -451,3 +451,63 @@ def test_a_body_read_only_module_wide_keeps_what_is_read_and_becomes_pass_elsewh
         found = lint_source(SLIM, "slim.py", codes)
         assert [f.code for f in found if f.location.row == 19] == ["TAL001"]  # reported as before
         assert found == lint_source(SLIM, "slim.py", codes, blank=False)
+
+
+CHILDREN_SAMPLE = '''
+from __future__ import annotations
+import os.path as osp
+from .. import sibling
+global_name: int = 1
+async def f(a, /, b: int = 2, *args, c, d=3, **kw) -> None:
+    global g
+    async with open(a) as h, b:
+        async for x in h:
+            await x
+    try:
+        pass
+    except (ValueError, os.error) as exc:
+        raise RuntimeError(f"{exc!r:>{a}}") from exc
+    def inner():
+        nonlocal b
+        b += 1
+        return [y async for y in z if (w := y)]
+    match a:
+        case {"k": 1, **rest}:
+            pass
+        case Point(x=0, y=[1, *others]) | None:
+            pass
+        case [_, (q as r)]:
+            pass
+    return lambda *, k=1: {k: v for k, v in kw.items()} or {1, 2} or (yield)
+@decorator(1)
+class C(Base, metaclass=M):
+    x = t[1:2, ::3] if not a and b else -c
+    del x
+    assert a is not b, "message"
+    for i in range(3):
+        continue
+    else:
+        break
+    while i < 3 <= 4:
+        i = j = k
+'''
+
+
+def test_child_nodes_are_the_node_children_but_contexts_and_operators():
+    """``child_nodes`` skips what can hold no node (contexts, operators, and fields of names and
+    flags such as ``Name.id``): never a node that ``ast.iter_child_nodes`` yields otherwise."""
+    import ast
+
+    from detachlint.analysis.units import child_nodes
+
+    leaves = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+    sources = [CHILDREN_SAMPLE] + [p.read_text(encoding="utf-8") for p in SOURCES]
+    seen = set()
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            seen.add(type(node))
+            expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, leaves)]
+            assert [id(c) for c in child_nodes(node)] == [id(c) for c in expected], ast.dump(node)[:200]
+    assert {ast.Name, ast.Attribute, ast.Constant, ast.keyword, ast.arg, ast.alias, ast.ImportFrom, ast.Global,
+            ast.Nonlocal, ast.FormattedValue, ast.comprehension, ast.ExceptHandler, ast.MatchAs,
+            ast.MatchMapping, ast.MatchStar, ast.MatchClass} <= seen

@@ -55,7 +55,7 @@ import keyword
 import re
 import sys
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
@@ -86,6 +86,19 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 # Fields that hold contexts and operators (35% of the nodes of torch's sources), which ``_kept``
 # never looks at.
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
+# Fields that hold a name, a number or a flag, never a node, by class name: not looked into
+# (``Name.id``, ``Attribute.attr`` and ``Constant.value`` are half the fields of the commonest
+# nodes). Not ``name`` in general: ``TypeAlias.name`` is a node.
+_SCALAR_FIELDS: Dict[str, FrozenSet[str]] = {
+    "Name": frozenset({"id"}), "Attribute": frozenset({"attr"}), "Constant": frozenset({"value", "kind"}),
+    "keyword": frozenset({"arg"}), "arg": frozenset({"arg", "type_comment"}), "alias": frozenset({"name", "asname"}),
+    "FunctionDef": frozenset({"name", "type_comment"}), "AsyncFunctionDef": frozenset({"name", "type_comment"}),
+    "ClassDef": frozenset({"name"}), "ImportFrom": frozenset({"module", "level"}),
+    "ExceptHandler": frozenset({"name"}), "Global": frozenset({"names"}), "Nonlocal": frozenset({"names"}),
+    "FormattedValue": frozenset({"conversion"}), "AnnAssign": frozenset({"simple"}),
+    "comprehension": frozenset({"is_async"}), **{c: frozenset({"type_comment"}) for c in (
+        "Assign", "For", "AsyncFor", "With", "AsyncWith")},
+}
 _NODE_FIELDS: Dict[type, Tuple[str, ...]] = {}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -207,7 +220,8 @@ def child_nodes(node: ast.AST) -> List[ast.AST]:
     """``ast.iter_child_nodes`` without contexts and operators, and a third faster."""
     fields = _NODE_FIELDS.get(node.__class__)
     if fields is None:
-        fields = _NODE_FIELDS[node.__class__] = tuple(f for f in node._fields if f not in _LEAF_FIELDS)
+        scalars = _SCALAR_FIELDS.get(node.__class__.__name__, frozenset())
+        fields = _NODE_FIELDS[node.__class__] = tuple(f for f in node._fields if f not in _LEAF_FIELDS and f not in scalars)
     out: List[ast.AST] = []
     for name in fields:
         value = getattr(node, name, None)
@@ -549,15 +563,25 @@ def _quiet_call(element: ast.Call, lines: Sequence[str], sites: Sites, state: Se
     if spelt & state or _kept([ast.Expr(element)], False, sites):
         return None
     calls: List[str] = []
-    for node in ast.walk(element):
-        if isinstance(node, ast.NamedExpr) or isinstance(node, ast.comprehension) and not comprehensions:
+    queue = deque([element])  # breadth first, as ``ast.walk``: the calls' order is kept
+    while queue:
+        node = queue.popleft()
+        cls = node.__class__
+        if cls is ast.Name:
+            if node.id in effects:
+                return None
+            continue
+        if cls is ast.Constant:
+            continue
+        if cls is ast.NamedExpr or cls is ast.comprehension and not comprehensions:
             return None
-        if isinstance(node, ast.Name) and node.id in effects or isinstance(node, ast.Attribute) and node.attr in effects:
+        if cls is ast.Attribute and node.attr in effects:
             return None
-        if isinstance(node, ast.Call):
+        if cls is ast.Call:
             name = dotted(node.func)
             if name is not None:
                 calls.append(name)
+        queue.extend(child_nodes(node))  # contexts and operators hold nothing looked at here
     # ``Name(`` ... ``)``: the parenthesis right after the name, on its line, and the call's last
     row, line = func.end_lineno, lines[func.end_lineno - 1]
     column = _column(line, func.end_col_offset)
@@ -869,24 +893,37 @@ def _state_parts(body: Sequence[ast.stmt], lines: Sequence[str], arguments: Froz
             spelt |= _origin_words(value, arguments)
         while stack:  # this statement's own code, not the bodies queued above nor nested scopes
             node = stack.pop()
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                targets.add(node.id)
-            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            cls = node.__class__
+            # Names, constants and attributes are most of the nodes (a table's): decided first.
+            if cls is ast.Constant:
+                continue
+            if cls is ast.Name:
+                if node.ctx.__class__ is not ast.Load:
+                    targets.add(node.id)
+                continue
+            if cls is ast.Attribute:
+                if node.ctx.__class__ is not ast.Load:  # a store into it counts all it spells
+                    spelt |= words("".join(lines[node.lineno - 1:node.end_lineno]))
+                elif node.attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES:
+                    spelt |= _origin_words(node.value, arguments)  # the owner TAL001 asks was used before
+                stack.append(node.value)
+                continue
+            if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
                 targets.add(node.name)
             elif isinstance(node, ast.MatchMapping) and node.rest:
                 targets.add(node.rest)
             elif (isinstance(node, ast.NamedExpr) or isinstance(node, _COMPREHENSIONS) and any(
                     isinstance(n, ast.NamedExpr) for n in ast.walk(node))) and stmt.end_lineno is not None:
                 spelt |= words("".join(lines[stmt.lineno - 1:stmt.end_lineno]))  # it binds in this scope
-            if isinstance(node, ast.AugAssign) or isinstance(
-                    node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
+            if isinstance(node, ast.AugAssign) or isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
                 spelt |= words("".join(lines[node.lineno - 1:node.end_lineno]))  # type: ignore[attr-defined]
-            elif isinstance(node, ast.Attribute) and node.attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES:
-                spelt |= _origin_words(node.value, arguments)  # the owner TAL001 asks was used before
             if isinstance(node, _SCOPE_NODES):
                 continue
+            if node is not stmt:
+                stack.extend(child_nodes(node))  # contexts and operators hold nothing looked at here
+                continue
             for name, value in ast.iter_fields(node):
-                if node is stmt and name in _BLOCKS:
+                if name in _BLOCKS:
                     continue
                 if isinstance(value, list):
                     stack.extend(v for v in value if isinstance(v, ast.AST))
