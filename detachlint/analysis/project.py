@@ -800,9 +800,8 @@ class ProjectIndex:
         """The modules with a function that calls a project function writing an argument in place
         or stepping an optimizer (computed once per index, not per linted file)."""
         out = set()
-        for qualname, fn in self._functions.items():
-            for site in fn.calls:
-                callee = self._callee(qualname, site)
+        for qualname, calls in self._edges.items():
+            for _, callee in calls:
                 summary = self._summaries.get(callee) if callee is not None else None
                 if summary is not None and (summary.writes or summary.steps):
                     out.add(self._module_of[qualname])
@@ -850,11 +849,16 @@ class ProjectIndex:
                     return f"the closure `{self._functions[made].name}` returns (line {line})"
         return None
 
+    @functools.cached_property
+    def _edges(self) -> Dict[str, List[Tuple[CallSite, Optional[str]]]]:
+        """Every function's call sites, each with the project function it calls (or None)."""
+        return {q: [(c, self._callee(q, c)) for c in f.calls] for q, f in self._functions.items()}
+
     def _compose(self) -> Dict[str, Summary]:
         writes = {q: set(f.writes) for q, f in self._functions.items()}
         steps = {q: (f"`{f.name}` (line {f.steps})" if f.steps else None) for q, f in self._functions.items()}
         backward = {q: (f"`{f.name}` (line {f.backward})" if f.backward else None) for q, f in self._functions.items()}
-        edges = {q: [(c, self._callee(q, c)) for c in f.calls] for q, f in self._functions.items()}
+        edges = self._edges
         for q, calls in edges.items():  # ``self.train_step_fn(x, y)``: a stored closure that steps
             if steps[q] is None:
                 for site, callee in calls:
