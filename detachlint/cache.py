@@ -208,8 +208,9 @@ class FileStamps:
         """(digest, indexed: None when the index has not looked) of ``path`` (absolute) with this
         stat, or None when unknown or changed since."""
         entry = self._seen.get(path) or self._entries.get(path)
-        if not isinstance(entry, list) or len(entry) != 6 or entry[:4] != self._stat(st):
-            return None
+        if not isinstance(entry, list) or len(entry) != 6 or entry[:4] != self._stat(st) \
+                or not isinstance(entry[4], str) or entry[5] not in (True, False, None):
+            return None  # unknown, changed since, or an entry this version did not write
         self._seen[path] = entry
         return entry[4], entry[5]
 

@@ -300,3 +300,18 @@ def test_the_index_reads_a_rewritten_file_again(tmp_path):
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     second = keys()
     assert second["a"] == first["a"] and second["b"] != first["b"]
+
+
+def test_a_corrupt_stamps_file_is_read_as_unknown(tmp_path, capsys):
+    project = _project(tmp_path, FLAGGED)
+    cache = tmp_path / "cache"
+    first = _check(project, cache, capsys)
+    stamps = next(cache.glob("stamps-*.json"))
+    entries = json.loads(stamps.read_text())
+    assert len(entries) == 2
+    for i, entry in enumerate(entries.values()):
+        entry[4:] = [None, "yes"] if i else [{"not": "a digest"}, True]
+    stamps.write_text(json.dumps(entries))
+    assert _check(project, cache, capsys) == first
+    stamps.write_text("[not json")
+    assert _check(project, cache, capsys) == first
