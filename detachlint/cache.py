@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import MutableMapping
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from . import __version__
 from .files import atomic_write
@@ -170,13 +170,8 @@ class FactsCache(MutableMapping[str, dict]):
     def save(self, used: Set[str]) -> None:
         if "_entries" not in self.__dict__ or used <= self._loaded:
             return  # never read (so nothing was added), or nothing new
-        keep = {k: self._entries[k] for k in used if k in self._entries}
-        for key in self._loaded - used:
-            if len(keep) >= self.LIMIT:
-                break
-            keep[key] = self._entries[key]
-        _write_json(self.path, keep)
-
+        recent = {k: self._entries[k] for k in used if k in self._entries}
+        _write_json(self.path, _recent_first(recent, ((k, self._entries[k]) for k in self._loaded - used), self.LIMIT))
 
 
 class FileStamps:
@@ -229,13 +224,18 @@ class FileStamps:
     def save(self) -> None:
         if not self._changed:
             return
-        keep = dict(self._seen)
-        for path, entry in self._entries.items():
-            if len(keep) >= self.LIMIT:
-                break
-            keep.setdefault(path, entry)
-        _write_json(self.path, keep)
+        _write_json(self.path, _recent_first(self._seen, self._entries.items(), self.LIMIT))
         self._changed = False
+
+
+def _recent_first(recent: Dict[str, Any], older: Iterable[Tuple[str, Any]], limit: int) -> Dict[str, Any]:
+    """What a cache file keeps: this run's entries, then older ones it does not hold, up to ``limit``."""
+    keep = dict(recent)
+    for key, value in older:
+        if len(keep) >= limit:
+            break
+        keep.setdefault(key, value)
+    return keep
 
 
 def _write_json(path: Path, data: dict) -> None:
