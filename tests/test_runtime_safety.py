@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -64,10 +65,13 @@ def test_recipe_modules_from_the_environment_are_part_of_the_key(tmp_path, monke
     sig = {"rule": "TEST950", "ops": []}
     one = Confirmer(cache_dir=tmp_path / "cache", backends=("eager",), devices=("cpu",))
     assert one.confirm([sig])[0]["configurations"][0]["hazard"] == "one"
+    st = extra.stat()
     extra.write_text(extra.read_text().replace("'one', 'version one'", "'two', 'version two'"))
+    os.utime(extra, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size, same mtime: an edit within the second
     two = Confirmer(cache_dir=tmp_path / "cache", backends=("eager",), devices=("cpu",))
     assert two.confirm([sig])[0]["configurations"][0]["hazard"] == "two"  # not the cached "one"
     assert two.reproductions == 1
+    assert not (tmp_path / "__pycache__").exists()  # nothing written beside the user's file
 
 
 def test_a_recipe_that_raises_is_no_reproducer_with_the_error(tmp_path):

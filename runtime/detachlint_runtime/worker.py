@@ -27,7 +27,13 @@ def _load_recipe_file(path: str, index: int) -> None:
         raise ImportError(f"cannot load recipe file {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    # From its source, not through the loader: the worker runs isolated (``-I``, which ignores
+    # PYTHONDONTWRITEBYTECODE), so the loader would write a ``.pyc`` beside the user's file and
+    # later trust it by the source's size and mtime in whole seconds: an edit of the same size
+    # within the second would run the old recipe.
+    with open(path, "rb") as handle:
+        code = compile(handle.read(), path, "exec", dont_inherit=True)
+    exec(code, module.__dict__)
 
 
 def main(argv=None) -> int:
