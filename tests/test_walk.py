@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import List, Tuple
 import libcst as cst
 import pytest
 
-from detachlint.walk import TRIVIA, Walker, children, significant_children, trivia_fields, walk
+from detachlint.walk import TRIVIA, Walker, _source_of, _subclasses, children, significant_children, trivia_fields, walk
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SOURCES = sorted(FIXTURES.glob("*.py")) + [Path(__file__).parents[1] / "demo" / "train.py"]
@@ -124,6 +125,17 @@ def test_children_match_libcst():
         assert children(node) == list(node.children)
         assert significant_children(node) == [c for c in node.children if type(c) not in TRIVIA]
         stack.extend(node.children)
+
+
+def test_the_visit_order_is_read_from_the_source_inspect_finds():
+    """``field_order`` reads each class's ``_visit_and_replace_children`` through ``_source_of``
+    (lines by the code's positions, not by tokenizing the file): the same text as ``inspect``'s,
+    for every node class of the installed LibCST."""
+    classes = [c for c in _subclasses(cst.CSTNode) if "_visit_and_replace_children" in vars(c)]
+    assert len(classes) > 200
+    for cls in classes:
+        method = cls._visit_and_replace_children
+        assert _source_of(method) == inspect.getsource(method), cls
 
 
 def test_trivia_fields_hold_only_trivia():
