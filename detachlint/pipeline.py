@@ -79,6 +79,9 @@ class FileResult:
     diff: Optional[str] = None
     fix_error: Optional[str] = None
     fixed_data: Optional[bytes] = None
+    # The cache key of findings linted afresh: ``runner.run`` puts them in the cache (a worker
+    # process hands its entries to the parent this way).
+    cache_key: Optional[str] = None
 
 
 def _wanted(codes: Codes, code: str) -> bool:
@@ -205,8 +208,10 @@ def check_cells(cells: Sequence[CodeCell], display: str, codes: Codes = None) ->
 
 def lint_file(task: Task, cache: Optional[Cache] = None, fix: Optional[FixMode] = None,
               indexes: Optional[Mapping[str, ProjectIndex]] = None) -> FileResult:
-    """Lint one file (in a worker or in this process), through the cache; with ``fix``, fix it
-    (written atomically, or only diffed); ``indexes``: the project indexes by root. Never raises."""
+    """Lint one file (in a worker or in this process), through the cache (a hit comes back
+    ``cached``; findings linted afresh carry their ``cache_key`` for ``runner.run`` to keep); with
+    ``fix``, fix it (written atomically, or only diffed); ``indexes``: the project indexes by root.
+    Never raises."""
     if task.error is not None:
         return _error_result(task.display, task.codes, task.error)
 
@@ -235,10 +240,7 @@ def lint_file(task: Task, cache: Optional[Cache] = None, fix: Optional[FixMode] 
             hit = cache.get(key)
             if hit is not None:
                 return FileResult(hit, cached=True)
-        findings = _lint_bytes(data, task.display, task.codes, notebook, project=project)
-        if key is not None:
-            cache.put(key, findings)
-        return FileResult(findings)
+        return FileResult(_lint_bytes(data, task.display, task.codes, notebook, project=project), cache_key=key)
 
     return contained(work)
 

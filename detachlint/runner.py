@@ -38,7 +38,9 @@ _WORKER: Dict[str, object] = {}
 
 
 def _init_worker(cache_dir: Optional[str], fix: Optional[FixMode], indexes: Optional[Indexes]) -> None:
-    _WORKER["cache"] = Cache(cache_dir) if cache_dir else None
+    # Keys only: the parent looked every file up before it started the workers, and writes the
+    # entries they hand back (``FileResult.cache_key``)
+    _WORKER["cache"] = Cache(cache_dir, lookups=False) if cache_dir else None
     _WORKER["fix"] = fix
     _WORKER["indexes"] = indexes
 
@@ -115,7 +117,7 @@ def run(tasks: Sequence[Task], jobs: Optional[int] = None, cache_dir: Optional[o
     cache = Cache(cache_str) if cache_str else None
     if cache is not None and (jobs > 1 or stamps is not None):
         # Hits first, here: an unchanged tree re-lints without starting a single worker (and,
-        # with stamps, without reading a file).
+        # with stamps, without reading a file). The workers make keys, and look nothing up.
         for i, task in enumerate(tasks):
             results[i] = _cached(task, cache, indexes, stamps)
     todo = [i for i, r in enumerate(results) if r is None]
@@ -136,6 +138,11 @@ def run(tasks: Sequence[Task], jobs: Optional[int] = None, cache_dir: Optional[o
         _run_parallel([tasks[i] for i in todo], jobs, (cache_str, fix, indexes), todo, results, stats)
     done = [r if r is not None else FileResult(internal_error="not linted") for r in results]
     stats.cache_hits = sum(1 for r in done if r.cached)
+    if cache is not None:
+        for r in done:
+            if r.cache_key is not None:
+                cache.put(r.cache_key, r.findings)
+        cache.save()
     return done
 
 

@@ -72,17 +72,40 @@ def test_cache_key_follows_content_codes_and_name(tmp_path):
 def test_corrupt_entries_are_misses_and_get_rewritten(tmp_path):
     cache_dir = tmp_path / "cache"
     runner.run(_tasks(FIXTURES[:2]), jobs=1, cache_dir=cache_dir)
-    entries = [p for p in cache_dir.rglob("*.json")]
+    (pack,) = cache_dir.glob("lint-*.json")  # one file for every entry
+    entries = json.loads(pack.read_text())
     assert len(entries) == 2
-    entries[0].write_bytes(b'{"findings": [{"code": ')  # truncated
-    entries[1].write_bytes(b"\x00\xff garbage")
-    stats = runner.RunStats()
-    results = runner.run(_tasks(FIXTURES[:2]), jobs=1, cache_dir=cache_dir, stats=stats)
-    assert [r.findings for r in results] == _expected(FIXTURES[:2])
-    assert stats.cache_hits == 0
-    again = runner.RunStats()
-    runner.run(_tasks(FIXTURES[:2]), jobs=1, cache_dir=cache_dir, stats=again)
-    assert again.cache_hits == 2
+    first, second = sorted(entries)
+    entries[first] = [{"code": "TAL001"}]  # an entry this version did not write
+    entries[second] = "garbage"
+    pack.write_text(json.dumps(entries))
+
+    def hits(jobs: int) -> int:
+        stats = runner.RunStats()
+        results = runner.run(_tasks(FIXTURES[:2]), jobs=jobs, cache_dir=cache_dir, stats=stats)
+        assert [r.findings for r in results] == _expected(FIXTURES[:2])
+        return stats.cache_hits
+
+    assert hits(1) == 0
+    assert hits(1) == 2  # rewritten
+    pack.write_bytes(b'{"findings": [{"code": ')  # a truncated file: every entry a miss
+    assert hits(2) == 0
+    assert hits(2) == 2
+    assert len(json.loads(pack.read_text())) == 2
+
+
+def test_a_run_keeps_the_entries_another_run_saved_meanwhile(tmp_path):
+    """Every entry lives in one file: a run saves its own entries with those on disk when it
+    saves, not with those it read when it started."""
+    first, second = Cache(tmp_path), Cache(tmp_path)
+    assert first.get("a") is None and second.get("b") is None  # both have read the (empty) file
+    finding = _expected(FIXTURES[:1])[0][0]
+    first.put("a", [finding])
+    first.save()
+    second.put("b", [])
+    second.save()
+    again = Cache(tmp_path)
+    assert again.get("a") == [finding] and again.get("b") == []
 
 
 def test_unwritable_cache_does_not_fail_the_run(tmp_path):
