@@ -64,11 +64,12 @@ def field_order(cls: Type[CSTNode]) -> Tuple[str, ...]:
             tree = None
         present = set()
         if tree is not None:
-            for n in ast.walk(tree):
+            nodes = list(ast.walk(tree))  # walked once, read twice
+            for n in nodes:
                 if isinstance(n, ast.IfExp) and isinstance(n.body, ast.Call) and len(n.body.args) >= 2 \
                         and isinstance(n.body.args[1], ast.Constant):
                     present.add(n.body.args[1].value)
-            calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            calls = [n for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                      and n.func.id.startswith("visit_") and len(n.args) >= 2
                      and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)]
             for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
