@@ -1,9 +1,11 @@
 """This checkout against earlier commits, side by side: CPU time of ``detachlint check --jobs 1
---no-cache`` on the torch subset, rounds interleaved so that a noisy machine slows every version
-alike, with the LibCST parse floor in every round.
+--no-cache`` on the torch subset (with ``--cold``: of the bench's cold run, every worker, from an
+empty ``--cache-dir``), rounds interleaved so that a noisy machine slows every version alike,
+with the LibCST parse floor in every round.
 
     python bench/against.py 956fd39 ae96711          # ratios of this checkout to each commit
     python bench/against.py 956fd39 --rounds 5 --files 300
+    python bench/against.py 12b0745 --cold
 
 Each commit is checked out once into a temporary ``git worktree`` and run from there with
 ``PYTHONPATH`` (the installed dependencies are shared). The best (least) CPU time of the rounds is
@@ -44,6 +46,8 @@ def main(argv=None) -> int:
     parser.add_argument("commits", nargs="+", help="earlier commits to compare this checkout with")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--files", type=int, default=bench.SUBSET_SIZE, help="every k-th torch file, this many")
+    parser.add_argument("--cold", action="store_true",
+                        help="the cold run (--jobs: all cores, an empty cache) instead of --jobs 1 --no-cache")
     args = parser.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="detachlint-against-"))
@@ -59,19 +63,25 @@ def main(argv=None) -> int:
         corpus = bench.materialise(root, files, work / "corpus")
         listing = work / "files.txt"
         listing.write_text("\n".join(str(corpus / f) for f in files), encoding="utf-8")
+        for path in checkouts.values():  # as an install has it (``bench/run.py`` does the same)
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(path / "detachlint")], capture_output=True)
+        cache = work / "cache"
+        mode = ["--cache-dir", str(cache)] if args.cold else ["--jobs", "1", "--no-cache"]
         cpu: Dict[str, List[float]] = {name: [] for name in ["libcst parse floor", *checkouts]}
         found: Dict[str, int] = {}
         for round_ in range(args.rounds):
             cpu["libcst parse floor"].append(_cpu([sys.executable, "-c", bench._PARSE_FLOOR, str(listing)], {}, work)[0])
             for name, path in checkouts.items():
-                seconds, found[name] = _cpu([sys.executable, "-m", "detachlint", "check", str(corpus), "--jobs", "1",
-                                             "--no-cache", "--exit-zero", "--output-format", "concise"],
+                shutil.rmtree(cache, ignore_errors=True)
+                seconds, found[name] = _cpu([sys.executable, "-m", "detachlint", "check", str(corpus), *mode,
+                                             "--exit-zero", "--output-format", "concise"],
                                             {"PYTHONPATH": str(path)}, work)
                 cpu[name].append(seconds)
             print(f"round {round_ + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in cpu.items()), file=sys.stderr)
         floor = min(cpu["libcst parse floor"])
         mine = min(cpu["this checkout"])
-        print(f"{len(files)} torch files, best CPU of {args.rounds} interleaved rounds")
+        print(f"{len(files)} torch files, {'cold runs' if args.cold else '--jobs 1 --no-cache'}, "
+              f"best CPU of {args.rounds} interleaved rounds")
         for name, times in cpu.items():
             line = f"  {name:20} {min(times):7.2f} s  {min(times) / floor:6.3f}x the parse floor"
             if name in found:
