@@ -18,6 +18,7 @@ from ..analysis.torchnames import TorchNames, dotted_name
 from .base import Rule
 
 
+_WRITABLE = (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN)  # what an item assignment may write in place
 _DTYPES = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
 
 
@@ -56,7 +57,10 @@ class AliasRule(Rule):
             self._check_write(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(t.target.__class__ is cst.Subscript for t in node.targets):
+        # An item assignment is a write only into a tensor or an array (``AliasAnalysis._store_item``):
+        # ``d[k] = v`` into a dict, a list or a module builds no alias analysis of the scope
+        kind = self.analysis(TensorFacts).kind
+        if any(t.target.__class__ is cst.Subscript and kind(t.target.value) in _WRITABLE for t in node.targets):
             self._check_write(node)
 
     def _check_write(self, node: cst.CSTNode) -> None:
