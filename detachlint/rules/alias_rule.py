@@ -18,7 +18,8 @@ from ..analysis.torchnames import TorchNames, dotted_name
 from .base import Rule
 
 
-_WRITABLE = (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN)  # what an item assignment may write in place
+# What an augmented or item assignment may write in place (``AliasAnalysis._augassign``, ``_store_item``)
+_WRITABLE = (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN)
 _DTYPES = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
 
 
@@ -52,7 +53,7 @@ class AliasRule(Rule):
                 self._check_write(node)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if self.analysis(TensorFacts).kind(node.target) in (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN) \
+        if self.analysis(TensorFacts).kind(node.target) in _WRITABLE \
                 and not isinstance(node.value, (cst.SimpleString, cst.FormattedString)):
             self._check_write(node)
 
