@@ -60,8 +60,8 @@ class AliasRule(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         # An item assignment is a write only into a tensor or an array (``AliasAnalysis._store_item``):
         # ``d[k] = v`` into a dict, a list or a module builds no alias analysis of the scope
-        kind = self.analysis(TensorFacts).kind
-        if any(t.target.__class__ is cst.Subscript and kind(t.target.value) in _WRITABLE for t in node.targets):
+        if any(t.target.__class__ is cst.Subscript and self.analysis(TensorFacts).kind(t.target.value) in _WRITABLE
+               for t in node.targets):  # the kind asked only of an item assignment, not of every assignment
             self._check_write(node)
 
     def _check_write(self, node: cst.CSTNode) -> None:
