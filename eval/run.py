@@ -5,7 +5,7 @@ Usage (stdlib only, plus detachlint installed in the running interpreter or on P
 
     python eval/run.py --mirrors /work/.mirror [--work /tmp/detachlint-eval]
                        [--json OUT.json] [--unlabelled] [--unlabelled-writes]
-                       [--project NAME ...] [--no-pairs] [--jobs N]
+                       [--project NAME ...] [--no-pairs] [--jobs N] [--set tuned|untuned]
 
 Inputs, all in this directory (eval/):
 
@@ -13,6 +13,9 @@ Inputs, all in this directory (eval/):
     fixpairs.toml    [[pair]] repo, fix, parent, path, buggy_lines, fixed_lines, codes, ...
     labels.toml      [[label]] repo, path, line, code, severity, label (true|style|false), reason
     datawrites.toml  [[write]] repo, path, line, kind, expr, tensor (true|false), reason
+
+--set untuned reads projects-untuned.toml, labels-untuned.toml and datawrites-untuned.toml
+instead (and has no fix pairs): the set measured before the issue-31 changes, never tuned on.
 
 The mirrors are bare git repositories at <mirrors>/<owner>+<name>/repo, as the `fetch` tool
 leaves them (`fetch github:owner/name`). Each project's Python files (plus pyproject.toml,
@@ -56,6 +59,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# --set NAME: which input files; the untuned set (issue 31) has no fix pairs.
+SETS = {
+    "tuned": {"projects": "projects.toml", "labels": "labels.toml",
+              "datawrites": "datawrites.toml", "pairs": "fixpairs.toml"},
+    "untuned": {"projects": "projects-untuned.toml", "labels": "labels-untuned.toml",
+                "datawrites": "datawrites-untuned.toml", "pairs": None},
+}
 EXTRA_FILES = ("pyproject.toml", "setup.cfg")
 LINE_SLACK = 2
 
@@ -234,12 +244,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--project", action="append", help="only this repo (owner/name); repeatable")
     ap.add_argument("--no-pairs", action="store_true", help="skip the fix pairs")
     ap.add_argument("--jobs", type=int, default=2, help="detachlint worker processes (default 2)")
+    ap.add_argument("--set", choices=sorted(SETS), default="tuned",
+                    help="which inputs: tuned (projects.toml, ...; default) or untuned (*-untuned.toml, no pairs)")
     args = ap.parse_args(argv)
 
-    projects = load_toml("projects.toml").get("project", [])
-    pairs = load_toml("fixpairs.toml").get("pair", [])
-    labels = {(l["repo"], l["path"], int(l["line"]), l["code"]): l for l in load_toml("labels.toml").get("label", [])}
-    wlabels = {(w["repo"], w["path"], int(w["line"])): w for w in load_toml("datawrites.toml").get("write", [])}
+    files = SETS[args.set]
+    projects = load_toml(files["projects"]).get("project", [])
+    pairs = load_toml(files["pairs"]).get("pair", []) if files["pairs"] else []
+    labels = {(l["repo"], l["path"], int(l["line"]), l["code"]): l for l in load_toml(files["labels"]).get("label", [])}
+    wlabels = {(w["repo"], w["path"], int(w["line"])): w for w in load_toml(files["datawrites"]).get("write", [])}
     if args.project:
         projects = [p for p in projects if p["repo"] in args.project]
 
