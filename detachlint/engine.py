@@ -194,14 +194,19 @@ def _quiet_code(source: str, first: FirstPass, project: Optional[ModuleView]) ->
     """The lines of ``source``, the function bodies and the arguments of table elements that can
     hold no finding (``analysis/units.py``): LibCST's parse, most of what a module costs, skips
     them once blanked. An element that calls a function of the project stays (its summary may
-    write, step or return an argument). Nothing where LibCST may reject what Python accepts (its
-    verdict is wanted)."""
+    write, step or return an argument), and so does a body that calls one writing an argument.
+    Nothing where LibCST may reject what Python accepts (its verdict is wanted)."""
     lines = LINE_RE.findall(source)
     if _LIBCST_STRICTER_RE.search(source) is not None:
         return lines, [], []
     quiet, spans = (first.quiet or [], first.elements or []) if first.tree is None else quiet_code(first.tree, lines)
     if project is not None:
         spans = [s for s in spans if not any(project.index.function(project.module, c) for c in s.calls)]
+        if quiet and project.calls_effects():
+            # a body that calls a project function writing an argument holds that write (a site
+            # no text of its own spells): it stays
+            calls = project.index.writing_call
+            quiet = [u for u in quiet if calls.search("".join(lines[u.first - 1:u.last])) is None]
     return lines, quiet, spans
 
 

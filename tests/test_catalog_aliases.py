@@ -91,7 +91,8 @@ def test_copy_intent_conversions_return_the_same_memory_when_nothing_changes():
         "from_numpy": torch.from_numpy(x.numpy()), "contiguous": x.contiguous(),
     }
     for name, out in same.items():
-        assert name in catalog.COPY_INTENT_CONVERSIONS
+        assert name in catalog.MAY_ALIAS_CONVERSIONS
+        assert (name in catalog.LAYOUT_CONVERSIONS) == (name == "contiguous")  # written for layout, not a copy
         ptr = out.ctypes.data if isinstance(out, np.ndarray) else out.untyped_storage().data_ptr()
         assert ptr == x.untyped_storage().data_ptr(), name
     assert x.double().double().untyped_storage().data_ptr() != x.untyped_storage().data_ptr()

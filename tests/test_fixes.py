@@ -55,7 +55,10 @@ def test_tal001_fix_is_the_same_write_under_no_grad():
             nn.init.zeros_(w.data)
             torch.add(w, 1, out=w.data)
         """
-    out = fixed(src, ["TAL001"])
+    # unsafe: a caller may hold a graph that saved model's parameters or w (issue 31)
+    assert {f.fix.applicability for f in lint_source(textwrap.dedent(src), "t.py", ["TAL001"]) if f.fix} \
+        == {Applicability.UNSAFE}
+    out = fixed(src, ["TAL001"], unsafe=True)
     assert ("    for p in model.parameters():\n        with torch.no_grad():\n"
             "            p.mul_(0.99).add_(0.01)  # decay\n") in out
     assert "    with torch.no_grad():\n        w[0] = 1.0\n" in out
@@ -63,8 +66,18 @@ def test_tal001_fix_is_the_same_write_under_no_grad():
     assert "    with torch.no_grad():\n        w += 1\n" in out
     assert "    nn.init.zeros_(w)\n" in out  # torch.nn.init writes under no_grad itself
     assert "out=w.data)" in out  # out= may resize the .data tensor alone: not the same write
-    assert fix_of("import torch\ndef f(w: torch.Tensor):\n    w.data.zero_()\n", "TAL001").applicability \
-        is Applicability.SAFE
+    handed = fix_of("import torch\ndef f(w: torch.Tensor):\n    w.data.zero_()\n", "TAL001")
+    assert handed.applicability is Applicability.UNSAFE
+    assert "a caller may hold a graph that saved `w`" in handed.message
+    made_here = "import torch\ndef f():\n    w = torch.zeros(3)\n    w.data.zero_()\n    return w\n"
+    assert fix_of(made_here, "TAL001").applicability is Applicability.SAFE
+    module_level = "import torch\nw = torch.zeros(3)\nw.data.zero_()\n"
+    assert fix_of(module_level, "TAL001").applicability is Applicability.SAFE
+    built = ("import torch\nclass M(torch.nn.Module):\n    def __init__(self, enc):\n        super().__init__()\n"
+             "        self.fc = torch.nn.Linear(2, 2)\n        self.fc.weight.data.zero_()\n"
+             "        self.enc = enc\n        self.enc.weight.data.zero_()\n")
+    applicability = {f.location.row: f.fix.applicability for f in lint_source(built, "t.py", ["TAL001"])}
+    assert applicability == {6: Applicability.SAFE, 8: Applicability.UNSAFE}  # enc came from the caller
 
 
 def test_tal001_fix_inside_no_grad_only_drops_data_and_adds_the_import():
@@ -83,18 +96,19 @@ def test_tal001_fix_inside_no_grad_only_drops_data_and_adds_the_import():
                     for p in model.parameters():
                         p.data.zero_()
         """
-    out = fixed(src, ["TAL001"])
+    out = fixed(src, ["TAL001"], unsafe=True)
     assert "            p.add_(p.grad, alpha=-0.1)\n" in out and "                p.zero_()\n" in out
     assert out.count("no_grad") == 2
     bare = "from torch import nn\n\n\ndef f(m: nn.Linear):\n    m.weight.data.zero_()\n"
-    assert fixed(bare, ["TAL001"]) == ("import torch\nfrom torch import nn\n\n\ndef f(m: nn.Linear):\n"
+    assert fixed(bare, ["TAL001"], unsafe=True) == ("import torch\nfrom torch import nn\n\n\ndef f(m: nn.Linear):\n"
                                        "    with torch.no_grad():\n        m.weight.zero_()\n")
 
 
 def test_tal001_fix_counts_lines_as_libcst_does():
     # A form feed is a line break to str.splitlines, not to Python or LibCST.
     src = "import torch\n\x0c\ndef f(w: torch.Tensor):\n    if w.sum() > 0:\n        w.data.zero_()\n"
-    assert fixed(src, ["TAL001"]).endswith("    if w.sum() > 0:\n        with torch.no_grad():\n            w.zero_()\n")
+    assert fixed(src, ["TAL001"], unsafe=True).endswith(
+        "    if w.sum() > 0:\n        with torch.no_grad():\n            w.zero_()\n")
 
 
 @pytest.mark.parametrize("line", [
@@ -130,8 +144,10 @@ def test_tal001_no_safe_fix_where_a_graph_is_or_may_be_pending():
                 p.data.mul_(0.5)
             loss.backward()
         """
-    fix = fix_of(maybe, "TAL001")  # the caller may have built loss's graph from p
-    assert fix is not None and fix.applicability is Applicability.UNSAFE
+    # the caller may have built loss's graph from p: a graph that may be pending, an error (issue 31)
+    (finding,) = lint_source(textwrap.dedent(maybe), "t.py", ["TAL001"])
+    assert finding.severity.value == "error" and finding.fix is None
+    assert "built before this function ran: `loss` comes from outside it" in finding.message
     by_usage = "def f(p):\n    p.data.add_(1)\n"  # a tensor only by its usage
     assert fix_of(by_usage, "TAL001").applicability is Applicability.UNSAFE
     user_code = "import torch\n\ndef f(p: torch.Tensor, h):\n    p.data.copy_(h(p))\n"
@@ -388,7 +404,7 @@ def test_nested_data_writes_in_one_statement_are_left_alone():
             p.data.copy_(q.data.mul_(r.data.add_(1)))
             p.data.add_(p.grad.data)
         """
-    outcome = fix_text(textwrap.dedent(src), lambda t: lint_source(t, "t.py", ["TAL001", "TAL002"]))
+    outcome = fix_text(textwrap.dedent(src), lambda t: lint_source(t, "t.py", ["TAL001", "TAL002"]), True)
     # Dropping the outer ``.data`` alone would leave q's write behind, reported anew: no fix.
     assert "    p.data.copy_(q.data.mul_(r.data.add_(1)))\n" in outcome.text
     assert "    with torch.no_grad():\n        p.add_(p.grad.data)\n" in outcome.text
@@ -448,7 +464,7 @@ def test_demo_fixes_converge_and_the_fixed_demo_trains(tmp_path):
 
 # --- files --------------------------------------------------------------------------------------
 
-SAMPLE = "import torch\n\n\ndef f(w: torch.Tensor):\n    w.data.add_(1)  # ünïcode\n    return w\n"
+SAMPLE = "import torch\n\n\ndef f():\n    w = torch.zeros(3)\n    w.data.add_(1)  # ünïcode\n    return w\n"
 FIXED = SAMPLE.replace("    w.data.add_(1)", "    with torch.no_grad():\n        w.add_(1)")
 
 
@@ -532,7 +548,8 @@ CLI_SAMPLE = textwrap.dedent("""\
     import torch
 
 
-    def f(w: torch.Tensor, a: torch.Tensor):
+    def f(a: torch.Tensor):
+        w = torch.ones(3)
         w.data.add_(1)
         b = torch.tensor(w)
         return torch.tensor([a, b])
@@ -586,9 +603,9 @@ def test_json_and_sarif_carry_fixes(tmp_path):
     by_code = {f["code"]: f["fix"] for f in data}
     assert by_code["TAL001"] == {
         "applicability": "safe", "message": "Remove `.data` and write under `with torch.no_grad():`",
-        "edits": [{"content": "with torch.no_grad():\n        ", "location": {"row": 5, "column": 5},
-                   "end_location": {"row": 5, "column": 5}},
-                  {"content": "", "location": {"row": 5, "column": 6}, "end_location": {"row": 5, "column": 11}}]}
+        "edits": [{"content": "with torch.no_grad():\n        ", "location": {"row": 6, "column": 5},
+                   "end_location": {"row": 6, "column": 5}},
+                  {"content": "", "location": {"row": 6, "column": 6}, "end_location": {"row": 6, "column": 11}}]}
     assert by_code["TAL102"]["applicability"] == "unsafe"
     sarif = json.loads(detachlint("check", "--output-format", "sarif", "m.py", cwd=tmp_path).stdout)
     results = sarif["runs"][0]["results"]

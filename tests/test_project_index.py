@@ -409,3 +409,14 @@ def test_a_remembered_digest_whose_facts_are_gone_is_not_trusted(tmp_path):
     assert FactsCache(cache).path.is_file()
     third = build_project(tmp_path, SettingsResolver(), cache)
     assert third.digest == first.digest and "modules" not in third.__dict__
+
+
+def test_optimizer_names_and_names_of_things_about_an_optimizer():
+    from detachlint.analysis.project import is_optimizer_name
+
+    for name in ("opt", "optimizer", "optimizer_g", "self.optim", "g_optimizer", "optimiser"):
+        assert is_optimizer_name(name), name
+    # a path, a class or a state of an optimizer steps nothing (``ensure_dir(optim_checkpoint_name)``)
+    for name in ("optim_checkpoint_name", "optimizer_path", "optimizer_cls", "optimizer_state", "opt_kwargs",
+                 "options", "optional", "adopt"):
+        assert not is_optimizer_name(name), name

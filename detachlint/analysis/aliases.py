@@ -34,8 +34,8 @@ from . import catalog
 from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
                           join_states)
 from .base import Analysis, AnalysisContext
-from .project import ModuleView, is_optimizer_name
-from .tensors import Frame, Kind, TensorFacts
+from .project import ModuleView, Summary, is_optimizer_name
+from .tensors import Frame, Kind, TensorFacts, target_names
 from .torchnames import TorchNames, dotted_name
 from ..walk import walk
 
@@ -116,6 +116,8 @@ class AliasAnalysis(Analysis):
         # The ``if`` conditions a statement runs under, as (condition text, holds): an alias made
         # under ``if flag:`` and a write under ``if not flag:`` never meet (``exclusive``).
         self._guard: Tuple[Tuple[str, bool], ...] = ()
+        self._tests: Tuple[Tuple[cst.BaseExpression, bool], ...] = ()  # every ``if`` test around, with its outcome
+        self._dtype_names: Optional[Dict[str, str]] = None  # ``dtype = x.dtype``: name -> ``x``
         self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
         self._bound: Optional[Set[str]] = None  # names bound anywhere in the scope (``_rebound``)
         self._parents: Set[str] = set()  # ``self`` and ``self.x`` once ``self.x.y`` was bound
@@ -654,9 +656,27 @@ class AliasAnalysis(Analysis):
     # ------------------------------------------------------------------ branches and loops
 
     def _branch(self, body, start: Optional[State]) -> Optional[State]:
-        self.state = dict(start) if start is not None else None
+        self.state = self._feasible(start) if start is not None else None
         self._block(body)
         return self.state
+
+    def _feasible(self, start: State) -> State:
+        """``start`` less the values made under the opposite of a condition this branch runs
+        under (``h = a`` under ``if img.requires_grad:`` is not what ``h`` holds in a later
+        ``if not img.requires_grad:``), where the name keeps another value."""
+        guard = self._guard
+        if not guard:
+            return dict(start)
+        out = {}
+        for key, values in start.items():
+            kept = {o: stale for o, stale in values.items()
+                    if not any(o2.statement is not None and self._opposed(self._guards.get(id(o2.statement), ()), guard)
+                               for o2 in o.chain())}
+            out[key] = kept if kept and len(kept) < len(values) else values
+        return out
+
+    def _opposed(self, made: Tuple[Tuple[str, bool], ...], guard: Tuple[Tuple[str, bool], ...]) -> bool:
+        return any((text, not holds) in guard and not self._rebound(text) for text, holds in made)
 
     def _if(self, node: cst.If) -> None:
         self._eval(node.test)
@@ -666,11 +686,14 @@ class AliasAnalysis(Analysis):
         self._facts_call("visit_If_body", node)
         if condition is not None:
             self._guard = outer + (condition,)
+        tests = self._tests
+        self._tests = tests + ((node.test, True),)
         after_body = self._branch(node.body, start)
+        self._tests = tests + ((node.test, False),)
         self._facts_call("leave_If_body", node)
-        self.state = dict(start) if start is not None else None
         if condition is not None:
             self._guard = outer + ((condition[0], not condition[1]),)
+        self.state = self._feasible(start) if start is not None else None
         if isinstance(node.orelse, cst.If):
             self._statement = node.orelse
             self._guards[id(node.orelse)] = self._guard
@@ -678,6 +701,7 @@ class AliasAnalysis(Analysis):
         elif isinstance(node.orelse, cst.Else):
             self._block(node.orelse.body)
         self._guard = outer
+        self._tests = tests
         self._facts_call("leave_If", node)
         self.state = join_states([after_body, self.state])
 
@@ -693,8 +717,7 @@ class AliasAnalysis(Analysis):
     def exclusive(self, a: object, b: object) -> bool:
         """Whether the statements (or stale reads) ``a`` and ``b`` run under opposite outcomes of
         one condition that nothing in the scope rebinds: no run reaches both."""
-        guard_a, guard_b = self._guards.get(id(a), ()), self._guards.get(id(b), ())
-        return any((text, not holds) in guard_b and not self._rebound(text) for text, holds in guard_a)
+        return self._opposed(self._guards.get(id(a), ()), self._guards.get(id(b), ()))
 
     def _rebound(self, text: str) -> bool:
         """Whether ``text`` (``flag``, ``self.training``) or a name it is read through is bound
@@ -994,7 +1017,7 @@ class AliasAnalysis(Analysis):
         self._out_argument(node)
         returned = self._returned_by_project(node, args, values)
         if returned:
-            self._project_call(node)
+            self._project_call(node, values)
             return returned
         if func.__class__ is cst.Name and q is None:
             name = func.value
@@ -1003,13 +1026,15 @@ class AliasAnalysis(Analysis):
                 return set()
             if name in ("dict", "list", "tuple") and len(positional) == 1:
                 return {o for o in first if o.relation not in (Relation.ENTRY, Relation.FRESH)}
-            self._training_call(node, name, args)
-            self._project_call(node)
+            if not self._training_call(node, name, args):
+                self._project_call(node, values)
             return set()
         if q is None:
             self._eval(func)
             return set()
         effect = catalog.FUNCTION_EFFECTS.get(q)
+        if effect is None:  # ``from pkg.engine import train_one_epoch``: maybe a function of the project
+            self._project_call(node, values)
         head, _, member = q.rpartition(".")
         if effect == catalog.COPY:
             return set()
@@ -1042,6 +1067,71 @@ class AliasAnalysis(Analysis):
             return self._derive(first, Relation.CONVERSION, member, node)
         return set()
 
+    def _surely_converts(self, receiver: cst.BaseExpression, method: str,
+                         positional: Sequence[cst.BaseExpression], dtype: Optional[cst.BaseExpression] = None) -> bool:
+        """Whether an ``if`` around the conversion ``receiver.<method>(...)`` makes it change the
+        device or the dtype, so that it copies: ``.cpu()`` under ``x.is_cuda``, ``.cuda()`` under
+        ``not x.is_cuda``, ``.to(d)``/``.to(dtype=d)``/``.type(d)``/``.float()`` under ``x.dtype != d``
+        or under ``x.dtype == e`` for another dtype ``e`` (``x.dtype`` or a name bound to it once)."""
+        if not self._tests:
+            return False
+        # ``x.detach()`` and ``x.data`` have ``x``'s dtype and device
+        while True:
+            if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+                    and receiver.func.attr.value == "detach" and not receiver.args:
+                receiver = receiver.func.value
+            elif isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+                receiver = receiver.value
+            else:
+                break
+        r = dotted_name(receiver)
+        if r is None:
+            return False
+        tests = [atom for test, holds in self._tests for atom in _atoms(test, holds)]
+        if method in ("cpu", "cuda"):
+            wanted = method == "cpu"
+            return any(dotted_name(test) == f"{r}.is_cuda" and holds is wanted for test, holds in tests)
+        if method in catalog.DTYPE_METHODS:
+            target = catalog.DTYPE_METHODS[method]
+        elif method in ("to", "type") and (len(positional) == 1 or dtype is not None):
+            given = dtype if dtype is not None else positional[0]
+            target = _dtype(given) or dotted_name(given)
+        else:
+            return False
+        if target is None:
+            return False
+        for test, holds in tests:
+            if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+                continue
+            left, right = test.left, test.comparisons[0].comparator
+            if self._dtype_of(right) == r:
+                left, right = right, left
+            if self._dtype_of(left) != r:
+                continue
+            op = test.comparisons[0].operator
+            equal = isinstance(op, (cst.Equal, cst.Is))
+            if not equal and not isinstance(op, (cst.NotEqual, cst.IsNot)):
+                continue
+            known = _dtype(right)
+            if equal != holds and (known or dotted_name(right)) == target:
+                return True  # ``x.dtype != d``: converting to ``d`` changes it
+            if equal and holds and known not in (None, target) and target in catalog.DTYPE_NAMES.values():
+                return True  # ``x.dtype == torch.float16``, converted to float32
+        return False
+
+    def _dtype_of(self, node: cst.BaseExpression) -> Optional[str]:
+        """``x`` for ``x.dtype``, or for a name bound once in the scope to ``x.dtype``."""
+        name = dotted_name(node)
+        if name is None:
+            return None
+        if name.endswith(".dtype"):
+            return name[: -len(".dtype")]
+        if self._dtype_names is None:
+            finder = _DtypeNames()
+            walk(self.scope, finder)
+            self._dtype_names = {k: v for k, v in finder.bound.items() if v is not None}
+        return self._dtype_names.get(name)
+
     def _out_argument(self, node: cst.Call) -> None:
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "out":
@@ -1064,15 +1154,16 @@ class AliasAnalysis(Analysis):
             self.optimizer_links[key] = modules
             self.model_roots |= modules
 
-    def _training_call(self, node: cst.Call, name: str, args) -> None:
-        """``train_one_epoch(model, optimizer, loader)``: a call given an optimizer trains."""
+    def _training_call(self, node: cst.Call, name: str, args) -> bool:
+        """``train_one_epoch(model, optimizer, loader)``: a call given an optimizer trains (True)."""
         lowered = name.lower()
         if name[:1].isupper() or any(h in lowered for h in catalog.NOT_TRAINING_CALL_HINTS):
-            return
+            return False
         for arg in args:
             if isinstance(arg.value, (cst.Name, cst.Attribute)) and self._is_optimizer(arg.value):
                 self._optimizer_step(node, arg.value)
-                return
+                return True
+        return False
 
     def _returned_by_project(self, node: cst.Call, args: Sequence[cst.Arg], values: Sequence[Set[Origin]]) -> Set[Origin]:
         """``signal = to_numpy(signal)`` where the project's ``to_numpy`` returns (a conversion of)
@@ -1080,7 +1171,7 @@ class AliasAnalysis(Analysis):
         name = dotted_name(node.func)
         if self.project is None or name is None or (self.self_name and name.startswith(self.self_name + ".")):
             return set()
-        summary = self.project.index.function(self.project.module, name)
+        summary = self.project.index.function(self.project.module, name, self.names.qualified(node.func))
         if summary is None or not summary.returns:
             return set()
         # A helper that converts its argument (``.cpu()``, ``np.asarray``) returns the caller's memory
@@ -1108,36 +1199,60 @@ class AliasAnalysis(Analysis):
         if cls is not None and self.project.index.is_class(cls):
             self._instances[key] = (cls, value)
 
-    def _project_call(self, node: cst.Call) -> None:
-        """A call of a project function or of a method of this class (``self.train_one_step()``),
-        or of a method of an instance of a project class made here (``sbs.train()`` after
-        ``sbs = StepByStep(model, loss_fn, optimizer)``), whose summary steps an optimizer: it
-        updates the live state, as ``optimizer.step()`` (of the optimizer handed to the instance)."""
-        if self.project is None or id(node) in self._mutations:
+    def _project_call(self, node: cst.Call, values: Optional[Sequence[Set[Origin]]] = None) -> None:
+        """A call of a project function (defined here or imported from another module of the
+        project), of a method of this class (``self.train_one_step()``), or of a method of an
+        instance of a project class made here (``sbs.train()`` after ``sbs = StepByStep(model,
+        loss_fn, optimizer)``): when its summary steps an optimizer, it updates the live state, as
+        ``optimizer.step()`` (of the optimizer handed to the instance); when it writes an argument
+        in place (``normalize(states)`` doing ``states -= mean``), the call writes what the caller
+        passed, as an in-place method would. ``values``: the origins of ``node.args``."""
+        if self.project is None:
             return
         name = dotted_name(node.func)
         if name is None:
             return
         index, module = self.project.index, self.project.module
         head, _, rest = name.partition(".")
+        handed: List[cst.BaseExpression] = []
+        bound = False
         if head in self._instances and rest and "." not in rest:
             cls, made = self._instances[head]
             qualname = index.method(cls, rest)
-            summary = index.summary(qualname) if qualname is not None else None
-            if summary is not None and summary.steps is not None:
-                handed = [a.value for a in made.args if isinstance(a.value, (cst.Name, cst.Attribute))
-                          and self._is_optimizer(a.value)]
-                self._optimizer_step(node, handed[0] if handed else None)
-            return
-        if self.self_name is not None and head == self.self_name:
+            handed = [a.value for a in made.args if isinstance(a.value, (cst.Name, cst.Attribute))
+                      and self._is_optimizer(a.value)]
+            bound = True
+        elif self.self_name is not None and head == self.self_name:
             if self.cls is None or not rest or "." in rest:
                 return
             qualname = index.method(f"{module}.{self.cls}" if module else self.cls, rest)
-            summary = index.summary(qualname) if qualname is not None else None
+            bound = True
         else:
-            summary = index.function(module, name)
-        if summary is not None and summary.steps is not None:
-            self._optimizer_step(node, None)
+            qualname = index.resolve(module, name) or index.lookup(self.names.qualified(node.func))
+        summary = index.summary(qualname) if qualname is not None else None
+        if summary is None:
+            return
+        if summary.steps is not None:
+            self._optimizer_step(node, handed[0] if handed else None)
+        elif (summary.writes or summary.array_writes) and values is not None:
+            self._written_by_callee(node, summary, bound, values, name)
+
+    def _written_by_callee(self, node: cst.Call, summary: Summary, bound: bool, values: Sequence[Set[Origin]],
+                           name: str) -> None:
+        """The arguments of the call ``node`` that the callee writes in place: those it writes
+        whatever they are (``x.sub_(m)``, ``x[i] = v``) when the caller passes a tensor or an array
+        (or what is surely one), and those it writes with ``x -= m`` when the caller passes a tensor
+        or an array (a number is rebound in the callee, not written)."""
+        always, arrays = summary.written_arguments(bound), summary.written_arguments(bound, array=True)
+        for i, (arg, origins) in enumerate(zip(node.args, values)):
+            if arg.keyword is not None or arg.star:
+                break
+            if not origins or (i not in always and i not in arrays):
+                continue
+            kind = self._kind(arg.value)
+            # of unknown kind, only what is surely a tensor: the callee's ``x[k] = v`` also fills dicts
+            if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and i in always and _surely_tensor(origins)):
+                self._mutate(arg.value, node, f"{name.rpartition('.')[2]}()", origins)
 
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> Set[Origin]:
         method = func.attr.value
@@ -1218,6 +1333,9 @@ class AliasAnalysis(Analysis):
                 return self._derive(recv, Relation.VIEW, method, node)
             return set()
         if effect == catalog.MAY_ALIAS:
+            dtype = next((a.value for a in args if a.keyword is not None and a.keyword.value == "dtype"), None)
+            if self._surely_converts(receiver, method, positional, dtype):
+                return set()  # ``if x.is_cuda: x = x.cpu()``: a copy on every path that reaches it
             if kind is not Kind.TENSOR and method in catalog.NDARRAY_COPY_METHODS:
                 return set()  # ndarray.flatten() copies
             if method == "to" and any(a.keyword is not None and a.keyword.value == "copy" for a in args):
@@ -1225,10 +1343,54 @@ class AliasAnalysis(Analysis):
             if kind in (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN):
                 return self._derive(recv, Relation.CONVERSION, method, node)
             return set()
-        if any(isinstance(a.value, (cst.Name, cst.Attribute)) for a in args):
-            self._training_call(node, method, args)
-        self._project_call(node)
+        if not (any(isinstance(a.value, (cst.Name, cst.Attribute)) for a in args)
+                and self._training_call(node, method, args)):
+            self._project_call(node, values)
         return set()
+
+
+class _DtypeNames(cst.CSTVisitor):
+    """Names bound in a scope: to ``x.dtype`` (the value ``x``) when that is their only binding,
+    else to None."""
+
+    def __init__(self) -> None:
+        self.bound: Dict[str, Optional[str]] = {}
+
+    def _bind(self, name: str, dtype_of: Optional[str]) -> None:
+        self.bound[name] = dtype_of if name not in self.bound else None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = dotted_name(node.value) if len(node.targets) == 1 else None
+        of = value[: -len(".dtype")] if value is not None and value.endswith(".dtype") else None
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self._bind(target.target.value, of)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target.value, None)
+
+    def visit_For(self, node: cst.For) -> None:
+        for name in target_names(node.target):
+            self._bind(name, None)
+
+
+def _atoms(test: cst.BaseExpression, holds: bool) -> List[Tuple[cst.BaseExpression, bool]]:
+    """What an ``if`` test with outcome ``holds`` says of its parts: ``a and b`` holding says both
+    hold, ``a or b`` failing says both fail, ``not a`` says the opposite of ``a``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _atoms(test.expression, not holds)
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And if holds else cst.Or):
+        return _atoms(test.left, holds) + _atoms(test.right, holds)
+    return [(test, holds)]
+
+
+def _dtype(node: cst.BaseExpression) -> Optional[str]:
+    """The canonical name of ``torch.float16``, ``torch.half`` (any spelling of ``torch``): ``float16``."""
+    name = dotted_name(node)
+    if name is None or "." not in name:
+        return None
+    return catalog.DTYPE_NAMES.get(name.rsplit(".", 1)[1])
 
 
 def _surely_tensor(origins: Set[Origin]) -> bool:

@@ -85,6 +85,15 @@ INIT_FUNCTIONS = frozenset(
     """.split()
 )
 
+# ``torch.distributed`` collectives that write their first argument in place (the result lands in
+# the tensor handed over: ``dist.all_reduce(p.data)`` writes through ``.data``).
+COLLECTIVE_WRITES = frozenset(
+    """
+    all_reduce broadcast reduce recv irecv scatter reduce_scatter_tensor all_gather_into_tensor
+    all_to_all_single reduce_scatter
+    """.split()
+)
+
 # Legacy constructors: with a tensor argument they return an alias, not a copy.
 LEGACY_CONSTRUCTORS = frozenset(
     """
@@ -271,6 +280,11 @@ DEEP_COPY_FUNCTIONS = frozenset("copy.deepcopy numpy.array numpy.copy torch.clon
 # matching OPTIMIZER_NAME_PATTERN are optimizers; names containing a NOT_PARAMETER_STATE_HINTS
 # word are schedulers, scalers, samplers, ... whose state_dict() is a fresh dict of numbers.
 OPTIMIZER_NAME_PATTERN = r"(?:^|_)(?:optim\w*|opt)(?:$|_)|optimi[sz]er"
+# ... unless the name ends in a word for something about an optimizer: ``optim_checkpoint_name``,
+# ``optimizer_path``, ``optimizer_cls``, ``optimizer_state``.
+NOT_OPTIMIZER_SUFFIXES = ("name", "path", "dir", "file", "filename", "config", "cfg", "cls", "class", "type",
+                          "kwargs", "args", "state", "sd", "dict", "ckpt", "checkpoint", "fn", "factory", "params",
+                          "groups", "key", "keys", "id", "ids", "str")
 NOT_PARAMETER_STATE_HINTS = ("sched", "scaler", "sampler", "loader", "rng", "generator", "lr", "metric",
                              "meter", "logger", "stats", "dataset", "iterator")
 # A call that receives an optimizer is taken to train with it (``train_one_epoch(model, opt)``),
@@ -280,11 +294,12 @@ NOT_TRAINING_CALL_HINTS = ("save", "load", "log", "print", "checkpoint", "sched"
                            "scale", "unscale", "update_bn", "param", "group", "register", "add")
 
 # Tensor methods that read shape or layout, not values (reading them from a stale alias is fine),
-# and the dict method that reads only keys.
+# the dict method that reads only keys, and ``record_stream`` (it tells the caching allocator
+# which CUDA stream uses the memory; no value is read).
 METADATA_METHODS = frozenset(
     """
     size dim ndimension numel nelement element_size is_contiguous stride storage_offset
-    get_device is_floating_point is_complex is_signed data_ptr keys
+    get_device is_floating_point is_complex is_signed data_ptr keys record_stream
     """.split()
 )
 # Ops only tensors (or arrays) have: a value made through one is a tensor even where its kind is
@@ -301,9 +316,27 @@ TENSOR_EVIDENCE_OPS = frozenset(
 COPY_INTENT_CONVERSIONS = frozenset(
     """
     cpu cuda to float double half bfloat16 type type_as numpy as_tensor asarray from_numpy
-    asanyarray ascontiguousarray contiguous
+    asanyarray
     """.split()
 )
+# Conversions written for memory layout, not for a copy: an in-place write after one reaches the
+# source on purpose (an in-place transpose through ``data.contiguous()`` saves memory).
+LAYOUT_CONVERSIONS = frozenset({"contiguous", "ascontiguousarray"})
+# Every conversion whose result may be the receiver's own memory.
+MAY_ALIAS_CONVERSIONS = COPY_INTENT_CONVERSIONS | LAYOUT_CONVERSIONS
+# Factories of uninitialised memory: views of such a buffer are windows to be filled, never a copy
+# of its (garbage) values.
+UNINITIALISED_FACTORIES = frozenset("empty empty_like empty_strided new_empty".split())
+
+# Tensor methods that convert to one dtype (``x.float()``), by the dtype's canonical name, and the
+# names ``torch`` gives each dtype (``torch.half`` is ``torch.float16``).
+DTYPE_METHODS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
+DTYPE_NAMES = {
+    "float": "float32", "float32": "float32", "double": "float64", "float64": "float64", "half": "float16",
+    "float16": "float16", "bfloat16": "bfloat16", "int": "int32", "int32": "int32", "long": "int64",
+    "int64": "int64", "short": "int16", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
+}
+
 # Methods that hand out one sample of a dataset: an in-place write to a view of ``self.<data>``
 # there changes the dataset itself, and again on every epoch.
 SAMPLE_ACCESS_METHODS = frozenset({"__getitem__", "__getitems__"})

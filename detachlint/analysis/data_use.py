@@ -17,7 +17,8 @@ class DataUse:
     """One ``X.data`` on a tensor ``X`` and what the surrounding code does with it."""
 
     data: cst.Attribute  # the ``X.data`` node
-    write: Optional[str]  # None for a read; else "inplace", "assign", "setitem", "augassign", "init", "out"
+    # None for a read; else "inplace", "assign", "setitem", "augassign", "init", "collective", "out"
+    write: Optional[str]
     reported: cst.CSTNode  # the node a finding covers
     op: Optional[str] = None  # the in-place method or init function, for messages and signatures
 
@@ -65,4 +66,7 @@ def classify_data_use(node: cst.Attribute, parents: List[cst.CSTNode], names: To
         member = names.torch_member(call.func, "torch.nn.init")
         if call.args and call.args[0] is p and member in catalog.INIT_FUNCTIONS:
             return DataUse(node, "init", call, member)
+        member = names.torch_member(call.func, "torch.distributed")
+        if call.args and call.args[0] is p and p.keyword is None and member in catalog.COLLECTIVE_WRITES:
+            return DataUse(node, "collective", call, member)
     return DataUse(node, None, node)

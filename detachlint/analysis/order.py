@@ -5,7 +5,7 @@ Built lazily, once per scope, only for scopes where a rule needs it (a finding's
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -78,34 +78,40 @@ class ScopeOrder(Analysis):
     def position(self, node: cst.CSTNode) -> int:
         return self.index.get(id(node), -1)
 
-    def pending_backward(self, node: cst.CSTNode) -> Optional[cst.Call]:
-        """A later ``L.backward()`` whose ``L`` was computed before ``node`` and not recomputed
-        in between: the graph behind it is pending while ``node`` runs."""
+    def _unbroken_backwards(self, node: cst.CSTNode) -> Iterator[Tuple[Optional[str], cst.Call]]:
+        """The later backward calls (with their loss's name) whose loss is not computed between
+        ``node`` and them: the graph they run was built before ``node`` ran."""
         here = self.position(node)
         if here < 0:
-            return None
+            return
         for at, receiver, call in self.backward_calls:
-            if at <= here or receiver is None:
+            if at <= here:
                 continue
-            assigned = self.assignments.get(receiver.split(".")[0], []) + self.assignments.get(receiver, [])
-            before = [a for a in assigned if a < here]
-            between = [a for a in assigned if here < a < at]
-            if before and not between:
-                return call
-        return None
+            if receiver is not None:
+                assigned = self.assignments.get(receiver.split(".")[0], []) + self.assignments.get(receiver, [])
+                if any(here < a < at for a in assigned):
+                    continue
+            yield receiver, call
+
+    def pending_backward(self, node: cst.CSTNode) -> Optional[cst.Call]:
+        """A later ``L.backward()`` whose ``L`` was computed before ``node`` and not recomputed in
+        between: the graph behind it is pending while ``node`` runs. Computed before includes a
+        value from outside the scope (a parameter, an attribute, a global: ``built_outside``)."""
+        return next((call for receiver, call in self._unbroken_backwards(node) if receiver is not None), None)
 
     def backward_after(self, node: cst.CSTNode) -> Optional[cst.Call]:
-        """A later backward whose loss is not computed between ``node`` and it: its graph may
-        have been built before ``node`` ran (by a caller, say), so it may be pending there."""
-        here = self.position(node)
-        for at, receiver, call in self.backward_calls:
-            if here < 0 or at <= here:
-                continue
-            if receiver is None:
-                return call
-            assigned = self.assignments.get(receiver.split(".")[0], []) + self.assignments.get(receiver, [])
-            if not any(here < a < at for a in assigned):
-                return call
+        """A later backward whose loss is not computed between ``node`` and it, its loss's name
+        unknown included: its graph may have been built before ``node`` ran."""
+        return next((call for _, call in self._unbroken_backwards(node)), None)
+
+    def built_outside(self, call: cst.Call) -> Optional[str]:
+        """The loss of the backward ``call`` when nothing in this scope assigns it before the call
+        (it came from outside: a parameter, an attribute, a global), else None."""
+        at = self.position(call)
+        for _, receiver, backward in self.backward_calls:
+            if backward is call and receiver is not None:
+                assigned = self.assignments.get(receiver.split(".")[0], []) + self.assignments.get(receiver, [])
+                return receiver if not any(a < at for a in assigned) else None
         return None
 
     def used_before(self, name: str, node: cst.CSTNode) -> bool:

@@ -32,7 +32,7 @@ from .firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc
 from .units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from .units import dotted as _dotted
 
-FORMAT = "10"
+FORMAT = "11"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
@@ -68,8 +68,10 @@ def _last_name(node: ast.AST) -> str:
 
 
 def is_optimizer_name(name: str) -> bool:
-    """Whether a name (its last dotted part) reads as an optimizer's: ``opt``, ``optimizer_g``."""
-    return bool(_OPTIMIZER_NAME.search(name.rsplit(".", 1)[-1]))
+    """Whether a name (its last dotted part) reads as an optimizer's: ``opt``, ``optimizer_g``; not
+    ``optim_checkpoint_name`` or ``optimizer_cls``."""
+    last = name.rsplit(".", 1)[-1]
+    return bool(_OPTIMIZER_NAME.search(last)) and last.rsplit("_", 1)[-1].lower() not in catalog.NOT_OPTIMIZER_SUFFIXES
 
 
 def _live_state_receiver(node: ast.AST) -> Optional[str]:
@@ -132,6 +134,9 @@ class FunctionFacts:
     # self.optimizer.step()`` ... ``return step``): calling the result steps
     makes_steps: Optional[int] = None
     callables: Dict[str, str] = field(default_factory=dict)  # self attr -> the call it is set from
+    # parameters written by ``p op= v`` on the bare name: in place when the caller passes a tensor
+    # or an array, a new value bound to the local name when it passes a number
+    array_writes: Tuple[int, ...] = ()
 
 
 @dataclass
@@ -162,7 +167,7 @@ class ModuleFacts:
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
-                              f.returns_converted, f.makes_steps, f.callables]
+                              f.returns_converted, f.makes_steps, f.callables, f.array_writes]
                           for k, f in self.functions.items()},
         }
 
@@ -175,12 +180,12 @@ class ModuleFacts:
             facts.classes[name] = ClassFacts(name, tuple(bases), line)
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
-             makes_steps, callables) = row
+             makes_steps, callables, array_writes) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
                 [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted,
-                makes_steps, dict(callables))
+                makes_steps, dict(callables), tuple(array_writes))
         return facts
 
 
@@ -197,6 +202,7 @@ class _FunctionScanner(ast.NodeVisitor):
         self.self_name = self_name
         self.param_index = {p: i for i, p in enumerate(facts.params)}
         self.writes: Set[int] = set()
+        self.array_writes: Set[int] = set()
         self.rebound: Set[str] = set()  # parameters assigned a new value: no longer the caller's
         self.snapshot_names: Dict[str, Tuple[int, str]] = {}  # local name -> (line, of what)
         # local name -> the parameters whose memory it may share (``x = p.cpu()``, ``x = p[0]``)
@@ -239,6 +245,7 @@ class _FunctionScanner(ast.NodeVisitor):
         for stmt in body:
             self.visit(stmt)
         self.facts.writes = tuple(sorted(self.writes))
+        self.facts.array_writes = tuple(sorted(self.array_writes - self.writes))
         self.facts.returns = tuple(sorted(self.returns - ({0} if self.facts.is_method else set())))
         if len(self.returned_kinds) == 1:
             self.facts.returns_kind = next(iter(self.returned_kinds))
@@ -297,7 +304,7 @@ class _FunctionScanner(ast.NodeVisitor):
             if name.rsplit(".", 1)[-1] in ("asarray", "asanyarray", "as_tensor", "from_numpy") and node.args:
                 return self._shared(node.args[0])  # np.asarray(x), torch.as_tensor(x)
             if isinstance(func, ast.Attribute) and (
-                    func.attr in catalog.VIEW_METHODS or func.attr in catalog.COPY_INTENT_CONVERSIONS
+                    func.attr in catalog.VIEW_METHODS or func.attr in catalog.MAY_ALIAS_CONVERSIONS
                     or func.attr == "detach"):
                 return self._shared(func.value)
         if isinstance(node, ast.IfExp):
@@ -395,6 +402,10 @@ class _FunctionScanner(ast.NodeVisitor):
         # ``.data``/subscripts, which only containers and tensors have, is it surely a write.
         if isinstance(node.target, (ast.Subscript, ast.Attribute)):
             self._write(node.target)
+        elif isinstance(node.target, ast.Name):
+            index = self._param(node.target)
+            if index >= 0 and not (self.facts.is_method and index == 0):
+                self.array_writes.add(index)
         self.generic_visit(node)
 
     def visit_Return(self, node: ast.Return) -> None:
@@ -601,6 +612,15 @@ class Summary:
     returns: FrozenSet[int] = frozenset()  # parameters whose memory the result may share (direct)
     returns_kind: Optional[str] = None  # "ndarray" / "tensor"
     returns_converted: bool = False
+    is_method: bool = False  # ``writes`` and ``returns`` count ``self`` as parameter 0
+    array_writes: FrozenSet[int] = frozenset()  # written in place when a tensor or an array (``p -= m``)
+
+    def written_arguments(self, bound: bool, array: bool = False) -> FrozenSet[int]:
+        """The positions of the call's arguments this function writes in place (``array``: those
+        it writes when they are tensors or arrays); ``bound``: called through an instance or
+        ``self`` (``obj.fill(x)``), so ``self`` is not among the arguments."""
+        offset = 1 if self.is_method and bound else 0
+        return frozenset(i - offset for i in (self.array_writes if array else self.writes) if i >= offset)
 
 
 @dataclass(frozen=True)
@@ -691,7 +711,7 @@ class ProjectIndex:
         """Changes whenever a composed fact changes (part of every file's lint cache key); computed
         once (every file's cache key asks for it)."""
         text = repr(sorted((k, sorted(s.writes), s.steps, s.backward, sorted(s.returns), s.returns_kind,
-                            s.returns_converted)
+                            s.returns_converted, sorted(s.array_writes))
                            for k, s in self._summaries.items()))
         text += repr(sorted((k, c.bases) for k, c in self._classes.items())) + repr(sorted(self.aliases.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -724,13 +744,27 @@ class ProjectIndex:
         for candidate in candidates:
             if candidate in self._functions or candidate in self._classes:
                 return candidate
-        for candidate in candidates:  # through a namespace package: ``stepbystep.v2.StepByStep``
-            prefix, _, member = candidate.rpartition(".")
-            if prefix in self.aliases:
-                aliased = f"{self.aliases[prefix]}.{member}"
-                if aliased in self._functions or aliased in self._classes:
-                    return aliased
+        return next((a for a in map(self._aliased, candidates) if a is not None), None)
+
+    def _aliased(self, candidate: str) -> Optional[str]:
+        """``candidate`` through a namespace package: ``stepbystep.v2.StepByStep``."""
+        prefix, _, member = candidate.rpartition(".")
+        if prefix in self.aliases:
+            aliased = f"{self.aliases[prefix]}.{member}"
+            if aliased in self._functions or aliased in self._classes:
+                return aliased
         return None
+
+    def lookup(self, qualified: Optional[str]) -> Optional[str]:
+        """The project function or class a fully qualified name (``pkg.engine.train``, as the
+        linted module's own imports spell it) refers to, also through a namespace package; None
+        outside the project. For a module the index holds no facts of (a script that defines
+        nothing), whose imports ``resolve`` cannot read."""
+        if not qualified:
+            return None
+        if qualified in self._functions or qualified in self._classes:
+            return qualified
+        return self._aliased(qualified)
 
     def module_of(self, path: "os.PathLike[str] | str") -> str:
         """The key of the module at ``path`` (its import name; a namespace path when two files
@@ -779,6 +813,10 @@ class ProjectIndex:
                             "lightning.pytorch.LightningModule")
                    for a in self.ancestors(cls))
 
+    def is_tensor_class(self, cls: str) -> bool:
+        """A subclass of ``torch.Tensor`` or ``nn.Parameter``, also when its bases live in another file."""
+        return self.is_class(cls) and any(a in catalog.TENSOR_TYPES for a in self.ancestors(cls)[1:])
+
     def method(self, cls: str, name: str) -> Optional[str]:
         for ancestor in self.ancestors(cls):
             candidate = f"{ancestor}.{name}"
@@ -789,10 +827,11 @@ class ProjectIndex:
     def summary(self, qualname: str) -> Optional[Summary]:
         return self._summaries.get(qualname)
 
-    def function(self, module: str, dotted: str) -> Optional[Summary]:
+    def function(self, module: str, dotted: str, qualified: Optional[str] = None) -> Optional[Summary]:
         """The summary of what ``dotted``, called in ``module``, refers to (asked for every call
-        the analyses see: resolved once per name)."""
-        resolved = self.resolve(module, dotted)
+        the analyses see: resolved once per name); ``qualified``: the name through the linted
+        module's own imports, for a module the index has no facts of (``lookup``)."""
+        resolved = self.resolve(module, dotted) or self.lookup(qualified)
         return self._summaries.get(resolved) if resolved else None
 
     @functools.cached_property
@@ -803,10 +842,22 @@ class ProjectIndex:
         for qualname, calls in self._edges.items():
             for _, callee in calls:
                 summary = self._summaries.get(callee) if callee is not None else None
-                if summary is not None and (summary.writes or summary.steps):
+                if summary is not None and (summary.writes or summary.array_writes or summary.steps):
                     out.add(self._module_of[qualname])
                     break
         return frozenset(out)
+
+    @functools.cached_property
+    def writing_names(self) -> FrozenSet[str]:
+        """The last names of the project functions that write an argument in place: a call whose
+        name ends in one of them may be such a write (a cheap filter before resolving it)."""
+        return frozenset(q.rpartition(".")[2] for q, s in self._summaries.items() if s.writes or s.array_writes)
+
+    @functools.cached_property
+    def writing_call(self) -> "re.Pattern[str]":
+        """Finds a call spelled with one of ``writing_names`` in a text (a body that may hold such a write)."""
+        names = "|".join(sorted(map(re.escape, self.writing_names))) or r"(?!)"
+        return re.compile(rf"\b(?:{names})\s*\(")
 
     def calls_effects(self, module: str) -> bool:
         """Whether ``module`` calls a project function that writes an argument in place or steps
@@ -856,6 +907,7 @@ class ProjectIndex:
 
     def _compose(self) -> Dict[str, Summary]:
         writes = {q: set(f.writes) for q, f in self._functions.items()}
+        array_writes = {q: set(f.array_writes) for q, f in self._functions.items()}
         steps = {q: (f"`{f.name}` (line {f.steps})" if f.steps else None) for q, f in self._functions.items()}
         backward = {q: (f"`{f.name}` (line {f.backward})" if f.backward else None) for q, f in self._functions.items()}
         edges = self._edges
@@ -873,12 +925,13 @@ class ProjectIndex:
                     if callee is None or callee not in self._functions:
                         continue
                     offset = 1 if self._functions[callee].is_method and not site.callee.count(".") == 0 else 0
-                    for index in writes[callee]:
-                        position = index - offset
-                        if 0 <= position < len(site.args) and site.args[position] >= 0 \
-                                and site.args[position] not in writes[q]:
-                            writes[q].add(site.args[position])
-                            changed = True
+                    for table in (writes, array_writes):
+                        for index in table[callee]:
+                            position = index - offset
+                            if 0 <= position < len(site.args) and site.args[position] >= 0 \
+                                    and site.args[position] not in table[q]:
+                                table[q].add(site.args[position])
+                                changed = True
                     if steps[q] is None and steps[callee] is not None:
                         steps[q] = f"`{self._functions[q].name}` (line {site.line}, through {steps[callee]})"
                         changed = True
@@ -888,7 +941,7 @@ class ProjectIndex:
             if not changed:
                 break
         return {q: Summary(q, f.params, frozenset(writes[q]), steps[q], backward[q], frozenset(f.returns), f.returns_kind,
-                           f.returns_converted)
+                           f.returns_converted, f.is_method, frozenset(array_writes[q] - writes[q]))
                 for q, f in self._functions.items()}
 
     # class state across methods

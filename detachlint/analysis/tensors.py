@@ -293,14 +293,26 @@ class TensorFacts(Analysis):
                 return Kind.MODULE
             if q.startswith("torch.optim."):
                 return Kind.OPTIMIZER
+            if self._project_tensor_class(q):
+                return Kind.TENSOR  # ``isinstance(p, ShardedParam)``: a Parameter subclass of the project
             return Kind.OTHER if not q.startswith("torch") else Kind.UNKNOWN
         if isinstance(node, cst.Name):
             if self._builtin(node) in ("list", "tuple", "dict", "set", "int", "float", "str", "bool", "bytes"):
                 return Kind.OTHER
             info = self.classes.get(node.value)
             if info is not None:
-                return info.self_kind
+                return Kind.TENSOR if self._project_tensor_class(node.value) else info.self_kind
         return Kind.UNKNOWN
+
+    def _project_tensor_class(self, name: str) -> bool:
+        """Whether ``name`` (as imported or defined here) is a class of the project that subclasses
+        ``torch.Tensor`` or ``nn.Parameter``."""
+        project = self.project
+        if project is None:
+            return False
+        index = project.index
+        resolved = index.resolve(project.module, name) or index.lookup(name)
+        return resolved is not None and index.is_tensor_class(resolved)
 
     def annotation_kind(self, node: cst.BaseExpression) -> Kind:
         q = self.names.qualified(node)

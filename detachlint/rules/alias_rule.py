@@ -16,11 +16,11 @@ from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames, dotted_name
 from .base import Rule
+from ..walk import walk
 
 
 # What an augmented or item assignment may write in place (``AliasAnalysis._augassign``, ``_store_item``)
 _WRITABLE = (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN)
-_DTYPES = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
 
 
 class AliasRule(Rule):
@@ -46,11 +46,13 @@ class AliasRule(Rule):
             self._check_write(node)
         elif any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in node.args):
             self._check_write(node)
-        elif func.__class__ is not cst.Attribute and node.args:
-            q = self.analysis(TorchNames).qualified(func)
-            if q is not None and (q.startswith("torch.nn.init.") or q in catalog.NUMPY_INPLACE_FUNCTIONS
-                                  or (q.startswith("torch.") and q.endswith("_"))):
-                self._check_write(node)
+        elif not node.args:
+            return
+        elif func.__class__ is not cst.Attribute and _torch_write(self.analysis(TorchNames).qualified(func)):
+            self._check_write(node)
+        elif self.ctx.project is not None and func.__class__ in (cst.Attribute, cst.Name) \
+                and (func.attr if func.__class__ is cst.Attribute else func).value in self.ctx.project.index.writing_names:
+            self._check_write(node)  # a function of the project that writes an argument in place, here or imported
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if self.analysis(TensorFacts).kind(node.target) in _WRITABLE \
@@ -87,14 +89,22 @@ class AliasRule(Rule):
         the write and the read. Not a name whose every value is replaced (``p.copy_(...)``, ``.fill_``, ``.zero_``), nor one the written alias is copied
         back into: ``p_fp32 = p.float(); p_fp32.add_(u); p.copy_(p_fp32)`` means the write for ``p``
         (optimizer code keeping an fp32 working copy, the same memory when ``p`` is fp32)."""
-        overwritten = {id(m.target) for m in analysis.mutations() if m.op in catalog.OVERWRITING_METHODS}
+        # a name written whole or in part reads nothing there: ``p.copy_(...)``, ``.fill_``,
+        # ``.zero_``, ``torch.mul(a, b, out=p)``, ``p[i] = v``
+        overwritten = {id(m.target) for m in analysis.mutations()
+                       if m.op in catalog.OVERWRITING_METHODS or m.op.endswith("(out=)") or m.op == "__setitem__"}
         copied_back = self._copied_back(mutation, analysis)
-        # a read under ``if flag:`` never sees a write under ``if not flag:``, nor a write an alias
-        # made under the opposite condition
+        # ``dst.copy_(src)`` writes src's own values: what is read through src is unchanged
+        source = set()
+        if mutation.op == "copy_" and isinstance(mutation.node, cst.Call) and mutation.node.args:
+            source = analysis.origins_at(mutation.node.args[0].value)
+        # a read under ``if flag:`` never sees a write under ``if not flag:``, nor a write or an
+        # alias made under the opposite condition
         return [r for r in analysis.stale_reads(mutation) if id(r.node) not in overwritten and r.key not in copied_back
                 and not analysis.exclusive(mutation.statement, r)
-                and not any(analysis.exclusive(mutation.statement, o.statement) for o in r.origin.chain()
-                            if o.statement is not None)]
+                and not any(analysis.exclusive(mutation.statement, o.statement) or analysis.exclusive(o.statement, r)
+                            for o in r.origin.chain() if o.statement is not None)
+                and not any(o in source for o in r.origin.chain())]
 
     @staticmethod
     def _copied_back(mutation: Mutation, analysis: AliasAnalysis) -> Set[str]:
@@ -103,6 +113,24 @@ class AliasRule(Rule):
             return set()
         return {m.key for m in analysis.mutations() if m.op == "copy_" and m.key is not None
                 and isinstance(m.node, cst.Call) and m.node.args and dotted_name(m.node.args[0].value) == mutation.key}
+
+    def _value_use_after(self, mutation: Mutation) -> Optional[cst.CSTNode]:
+        """The first use of the written name as a value after ``mutation`` in this scope (passed
+        on, returned, computed with), not a further in-place write into it nor a rebinding: what
+        shows that the author took the alias for a value of its own, a copy."""
+        key = mutation.key
+        if key is None or "." in key:
+            return None
+        order = self.analysis(ScopeOrder)
+        after = order.position(mutation.node)
+        if after < 0:
+            return None
+        uses = _NameUses(key)
+        walk(self.ctx.scope.body if isinstance(self.ctx.scope, cst.FunctionDef) else self.ctx.scope, uses)
+        later = [(order.position(n), n) for n in uses.values if order.position(n) > after]
+        rebound = [a for a in order.assignments.get(key, []) if a > after]
+        later = [(at, n) for at, n in later if not any(r < at for r in rebound)]
+        return min(later, key=lambda p: p[0])[1] if later else None
 
     def _op_args(self, node: Optional[cst.CSTNode]) -> Optional[str]:
         """An op's arguments as source text for the runtime companion's reproducer, when they are
@@ -134,7 +162,7 @@ class AliasRule(Rule):
         }
         if source["module_state"]:
             source["leaf"] = True
-        dtypes = [_DTYPES[op] for op in ops if op in _DTYPES]
+        dtypes = [catalog.DTYPE_METHODS[op] for op in ops if op in catalog.DTYPE_METHODS]
         if dtypes:
             source["dtype"] = dtypes[-1]
         signature = {"rule": self.code, "ops": ops, "source": source}
@@ -159,6 +187,42 @@ class AliasRule(Rule):
         line = self.ctx.line(read.node)
         later = " on the next iteration of the loop" if line <= self.ctx.line(read.mutation.node) else ""
         return f"`{read.key}` is read at line {line}{later}"
+
+
+class _NameUses(cst.CSTVisitor):
+    """Where ``key`` is read as a value: not as the receiver of an in-place method (``w.mul_()``,
+    a write), not as a target, not inside nested scopes."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.values: List[cst.Name] = []
+        self._skip: Set[int] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    visit_ClassDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if func.__class__ is cst.Attribute and func.value.__class__ is cst.Name \
+                and (func.attr.value in catalog.INPLACE_METHODS or func.attr.value in catalog.METADATA_METHODS):
+            self._skip.add(id(func.value))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        return node.target.__class__ is not cst.Name  # ``w[i] = v`` reads ``w``'s storage; ``w = v`` does not
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._skip.add(id(node.target))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.key and id(node) not in self._skip:
+            self.values.append(node)
+
+
+def _torch_write(q: Optional[str]) -> bool:
+    return q is not None and (q.startswith("torch.nn.init.") or q in catalog.NUMPY_INPLACE_FUNCTIONS
+                              or (q.startswith("torch.") and q.endswith("_")))
 
 
 def mutation_ops(mutation: Mutation, origin: Origin) -> List[str]:

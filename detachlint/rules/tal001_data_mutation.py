@@ -64,10 +64,16 @@ class DataMutation(Rule):
     ## Fix safety
     Where no graph is pending, the fix drops `.data` and puts the write under
     `with torch.no_grad():` (or just drops it inside an existing `no_grad` block or a
-    `torch.nn.init` call): the same values, and the check armed. It is unsafe when the receiver
-    is a tensor only by its usage, when a later `backward()` in the function may run a graph
-    built before the write, or when the statement calls user code. Where a graph is pending
-    (an error), no edit keeps what the program computes, and none is offered.
+    `torch.nn.init` call): the same values, and the check armed. That is safe only where no
+    graph that saved the tensor can run backward afterwards: at module level, on tensors and
+    modules made in the function (`model = Net()`, `for p in model.parameters()`), and on
+    `self.<attr>` built in `__init__`. Elsewhere a caller may hold such a graph (a pipeline's
+    pending micro-batches, a loss computed before the call) whose backward would then raise, so
+    the fix is unsafe, and its title says why; also when the receiver is a tensor only by its
+    usage, when a later `backward()` in the function may run a graph built before the write, or
+    when the statement calls user code. Where a graph is pending (an error), no edit keeps what
+    the program computes, and none is offered. A `backward()` of a loss that came from outside
+    the function (a parameter, an attribute) counts as pending: its graph was built before.
     """
 
     code = "TAL001"
@@ -86,7 +92,7 @@ class DataMutation(Rule):
         if kind is not Kind.TENSOR and kind is not Kind.UNKNOWN:
             return
         use = classify_data_use(node, self.ctx.parents, self.analysis(TorchNames))
-        if use.write is None or (kind is Kind.UNKNOWN and not _tensor_evidence(use)):
+        if use.write is None or (kind is Kind.UNKNOWN and not self._evidence(use)):
             return
         statement = self.ctx.statement()
         if id(statement) in self._statements:
@@ -94,7 +100,7 @@ class DataMutation(Rule):
         self._statements.add(id(statement))
         owner = self.ctx.code_for(node.value)
         severity, context, pending = self._severity(node)
-        if use.write == "init":
+        if use.write in ("init", "collective"):
             what = f"`{self.ctx.code_for(use.reported.func)}()` on `{owner}.data`"
         else:
             what = {
@@ -111,21 +117,18 @@ class DataMutation(Rule):
             message = (f"{what} changes `{owner}` behind autograd's back {context}: the gradient will be "
                        f"silently wrong. To keep the values, {remedy}")
         elif use.write == "assign":
-            message = (f"{what} swaps its storage behind autograd's back; harmless here (no graph is pending), "
-                       f"but `with torch.no_grad(): {owner}.copy_(...)` (same shape) or "
+            message = (f"{what} swaps its storage behind autograd's back; no graph is visible in this "
+                       f"{self._scope_word()}, but `with torch.no_grad(): {owner}.copy_(...)` (same shape) or "
                        f"`torch.utils.swap_tensors` keep autograd informed")
         else:
-            message = (f"{what} bypasses autograd's version counter; harmless here (no graph is pending) "
-                       f"but `with torch.no_grad():` gives identical values and keeps the check")
+            message = (f"{what} bypasses autograd's version counter; no graph is visible in this "
+                       f"{self._scope_word()}, and `with torch.no_grad():` gives identical values and keeps the check")
         related = [(pending, "the pending backward() that reads the changed values")] if pending else []
         fix = None
         if severity is Severity.WARNING:  # where a graph is pending no edit keeps the behaviour
-            # Unsafe when X is a tensor by usage only, or a later backward may run a graph built
-            # before the write: dropping ``.data`` would then make that backward raise.
-            safe = (self.analysis(TensorFacts).kind(node.value) is Kind.TENSOR
-                    and self.analysis(ScopeOrder).backward_after(node) is None)
-            fix = (lambda ctx, use=use, parents=list(self.ctx.parents), statement=statement, safe=safe:
-                   no_grad_fix(ctx, use, parents, statement, safe))
+            unsafe = self._unsafe_because(node, owner)
+            fix = (lambda ctx, use=use, parents=list(self.ctx.parents), statement=statement, unsafe=unsafe:
+                   no_grad_fix(ctx, use, parents, statement, unsafe))
         self.ctx.report(use.reported, self.code, message, severity, related, fix=fix,
                         signature={"rule": self.code, "ops": [use.op or use.write], "write": use.write,
                                    "pending_graph": severity is Severity.ERROR})
@@ -135,8 +138,10 @@ class DataMutation(Rule):
         order = self.analysis(ScopeOrder)
         pending = order.pending_backward(node)
         if pending is not None:
-            return (Severity.ERROR, f"while a graph is pending until `{self.ctx.code_for(pending)}` (line {self.ctx.line(pending)})",
-                    pending)
+            loss = order.built_outside(pending)
+            built = f" (built before this function ran: `{loss}` comes from outside it)" if loss is not None else ""
+            return (Severity.ERROR, f"while a graph{built} is pending until `{self.ctx.code_for(pending)}` "
+                                    f"(line {self.ctx.line(pending)})", pending)
         function = self.analysis(TensorFacts).function
         if function is not None:
             name = function.name.value
@@ -150,6 +155,35 @@ class DataMutation(Rule):
                 return Severity.ERROR, "inside a forward hook, after the forward used it", None
         return Severity.WARNING, None, None
 
+    def _evidence(self, use: DataUse) -> bool:
+        """Whether a write through ``X.data`` on an ``X`` of unknown kind is a tensor's: by the
+        write itself (``_tensor_evidence``), or, for ``X.data = v``, by ``v``: a tensor made by torch
+        (``torch.empty(...)``, ``t.narrow(...)``) or another name's ``.data``."""
+        statement = self.ctx.statement()
+        value = statement.value if use.write in ("assign", "setitem") and isinstance(statement, cst.Assign) else None
+        if _tensor_evidence(use, value):
+            return True
+        # not made from the receiver's own field (``rec.data = rec.data.detach()``: a record's, as likely)
+        return use.write == "assign" and value is not None and self.analysis(TensorFacts).kind(value) is Kind.TENSOR \
+            and dotted_name(use.data.value) not in _data_roots(value)
+
+    def _unsafe_because(self, node: cst.Attribute, owner: str) -> Optional[str]:
+        """Why dropping ``.data`` may change the program (None: it cannot). A graph that saved
+        ``X`` and runs backward after the write would raise once the write is visible to autograd:
+        one built before the write in this function, or one a caller holds, which only a tensor
+        made in this function (or an object still being built in ``__init__``) cannot be in."""
+        facts = self.analysis(TensorFacts)
+        if facts.kind(node.value) is not Kind.TENSOR:
+            return f"`{owner}` is a tensor only by how it is used"
+        if self.analysis(ScopeOrder).backward_after(node) is not None:
+            return f"a later backward() in this {self._scope_word()} may run a graph that saved `{owner}`, and would raise"
+        if facts.function is not None and not _made_here(facts.function, node.value, facts.current_class is not None):
+            return f"a caller may hold a graph that saved `{owner}`; its backward() would raise"
+        return None
+
+    def _scope_word(self) -> str:
+        return "function" if self.analysis(TensorFacts).function is not None else "module"
+
     @staticmethod
     def _used_before(order: ScopeOrder, owner: cst.BaseExpression, node: cst.CSTNode) -> bool:
         """``self.fc.weight`` counts as used once ``self.fc.weight`` or ``self.fc(...)`` ran."""
@@ -162,20 +196,21 @@ class DataMutation(Rule):
 
 
 def no_grad_fix(ctx, use: DataUse, parents: Sequence[cst.CSTNode], statement: cst.CSTNode,
-                safe: bool) -> Optional[Fix]:
+                unsafe: Optional[str]) -> Optional[Fix]:
     """The same write without ``.data``, under ``torch.no_grad()``: identical values, and autograd's
     version check stays armed. ``torch.nn.init`` functions already run under ``no_grad``; a write
     already inside ``with torch.no_grad():`` (or an ``@torch.no_grad()`` function) needs no block.
-    Unsafe when ``X`` is a tensor only by its usage, or when an argument calls user code (which
-    would then also run under ``no_grad``); not offered where dropping ``.data`` is not the same
-    write (rebinding ``X.data``, ``out=``, ``resize_``/``set_``/``t_``, a write inside a larger
-    expression or on a line shared with other statements)."""
+    Unsafe, with the reason in its title, when ``unsafe`` says why (``DataMutation._unsafe_because``)
+    or when an argument calls user code (which would then also run under ``no_grad``); not offered
+    where dropping ``.data`` is not the same write (rebinding ``X.data``, ``out=``, a collective,
+    ``resize_``/``set_``/``t_``, a write inside a larger expression or on a line shared with other
+    statements)."""
     names = ctx.get(TorchNames)
     drop = replace_tail(ctx, use.data.value, use.data, "")
     if use.write == "init":
         if not (names.qualified(use.reported.func) or "").startswith("torch.nn.init."):
             return None
-        return make_fix(SAFE if safe else UNSAFE, "Remove `.data` (`torch.nn.init` writes under `no_grad`)", drop)
+        return _fix("Remove `.data` (`torch.nn.init` writes under `no_grad`)", unsafe, drop)
     if not _whole_statement(use, statement) or _other_data_writes(statement, use.data):
         return None  # ``p.data.copy_(q.data.mul_(2))``: q's write would stay behind, now reported
     at = next((i for i in range(len(parents) - 1, -1, -1) if parents[i] is statement), -1)
@@ -183,11 +218,10 @@ def no_grad_fix(ctx, use: DataUse, parents: Sequence[cst.CSTNode], statement: cs
     if (not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1
             or not isinstance(block, (cst.IndentedBlock, cst.Module))):
         return None  # ``if c: p.data.zero_()`` or ``a(); p.data.zero_()``: left as they are
-    if not _calm(statement, names):
-        safe = False
-    applicability = SAFE if safe else UNSAFE
+    if unsafe is None and not _calm(statement, names):
+        unsafe = "a call in the statement runs code that would then run under `no_grad` too"
     if names.grad_disabled(parents):
-        return make_fix(applicability, "Remove `.data` (the write is already under `no_grad`)", drop)
+        return _fix("Remove `.data` (the write is already under `no_grad`)", unsafe, drop)
     spelled, imports = require_import(ctx, "torch", "no_grad")
     if spelled is None:
         return None
@@ -200,7 +234,128 @@ def no_grad_fix(ctx, use: DataUse, parents: Sequence[cst.CSTNode], statement: cs
     # Continuation lines move with the statement (inside brackets any indentation parses).
     for row in range(position.start.line + 1, position.end.line + 1):
         edits.append(Edit(Location(row, 0), Location(row, 0), indent))
-    return make_fix(applicability, f"Remove `.data` and write under `with {spelled}():`", *edits)
+    return _fix(f"Remove `.data` and write under `with {spelled}():`", unsafe, *edits)
+
+
+def _fix(title: str, unsafe: Optional[str], *edits: Edit) -> Fix:
+    return make_fix(UNSAFE, f"{title} (unsafe: {unsafe})", *edits) if unsafe else make_fix(SAFE, title, *edits)
+
+
+def _made_here(function: cst.FunctionDef, receiver: cst.BaseExpression, method: bool) -> bool:
+    """Whether what ``receiver`` names was made in ``function``, so that no caller can hold a graph
+    that saved it: every name it is rooted at is bound here (before the write, in any order) only
+    by constructing something (``nn.Linear(...)``, ``Net()``, ``torch.zeros(...)``), or iterates
+    the parameters of such names (``for p in model.parameters()``); in ``__init__``, ``self.fc``
+    (of ``self.fc.weight``) counts as such a name: the object is still being built."""
+    parts = (dotted_name(receiver) or "").split(".")
+    root = parts[0]
+    if not root:
+        return False
+    params = function.params
+    if method and function.name.value == "__init__" and params.params and params.params[0].name.value == root:
+        if len(parts) < 2:
+            return False
+        root = f"{root}.{parts[1]}"  # ``self.fc.weight``: ``self.fc`` must be built here
+    bindings = _Bindings()
+    walk(function.body, bindings)
+    todo, seen = [root], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        values = bindings.values.get(name)
+        if not values:
+            return False  # a parameter, a global, or bound some way not seen here
+        for value in values:
+            roots = bindings.iterated_roots(value)
+            if roots is None:
+                return False
+            todo.extend(roots)
+    return True
+
+
+class _Bindings(cst.CSTVisitor):
+    """``name -> the values bound to it`` in a function body (not in nested scopes): assignments
+    to a name or a dotted name (``self.fc``), and loop targets (bound to what the loop iterates)."""
+
+    def __init__(self) -> None:
+        self.values: dict = {}
+        self.loops: Set[int] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    visit_ClassDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
+
+    def _bind(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression], loop: bool = False) -> None:
+        if isinstance(target, (cst.Name, cst.Attribute)):
+            key = dotted_name(target)
+            if key is not None:
+                self.values.setdefault(key, []).append(value)
+            if loop and value is not None:
+                self.loops.add(id(value))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            if loop:  # ``for e, p in zip(...)``: each bound to what is iterated
+                for element in target.elements:
+                    self._bind(element.value, value, loop)
+            elif isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) \
+                    and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+                for element, bound in zip(target.elements, value.elements):  # ``a, b = A(), B()``
+                    self._bind(element.value, bound.value)
+            else:
+                for element in target.elements:
+                    self._bind(element.value, None)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, None)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, None)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, None)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, node.iter, loop=True)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target, node.iter, loop=True)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(node.asname.name, None)
+
+    def iterated_roots(self, value: Optional[cst.BaseExpression]) -> Optional[List[str]]:
+        """The names a bound value must itself be made from for it to be made here; ``[]`` for a
+        construction; None when it may come from elsewhere."""
+        if value is None:
+            return None
+        if id(value) in self.loops:  # ``model.parameters()``, ``zip(a.parameters(), b.parameters())``
+            calls = [value]
+            if isinstance(value, cst.Call) and dotted_name(value.func) in ("zip", "enumerate"):
+                calls = [a.value for a in value.args]
+            roots = []
+            for call in calls:
+                if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                        and call.func.attr.value in catalog.PARAMETER_ITERATORS | catalog.NAMED_PARAMETER_ITERATORS):
+                    return None
+                owner = dotted_name(call.func.value)
+                if owner is None:
+                    return None
+                roots.append(owner.split(".")[0])
+            return roots
+        if isinstance(value, cst.Call):
+            name = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
+            if name[:1].isupper() or name in catalog.TENSOR_FUNCTIONS:
+                return []  # ``nn.Linear(3, 3)``, ``Net()``, ``torch.zeros(3)``: made by this call
+        return None
 
 
 def _whole_statement(use: DataUse, statement: cst.CSTNode) -> bool:
@@ -288,15 +443,42 @@ def _calm(statement: cst.CSTNode, names: TorchNames) -> bool:
     return calls.calm
 
 
-def _tensor_evidence(use: DataUse) -> bool:
-    """``x.data.add_(...)`` / ``nn.init.normal_(x.data)`` on a name (``p``, ``self.fc.weight``): only
-    a tensor's ``.data`` has these. Not on an item of a container (``bindings[k].data.resize_()``
-    reads the ``data`` field of a record)."""
-    receiver = dotted_name(use.data.value)
+def _tensor_evidence(use: DataUse, value: Optional[cst.BaseExpression] = None) -> bool:
+    """``x.data.add_(...)`` / ``nn.init.normal_(x.data)`` / ``dist.all_reduce(x.data)`` on a name
+    (``p``, ``self.fc.weight``): only a tensor's ``.data`` has these; ``x.data = q.data`` /
+    ``x.data[:n] = 0.9 * q.data``: the value assigned is made from another tensor's ``.data``.
+    Not on an item of a container (``bindings[k].data.resize_()`` reads the ``data`` field of a
+    record)."""
+    owner = use.data.value
+    if isinstance(owner, cst.Attribute) and owner.attr.value in catalog.MODULE_TENSOR_ATTRIBUTES:
+        return True  # ``module.weight.data = ...``, ``layers[-1].bias.data``: a module's parameter or buffer
+    receiver = dotted_name(owner)
     if receiver is None:
         return False
-    if receiver.rsplit(".", 1)[-1] in catalog.MODULE_TENSOR_ATTRIBUTES and "." in receiver:
-        return True  # ``module.weight.data = ...``: a module's parameter or buffer, whatever ``module`` is
-    if use.write == "init":
+    if use.write in ("init", "collective"):
         return True
+    if value is not None and _data_roots(value) - {receiver}:
+        return True  # another name's ``.data``: the receiver's own is as likely a record's field
     return use.write == "inplace" and use.op in catalog.INPLACE_METHODS
+
+
+def _data_roots(value: cst.BaseExpression) -> Set[str]:
+    """The names whose ``.data`` the value is made from by tensor ops only: ``q`` for ``q.data``,
+    ``q.data.cuda()``, ``0.9 * q.data``, ``q.data[:4]``; none for ``check_yaml(opt.data)`` (a
+    field handed to a function)."""
+    while True:
+        if isinstance(value, cst.Attribute) and value.attr.value == "data":
+            name = dotted_name(value.value)
+            return {name} if name is not None else set()
+        if isinstance(value, cst.BinaryOperation):
+            return _data_roots(value.left) | _data_roots(value.right)
+        if isinstance(value, cst.UnaryOperation):
+            value = value.expression
+        elif isinstance(value, cst.Subscript):
+            value = value.value
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
+                value.func.attr.value in catalog.MAY_ALIAS_METHODS or value.func.attr.value in catalog.VIEW_METHODS
+                or value.func.attr.value in catalog.COPY_METHODS or value.func.attr.value in catalog.TENSOR_ONLY_METHODS):
+            value = value.func.value
+        else:
+            return set()

@@ -38,7 +38,7 @@ def _value_only(node: cst.CSTNode, parents: List[cst.CSTNode]) -> bool:
             method = parent.attr.value
             if method in _FRESH_METHODS or method in catalog.METADATA_METHODS:
                 return True
-            if method in catalog.VIEW_METHODS or method in catalog.COPY_INTENT_CONVERSIONS:
+            if method in catalog.VIEW_METHODS or method in catalog.MAY_ALIAS_CONVERSIONS:
                 cur = parent  # still the same memory: look at what uses it
                 continue
             return method in ("shape", "dtype", "device", "ndim", "requires_grad", "is_leaf")

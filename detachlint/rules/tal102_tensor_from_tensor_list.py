@@ -144,7 +144,7 @@ class _GraphEvidence:
             if method in catalog.GRAPH_CUTTING_METHODS:
                 return None
             if method in catalog.TENSOR_ONLY_METHODS or method in catalog.VIEW_METHODS \
-                    or method in catalog.COPY_INTENT_CONVERSIONS or method in ("sum", "mean", "pow", "clone"):
+                    or method in catalog.MAY_ALIAS_CONVERSIONS or method in ("sum", "mean", "pow", "clone"):
                 return self.find(func.value, seen)  # a tensor method keeps its receiver's graph
         qualified = self.names.qualified(func) or ""
         if qualified.startswith("torch.nn.functional.") or any(not isinstance(a.value, (

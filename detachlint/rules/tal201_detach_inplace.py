@@ -62,7 +62,8 @@ class DetachInplace(AliasRule):
             return
         origin, detach = found
         analysis = self._analysis()
-        if self._same_name_write_through(mutation, origin, detach) or self._copied_back(mutation, analysis):
+        if self._same_name_write_through(mutation, origin, detach) or (
+                self._copied_back(mutation, analysis) & {o.source for o in origin.chain()}):
             return  # the write is meant for the source (``p.data.copy_(p_data_fp32)`` later)
         source = self._source_text(detach)
         written = self._text(mutation.node)
@@ -89,9 +90,17 @@ class DetachInplace(AliasRule):
             made = self.ctx.line(self._made(bound))
             numpy = "numpy" in origin.ops()
             fix = f"`{source}.detach().clone()`" + (" (or `.copy()` the array)" if numpy else "")
+            used = None if read is not None or pending is not None else self._value_use_after(mutation)
             if read is not None or pending is not None:
                 severity = Severity.ERROR
                 why = self._where(read) if read is not None else f"the pending `{self._text(pending)}` saved it"
+            elif used is not None and self._outlives(detach, analysis):
+                # ``w = online.weight.detach(); w.mul_(d); target.weight.copy_(w)``: ``w`` was meant
+                # as a copy, and the write silently changed what the caller holds
+                severity = Severity.ERROR
+                why = (f"`{name}` is then used as a value (line {self.ctx.line(used)}), as a copy would be, "
+                       f"while `{source}` outlives this function with the change")
+                related.append((used, f"`{name}` used as a copy here"))
             else:
                 severity = Severity.WARNING
                 why = f"`{source}` is not used again here, but the write still lands in its storage"
@@ -133,6 +142,11 @@ class DetachInplace(AliasRule):
         after = origin.chain()[len(detach.chain()):]
         return not any(o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS
                        for o in after)
+
+    def _outlives(self, detach: Origin, analysis) -> bool:
+        """The detached tensor is held beyond this function: a parameter's, or ``self``'s."""
+        root = detach.source.split(".")[0]
+        return root in analysis.params or (analysis.self_name is not None and root == analysis.self_name)
 
     def _source_text(self, detach: Origin) -> str:
         node = detach.node

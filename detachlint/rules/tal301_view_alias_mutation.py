@@ -8,6 +8,8 @@ import libcst as cst
 from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.aliases import AliasAnalysis
+from ..analysis.order import ScopeOrder
+from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from .alias_rule import AliasRule, mutation_ops
 from .fixkit import UNSAFE, copy_after, make_fix
@@ -72,13 +74,54 @@ class ViewAliasMutation(AliasRule):
                     return
 
     def _stale_copy(self, read: StaleRead, written: Origin, analysis: AliasAnalysis):
-        """The written name is the source; the read one was made from it before the write."""
+        """The written name is the source; the read one was made from it before the write. Not a
+        window on a buffer allocated uninitialised and not written before the window was made
+        (views made to be filled), nor a constant index apart from the written one."""
         if read.escape or not read.origin.derives_from(written):
             return None
         below = read.origin.chain()[len(written.chain()):]
         if not below or any(o.relation not in self._ALIAS for o in below):
             return None
+        if self._window_on_a_new_buffer(written, below[0], analysis) or self._apart(below[0], read.mutation):
+            return None
         return ("copy", below[-1])
+
+    def _window_on_a_new_buffer(self, written: Origin, alias: Origin, analysis: AliasAnalysis) -> bool:
+        """``packed = torch.empty(n); views = [packed[i] for i in ...]``: the views were made
+        before anything was written into the buffer, so they cannot be meant as copies."""
+        root = written.root
+        call = root.node
+        if root.relation is not Relation.FRESH or not isinstance(call, cst.Call):
+            return False
+        name = (self.analysis(TorchNames).qualified(call.func) or dotted_name(call.func) or "").rsplit(".", 1)[-1]
+        if name not in catalog.UNINITIALISED_FACTORIES:
+            return False
+        order = self.analysis(ScopeOrder)
+        made = order.position(alias.statement or alias.node)
+        return made >= 0 and not any(
+            0 <= order.position(m.node) < made and any(o.storage is root.storage for o in m.origins)
+            for m in analysis.mutations())
+
+    @staticmethod
+    def _apart(alias: Origin, mutation: Mutation) -> bool:
+        """``tmp = res[..., 2, 0]`` and ``res[..., 1, 0] = v``: constant indices that differ in one
+        place (of the same sign) select elements apart, so the write cannot reach the alias."""
+        if mutation.op != "__setitem__" or not isinstance(alias.node, cst.Subscript):
+            return False
+        statement = mutation.statement
+        targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else \
+            [statement.target] if isinstance(statement, cst.AugAssign) else []
+        read_index = _constant_index(alias.node)
+        for target in targets:
+            written_index = _constant_index(target) if isinstance(target, cst.Subscript) else None
+            if read_index is None or written_index is None or len(read_index) != len(written_index):
+                return False
+            if any((a == "...") != (b == "...") for a, b in zip(read_index, written_index)):
+                return False
+            if not any(isinstance(a, int) and isinstance(b, int) and a != b and (a < 0) == (b < 0)
+                       for a, b in zip(read_index, written_index)):
+                return False
+        return bool(targets)
 
     def _changed_source(self, read: StaleRead, written: Origin):
         """The read name is the source; the written one was made from it by a copy-like conversion
@@ -129,6 +172,28 @@ class ViewAliasMutation(AliasRule):
         signature["written"] = "source" if direction == "copy" else "alias"
         self.ctx.report(mutation.node, self.code, message, self.severity, related,
                         fix=lambda ctx: alias_copy_fix(ctx, alias), signature=signature)
+
+
+def _constant_index(node: cst.Subscript):
+    """``x[..., 2, 1::2]`` as ``("...", 2, ":")`` (a slice of any bounds, one dimension each); None
+    where an index is not a constant."""
+    out = []
+    for element in node.slice:
+        inner = element.slice
+        if isinstance(inner, cst.Slice):
+            out.append(":")
+            continue
+        value = inner.value
+        if isinstance(value, cst.Ellipsis):
+            out.append("...")
+        elif isinstance(value, cst.Integer):
+            out.append(int(value.value, 0))
+        elif isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
+                and isinstance(value.expression, cst.Integer):
+            out.append(-int(value.expression.value, 0))
+        else:
+            return None
+    return tuple(out)
 
 
 def alias_copy_fix(ctx, alias: Origin):

@@ -12,7 +12,7 @@ from ..analysis.aliases import AliasAnalysis
 from ..analysis.base import Analysis, AnalysisContext
 from ..analysis.project import SnapshotHazard, is_optimizer_name
 from ..analysis.tensors import TensorFacts, target_names
-from ..analysis.torchnames import dotted_name
+from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from .alias_rule import AliasRule
 from .fixkit import UNSAFE, copy_after, make_fix, replace, require_import, wrap_call
@@ -334,7 +334,7 @@ class _LoopScan(cst.CSTVisitor):
         name = dotted_name(func)
         if project is None or name is None:
             return
-        summary = project.index.function(project.module, name)
+        summary = project.index.function(project.module, name, self.ctx.get(TorchNames).qualified(func))
         if summary is not None and summary.steps is not None:
             self.step = node
             self.step_takes_live = any(dotted_name(a) == self.live for a in args)

@@ -561,6 +561,11 @@ def data_write(sig: dict):
         return "x.data = torch.full_like(x, 100.)", assign
     if kind == "out":
         return "torch.add(zeros, 7, out=x.data)", lambda x: torch.add(torch.zeros_like(x), 7, out=x.data)
+    if kind == "collective":
+        # what a collective does to the tensor it is handed (the reduced or received values land in
+        # it, in place), without a process group: an in-place overwrite of the same memory
+        return (f"torch.distributed.{op}(x.data) (as the in-place overwrite it is: x.data.copy_(values))",
+                lambda x: x.data.copy_(torch.full_like(x, 3.0)))
     if kind == "init":
         name = op if op and op != "init" else "normal_"
         init = getattr(torch.nn.init, name, None)
