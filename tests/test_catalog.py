@@ -150,3 +150,72 @@ def test_module_tensor_attributes():
     bn = torch.nn.BatchNorm1d(3)
     for name in catalog.MODULE_TENSOR_ATTRIBUTES:
         assert isinstance(getattr(bn, name), torch.Tensor), name
+
+
+# --- what ops save for backward (TAL202) ---------------------------------------------------------
+
+def _saved_tool():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "tools" / "saved_for_backward.py"
+    spec = importlib.util.spec_from_file_location("saved_for_backward", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_saved_ops_are_what_the_installed_torch_saves():
+    from detachlint.analysis import saved_ops
+
+    result, first = _saved_tool().measure()
+    assert saved_ops.SAVES_RESULT == frozenset(result)
+    assert saved_ops.SAVES_INPUT == frozenset(first)
+    assert {"sigmoid", "tanh", "exp", "softmax", "relu"} <= saved_ops.SAVES_RESULT
+    assert "add" not in saved_ops.SAVES_INPUT | saved_ops.SAVES_RESULT  # add's backward needs no values
+
+
+def test_tal202_fixture_raises_exactly_where_it_expects():
+    """Each function of the TAL202 fixture run with inputs that require grad: the ones holding an
+    ``# expect`` line raise autograd's version error at backward, the traps do not."""
+    import importlib.util
+    import inspect
+
+    from fixture_expectations import FIXTURES, expectations
+
+    path = FIXTURES / "tal202_saved_tensor_inplace.py"
+    text = path.read_text()
+    expected_rows = {row for row, _, _ in expectations(text)}
+    spec = importlib.util.spec_from_file_location("tal202_fixture", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch.manual_seed(0)
+    checked = 0
+    for name, obj in vars(module).items():
+        if getattr(obj, "__module__", None) != module.__name__:
+            continue
+        if inspect.isclass(obj) and issubclass(obj, torch.nn.Module):
+            fn, lines = obj.forward, inspect.getsourcelines(obj.forward)
+            def run(obj=obj):  # the caller's backward, where the module's own parameters make a graph
+                out = obj()(torch.rand(2, 3))
+                if out.requires_grad:
+                    out.sum().backward()
+        elif inspect.isfunction(obj):
+            fn, lines = obj, inspect.getsourcelines(obj)
+            args = [torch.rand(3, 3, requires_grad=True) if p.annotation in (torch.Tensor, "torch.Tensor")
+                    else torch.nn.Linear(3, 3) if "model" in p.name else torch.rand(3, 3)
+                    for p in inspect.signature(fn).parameters.values()]
+            run = lambda fn=fn, args=args: fn(*args)  # noqa: E731
+        else:
+            continue
+        first = lines[1]
+        rows = set(range(first, first + len(lines[0])))
+        try:
+            run()
+            raised = False
+        except RuntimeError as exc:
+            assert "modified by an inplace operation" in str(exc), (name, exc)
+            raised = True
+        assert raised == bool(rows & expected_rows), name
+        checked += 1
+    assert checked >= 12

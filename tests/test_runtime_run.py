@@ -58,6 +58,30 @@ PROGRAMS = {
         update(p)
         print("grad", p.grad.tolist(), p.tolist())
         """,
+    "tal202": """
+        import torch
+        def gate_loss(logits: torch.Tensor, target: torch.Tensor):
+            gate = torch.sigmoid(logits)
+            gate += 1e-6                        # expect: TAL202 confirmed
+            loss = (gate - target).pow(2).mean()
+            loss.backward()
+        def scores(logits: torch.Tensor):
+            s = torch.exp(logits)
+            s.mul_(2)                           # expect: TAL202 harmless-in-run
+            s.sum().backward()
+        def never(logits: torch.Tensor):
+            y = torch.tanh(logits)
+            y.add_(1)                           # expect: TAL202 not-run
+            y.sum().backward()
+        try:
+            gate_loss(torch.tensor([0.5, -1.0], requires_grad=True), torch.zeros(2))
+        except RuntimeError as exc:
+            print("raised", str(exc)[:40])
+        try:
+            scores(torch.tensor([0.5, -1.0]))   # nothing requires grad: nothing saved
+        except RuntimeError as exc:
+            print("no graph:", str(exc)[:30])
+        """,
     "tal201": """
         import torch
         def loud(x):
@@ -290,7 +314,8 @@ def run_both(tmp_path, name, *args):
     return source, plain, observed, report
 
 
-@pytest.mark.parametrize("name", ["tal001", "tal002", "tal201", "tal301", "tal401", "tal101", "tal102", "tal103"])
+@pytest.mark.parametrize("name", ["tal001", "tal002", "tal201", "tal202", "tal301", "tal401", "tal101", "tal102",
+                                  "tal103"])
 def test_verdicts_per_rule(tmp_path, name):
     source, plain, observed, report = run_both(tmp_path, name)
     got = {(f["location"]["row"], f["code"]): f["confirmation"] for f in report}

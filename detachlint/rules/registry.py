@@ -38,6 +38,7 @@ RULES: List[RuleInfo] = [  # in code order; ``rules.register`` adds one
     RuleInfo("TAL102", "tensor-from-tensor-list", True, "TensorFromTensorList"),
     RuleInfo("TAL103", "legacy-constructor-alias", True, "LegacyConstructorAlias"),
     RuleInfo("TAL201", "detach-inplace", True, "DetachInplace"),
+    RuleInfo("TAL202", "saved-tensor-inplace", True, "SavedTensorInplace"),
     RuleInfo("TAL301", "view-alias-mutation", True, "ViewAliasMutation"),
     RuleInfo("TAL401", "stale-snapshot", True, "StaleSnapshot"),
 ]

@@ -325,7 +325,8 @@ class Observer:
             message = version_error(saved)
             sites = [w[0] for w in saved.writes if w[0] is not None]
             if sites:
-                rules = ("TAL201", "TAL301", "TAL001") if not saved.writes[-1][2] else ("TAL201", "TAL301")
+                rules = ("TAL202", "TAL201", "TAL301", "TAL001") if not saved.writes[-1][2] \
+                    else ("TAL202", "TAL201", "TAL301")
                 self._add(Event(rules, "version-error", sites + _opt(self.user_site()),
                                          f"`{saved.writes[-1][1]}` changed a tensor saved for backward "
                                          f"({_node(saved)}); backward raised: {message[:120]}…"))

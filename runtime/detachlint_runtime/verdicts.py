@@ -19,6 +19,7 @@ WHY = {
     "TAL001": "none of its writes hit memory that a pending backward had saved (no silent wrong gradient)",
     "TAL002": "no write through the `.data` alias taken here hit memory saved for a pending backward",
     "TAL201": "no pending backward had saved the written memory and no later read at the flagged lines saw it",
+    "TAL202": "no backward needed the tensor after it was written (the version check raised nowhere)",
     "TAL301": "no later read at the flagged lines saw the written memory and no pending backward had saved it",
     "TAL401": "the snapshot was never restored or saved after the live tensors changed",
     "TAL101": "it was never called with a tensor",
@@ -79,7 +80,7 @@ def verdicts(observer) -> List[Finding]:
 def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Dict[str, Any]:
     counts: Dict[str, Optional[int]] = {"ran": ran, "hazards": len(events)}
     writes = sum(observer.write_counts.get((path, r), 0) for r in _rows(f))
-    if f.code in ("TAL001", "TAL201", "TAL301", "TAL401"):
+    if f.code in ("TAL001", "TAL201", "TAL202", "TAL301", "TAL401"):
         counts["writes"] = writes
     calls = [k for r in _rows(f) for k in observer.ctor_calls.get((path, r), [])]
     if f.code in ("TAL101", "TAL102", "TAL103"):
@@ -102,13 +103,13 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
     ran = max(ran, writes, len(calls))
     counts["ran"] = ran
     blind = sum(observer.blind_writes.get((path, r), 0) for r in _rows(f))
-    if blind and f.code in ("TAL001", "TAL002", "TAL201", "TAL301", "TAL401"):
+    if blind and f.code in ("TAL001", "TAL002", "TAL201", "TAL202", "TAL301", "TAL401"):
         return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
                 "why": f"line ran {ran} time{'s' if ran != 1 else ''}; {blind} of its writes went to tensors "
                        f"without storage (meta device, sparse), whose overlap with saved or aliased memory "
                        f"cannot be checked",
                 "short": f"unobservable (ran {ran}x)"}
-    if f.code in ("TAL201", "TAL301") and not writes or f.code not in OBSERVABLE:
+    if f.code in ("TAL201", "TAL202", "TAL301") and not writes or f.code not in OBSERVABLE:
         # Not "harmless": we could not have seen the hazard, so we say that instead.
         return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
                 "why": f"line ran {ran} time{'s' if ran != 1 else ''}; no write reached torch's dispatcher from "
