@@ -49,6 +49,9 @@ class Context:
         self.reports: List[Report] = []
         self._positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None
         self._analyses: Dict[Tuple[type, int], Analysis] = {}
+        # answers several rules need about one node, decided by the first to ask (the alias rules'
+        # "is this a write site"), keyed by (question, id(node))
+        self.memo: Dict[Tuple[str, int], object] = {}
 
     def get(self, analysis: Type[A]) -> A:
         """The analysis of this module (or, for a ``per_scope`` one, of the scope being visited),

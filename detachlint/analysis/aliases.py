@@ -35,6 +35,7 @@ from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead,
                           join_states)
 from .base import Analysis, AnalysisContext
 from .project import ModuleView, Summary, is_optimizer_name
+from .saved_ops import SAVES_INPUT
 from .tensors import Frame, Kind, TensorFacts, target_names
 from .torchnames import TorchNames, dotted_name
 from ..walk import walk
@@ -117,6 +118,7 @@ class AliasAnalysis(Analysis):
         # under ``if flag:`` and a write under ``if not flag:`` never meet (``exclusive``).
         self._guard: Tuple[Tuple[str, bool], ...] = ()
         self._tests: Tuple[Tuple[cst.BaseExpression, bool], ...] = ()  # every ``if`` test around, with its outcome
+        self._tested: Set[str] = set()  # the condition texts of the ``if`` statements left so far
         self._dtype_names: Optional[Dict[str, str]] = None  # ``dtype = x.dtype``: name -> ``x``
         self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
         self._bound: Optional[Set[str]] = None  # names bound anywhere in the scope (``_rebound``)
@@ -124,6 +126,8 @@ class AliasAnalysis(Analysis):
         self._comp_depth = 0
         self.model_roots: Set[str] = set()  # modules whose live state was taken (state_dict, parameters)
         self.optimizer_links: Dict[str, Set[str]] = {}  # optimizer key -> module keys it updates
+        # name -> the calls of ops that save that name, their first input, for backward (TAL202)
+        self.saving_calls: Dict[str, List[cst.Call]] = {}
         # name -> (project class, constructor call): ``sbs = Trainer(model, loss_fn, optimizer)``
         self._instances: Dict[str, Tuple[str, cst.Call]] = {}
         self.params: List[str] = []
@@ -665,8 +669,8 @@ class AliasAnalysis(Analysis):
         under (``h = a`` under ``if img.requires_grad:`` is not what ``h`` holds in a later
         ``if not img.requires_grad:``), where the name keeps another value."""
         guard = self._guard
-        if not guard:
-            return dict(start)
+        if not any(text in self._tested for text, _ in guard):
+            return dict(start)  # no earlier ``if`` tested these: nothing was made under their opposite
         out = {}
         for key, values in start.items():
             kept = {o: stale for o, stale in values.items()
@@ -702,6 +706,8 @@ class AliasAnalysis(Analysis):
             self._block(node.orelse.body)
         self._guard = outer
         self._tests = tests
+        if condition is not None:
+            self._tested.add(condition[0])
         self._facts_call("leave_If", node)
         self.state = join_states([after_body, self.state])
 
@@ -1004,6 +1010,11 @@ class AliasAnalysis(Analysis):
 
     def _call(self, node: cst.Call) -> Set[Origin]:
         func = node.func
+        op, given = self.names.op(node)
+        if op in SAVES_INPUT:
+            key = dotted_name(given) if given is not None else None
+            if key is not None:
+                self.saving_calls.setdefault(key, []).append(node)
         q = self.names.qualified(func)
         if q is None and func.__class__ is cst.Attribute:
             return self._method_call(node, func)

@@ -7,7 +7,7 @@ replaces LibCST's QualifiedNameProvider, which costs several times a parse.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence
+from typing import Dict, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -103,6 +103,21 @@ class TorchNames(Analysis):
             return None
         full = f"{bound}.{rest}" if rest else bound
         return CANONICAL_NAMES.get(full, full)
+
+    def op(self, call: cst.Call) -> "Tuple[Optional[str], Optional[cst.BaseExpression]]":
+        """A tensor op's member name and its first input: ``sigmoid`` and ``x`` for
+        ``torch.sigmoid(x)``, ``F.gelu(x)``, ``torch.special.expit``-like spellings and ``x.sigmoid()``;
+        (None, None) for anything else (a call of a name not from torch)."""
+        func = call.func
+        q = self.qualified(func)
+        if q is not None:
+            head, _, member = q.rpartition(".")
+            if head in ("torch", "torch.nn.functional", "torch.special") and call.args and call.args[0].keyword is None:
+                return member, call.args[0].value
+            return None, None
+        if func.__class__ is cst.Attribute:
+            return func.attr.value, func.value
+        return None, None
 
     def grad_disabled(self, parents: Sequence[cst.CSTNode]) -> bool:
         """Whether the node below ``parents`` runs with autograd off: inside ``with

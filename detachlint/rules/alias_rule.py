@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from typing import Callable, List, Optional, Sequence, Set
+from typing import Any, Callable, List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -38,33 +38,51 @@ class AliasRule(Rule):
         mutation = analysis.mutation(node)
         return mutation if mutation is not None and mutation.kind == "inplace" else None
 
-    # visit hooks: the nodes a write can be recorded at (cheap syntactic filters first)
+    # visit hooks: the nodes a write can be recorded at (cheap syntactic filters first), decided once
+    # per node for all the alias rules (``Context.memo``)
     def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if func.__class__ is cst.Attribute and (func.attr.value in catalog.INPLACE_METHODS
-                                                or func.attr.value in catalog.INPLACE_VIEW_METHODS):
+        if self._site(node, self._write_call):
             self._check_write(node)
-        elif any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in node.args):
-            self._check_write(node)
-        elif not node.args:
-            return
-        elif func.__class__ is not cst.Attribute and _torch_write(self.analysis(TorchNames).qualified(func)):
-            self._check_write(node)
-        elif self.ctx.project is not None and func.__class__ in (cst.Attribute, cst.Name) \
-                and (func.attr if func.__class__ is cst.Attribute else func).value in self.ctx.project.index.writing_names:
-            self._check_write(node)  # a function of the project that writes an argument in place, here or imported
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if self.analysis(TensorFacts).kind(node.target) in _WRITABLE \
-                and not isinstance(node.value, (cst.SimpleString, cst.FormattedString)):
+        if self._site(node, self._write_augassign):
             self._check_write(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if self._site(node, self._write_item):
+            self._check_write(node)
+
+    def _site(self, node: cst.CSTNode, decide: Callable[[Any], bool]) -> bool:
+        key = ("alias-write-site", id(node))
+        site = self.ctx.memo.get(key)
+        if site is None:
+            site = self.ctx.memo[key] = decide(node)
+        return bool(site)
+
+    def _write_call(self, node: cst.Call) -> bool:
+        func = node.func
+        if func.__class__ is cst.Attribute and (func.attr.value in catalog.INPLACE_METHODS
+                                                or func.attr.value in catalog.INPLACE_VIEW_METHODS):
+            return True
+        if any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in node.args):
+            return True
+        if not node.args:
+            return False
+        if func.__class__ is not cst.Attribute and _torch_write(self.analysis(TorchNames).qualified(func)):
+            return True
+        # a function of the project that writes an argument in place, here or imported
+        return self.ctx.project is not None and func.__class__ in (cst.Attribute, cst.Name) \
+            and (func.attr if func.__class__ is cst.Attribute else func).value in self.ctx.project.index.writing_names
+
+    def _write_augassign(self, node: cst.AugAssign) -> bool:
+        return self.analysis(TensorFacts).kind(node.target) in _WRITABLE \
+            and not isinstance(node.value, (cst.SimpleString, cst.FormattedString))
+
+    def _write_item(self, node: cst.Assign) -> bool:
         # An item assignment is a write only into a tensor or an array (``AliasAnalysis._store_item``):
         # ``d[k] = v`` into a dict, a list or a module builds no alias analysis of the scope
-        if any(t.target.__class__ is cst.Subscript and self.analysis(TensorFacts).kind(t.target.value) in _WRITABLE
-               for t in node.targets):  # the kind asked only of an item assignment, not of every assignment
-            self._check_write(node)
+        return any(t.target.__class__ is cst.Subscript and self.analysis(TensorFacts).kind(t.target.value) in _WRITABLE
+                   for t in node.targets)  # the kind asked only of an item assignment, not of every assignment
 
     def _check_write(self, node: cst.CSTNode) -> None:
         pass

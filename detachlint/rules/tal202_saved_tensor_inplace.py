@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from ..analysis import catalog
-from ..analysis.alias_model import Mutation, Relation
+from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.order import ScopeOrder
 from ..analysis.saved_ops import SAVES_INPUT, SAVES_RESULT
 from ..analysis.tensors import TensorFacts, target_names
@@ -81,31 +81,45 @@ class SavedTensorInplace(AliasRule):
         mutation = self._mutation_at(node)
         if mutation is None or self.ctx.reported(mutation.node, self.code):
             return
+        roots = self._candidates(mutation)
+        if not roots:
+            return  # the common case: nothing written was made or read by an op that saves it
         flow = self._flow()
         written_at = flow.order.position(mutation.node)
-        for saver, saved, what in self._savers(mutation, flow, written_at):
+        for saver, saved, what in self._savers(roots, flow, written_at):
             pending = self._pending(flow, saver, written_at)
             if pending is not None:
                 self._report(mutation, saver, saved, what, pending)
                 return
 
-    def _savers(self, mutation: Mutation, flow: "_ScopeFlow", written_at: int):
-        """The op calls before the write that saved what it writes: (op call, saved tensor's text,
-        "result" or "input")."""
+    def _candidates(self, mutation: Mutation) -> List[Origin]:
+        """The roots of what is written (through plain names and views only: through ``.detach()``,
+        ``.data`` or a conversion TAL201, TAL001 and TAL301 say it) that an op which saves may
+        have saved: a result of such an op, or a name handed to one (``AliasAnalysis.saving_calls``)."""
+        names, saving = self.analysis(TorchNames), self._analysis().saving_calls
+        out = []
         for origin in mutation.ordered_origins():
             chain = origin.chain()
-            if any(o.relation not in (Relation.PLAIN, Relation.VIEW) for o in chain[1:]):
-                continue  # through .detach()/.data/conversions: TAL201, TAL001, TAL301 say it
             root = chain[0]
+            if any(o.relation not in (Relation.PLAIN, Relation.VIEW) for o in chain[1:]) \
+                    or root.relation not in (Relation.ENTRY, Relation.FRESH):
+                continue
+            if root.source in saving or (isinstance(root.node, cst.Call) and names.op(root.node)[0] in SAVES_RESULT):
+                out.append(root)
+        return out
+
+    def _savers(self, roots: List[Origin], flow: "_ScopeFlow", written_at: int):
+        """The op calls before the write that saved what it writes: (op call, saved tensor's text,
+        "result" or "input")."""
+        for root in roots:
             call = root.node
             if root.relation is Relation.FRESH and isinstance(call, cst.Call):
                 op = flow.ops.get(id(call))
                 if op is not None and op.name in SAVES_RESULT and not op.grad_off and op.position < written_at:
                     yield op, root.source, "result"
-            if root.relation in (Relation.ENTRY, Relation.FRESH):
-                for op in flow.calls_on(root.source, written_at):
-                    if op.name in SAVES_INPUT:
-                        yield op, root.source, "input"
+            for op in flow.calls_on(root.source, written_at):
+                if op.name in SAVES_INPUT:
+                    yield op, root.source, "input"
 
     def _pending(self, flow: "_ScopeFlow", op: "_Op", written_at: int) -> Optional[str]:
         """Where the graph that holds the op is backpropagated: a later ``backward()`` here of a
@@ -215,7 +229,7 @@ class _ScopeFlow(cst.CSTVisitor):
             used = _names_in(node.args[0].value) if node.args and node.args[0].keyword is None else set()
             self.backwards.append((self.order.position(node), used | _names_in(receiver), node))
             return
-        name, first = self._op(node)
+        name, first = self.names.op(node)
         if name is None or (name not in SAVES_RESULT and name not in SAVES_INPUT):
             return
         statement = self._statement
@@ -227,18 +241,6 @@ class _ScopeFlow(cst.CSTVisitor):
             _names_in(first) & ({self._self} | self._self_names))
         self.ops[id(node)] = _Op(node, name, self.order.position(node), first_name, targets, self._no_grad > 0,
                                  from_self)
-
-    def _op(self, node: cst.Call) -> Tuple[Optional[str], Optional[cst.BaseExpression]]:
-        """``torch.sigmoid(x)`` / ``F.gelu(x)`` / ``x.sigmoid()``: the op's member name and its first input."""
-        q = self.names.qualified(node.func)
-        if q is not None:
-            head, _, member = q.rpartition(".")
-            if head in ("torch", "torch.nn.functional", "torch.special") and node.args and node.args[0].keyword is None:
-                return member, node.args[0].value
-            return None, None
-        if isinstance(node.func, cst.Attribute):
-            return node.func.attr.value, node.func.value
-        return None, None
 
     # questions
     def calls_on(self, name: str, before: int) -> List[_Op]:
