@@ -6,6 +6,8 @@ containment are the pipeline's (``pipeline.py``), which every surface calls.
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
 import re
 import threading
 from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple, Type
@@ -205,9 +207,18 @@ def _quiet_code(source: str, first: FirstPass, project: Optional[ModuleView]) ->
         if quiet and project.calls_effects():
             # a body that calls a project function writing an argument holds that write (a site
             # no text of its own spells): it stays
-            calls = project.index.writing_call
-            quiet = [u for u in quiet if calls.search("".join(lines[u.first - 1:u.last])) is None]
+            starts = project.index.writing_calls(source)
+            if starts:
+                ends = list(itertools.accumulate(len(line) for line in lines))  # where each row ends
+                rows = sorted({bisect.bisect_right(ends, at) + 1 for at in starts})
+                quiet = [u for u in quiet if not _holds_row(rows, u.first, u.last)]
     return lines, quiet, spans
+
+
+def _holds_row(rows: Sequence[int], first: int, last: int) -> bool:
+    """Whether one of the sorted ``rows`` lies in ``first..last``."""
+    at = bisect.bisect_left(rows, first)
+    return at < len(rows) and rows[at] <= last
 
 
 def _touches(findings: Sequence[Finding], spans: Sequence[Span]) -> bool:

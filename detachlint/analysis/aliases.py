@@ -118,10 +118,12 @@ class AliasAnalysis(Analysis):
         # under ``if flag:`` and a write under ``if not flag:`` never meet (``exclusive``).
         self._guard: Tuple[Tuple[str, bool], ...] = ()
         self._tests: Tuple[Tuple[cst.BaseExpression, bool], ...] = ()  # every ``if`` test around, with its outcome
-        self._tested: Set[str] = set()  # the condition texts of the ``if`` statements left so far
+        # statement ids by a condition they run under (``_feasible``)
+        self._made_under: Dict[Tuple[str, bool], Set[int]] = {}
         self._dtype_names: Optional[Dict[str, str]] = None  # ``dtype = x.dtype``: name -> ``x``
         self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
         self._bound: Optional[Set[str]] = None  # names bound anywhere in the scope (``_rebound``)
+        self._bound_in: Dict[int, Set[str]] = {}  # ``bound_in`` by node
         self._parents: Set[str] = set()  # ``self`` and ``self.x`` once ``self.x.y`` was bound
         self._comp_depth = 0
         self.model_roots: Set[str] = set()  # modules whose live state was taken (state_dict, parameters)
@@ -506,7 +508,7 @@ class AliasAnalysis(Analysis):
                 if self.state is None:
                     return
                 self._statement = small
-                self._guards[id(small)] = self._guard
+                self._note_guard(small)
                 self._small(small)
             return
         for statement in body.body:
@@ -520,11 +522,11 @@ class AliasAnalysis(Analysis):
                 if self.state is None:
                     return
                 self._statement = small
-                self._guards[id(small)] = self._guard
+                self._note_guard(small)
                 self._small(small)
             return
         self._statement = node
-        self._guards[id(node)] = self._guard
+        self._note_guard(node)
         if node.__class__ is cst.If:
             self._if(node)
         elif node.__class__ is cst.For:
@@ -589,6 +591,7 @@ class AliasAnalysis(Analysis):
             self._facts_call("leave_Del", node)
         elif node.__class__ is cst.Assert:
             self._eval(node.test)
+            self._facts_call("leave_Assert", node)
 
     def _assignment(self, node: cst.Assign) -> None:
         value = node.value
@@ -664,18 +667,27 @@ class AliasAnalysis(Analysis):
         self._block(body)
         return self.state
 
+    def _note_guard(self, statement: cst.CSTNode) -> None:
+        """Remember the conditions ``statement`` runs under, and index it by each of them."""
+        self._guards[id(statement)] = self._guard
+        for condition in self._guard:
+            self._made_under.setdefault(condition, set()).add(id(statement))
+
     def _feasible(self, start: State) -> State:
         """``start`` less the values made under the opposite of a condition this branch runs
         under (``h = a`` under ``if img.requires_grad:`` is not what ``h`` holds in a later
         ``if not img.requires_grad:``), where the name keeps another value."""
-        guard = self._guard
-        if not any(text in self._tested for text, _ in guard):
-            return dict(start)  # no earlier ``if`` tested these: nothing was made under their opposite
+        opposed: Set[int] = set()  # the statements made under the opposite of a condition here
+        for text, holds in self._guard:
+            made = self._made_under.get((text, not holds))
+            if made and not self._rebound(text):
+                opposed |= made
+        if not opposed:
+            return dict(start)
         out = {}
         for key, values in start.items():
             kept = {o: stale for o, stale in values.items()
-                    if not any(o2.statement is not None and self._opposed(self._guards.get(id(o2.statement), ()), guard)
-                               for o2 in o.chain())}
+                    if not any(id(o2.statement) in opposed for o2 in o.chain() if o2.statement is not None)}
             out[key] = kept if kept and len(kept) < len(values) else values
         return out
 
@@ -700,14 +712,12 @@ class AliasAnalysis(Analysis):
         self.state = self._feasible(start) if start is not None else None
         if isinstance(node.orelse, cst.If):
             self._statement = node.orelse
-            self._guards[id(node.orelse)] = self._guard
+            self._note_guard(node.orelse)
             self._if(node.orelse)
         elif isinstance(node.orelse, cst.Else):
             self._block(node.orelse.body)
         self._guard = outer
         self._tests = tests
-        if condition is not None:
-            self._tested.add(condition[0])
         self._facts_call("leave_If", node)
         self.state = join_states([after_body, self.state])
 
@@ -724,6 +734,15 @@ class AliasAnalysis(Analysis):
         """Whether the statements (or stale reads) ``a`` and ``b`` run under opposite outcomes of
         one condition that nothing in the scope rebinds: no run reaches both."""
         return self._opposed(self._guards.get(id(a), ()), self._guards.get(id(b), ()))
+
+    def bound_in(self, node: cst.CSTNode) -> Set[str]:
+        """The names and attribute chains bound inside ``node`` (a loop of this scope)."""
+        found = self._bound_in.get(id(node))
+        if found is None:
+            targets = _BoundNames()
+            walk(node, targets)
+            found = self._bound_in[id(node)] = targets.bound
+        return found
 
     def _rebound(self, text: str) -> bool:
         """Whether ``text`` (``flag``, ``self.training``) or a name it is read through is bound
@@ -1010,9 +1029,10 @@ class AliasAnalysis(Analysis):
 
     def _call(self, node: cst.Call) -> Set[Origin]:
         func = node.func
-        op, given = self.names.op(node)
-        if op in SAVES_INPUT:
-            key = dotted_name(given) if given is not None else None
+        last = func.attr.value if func.__class__ is cst.Attribute else func.value if func.__class__ is cst.Name else None
+        if last in SAVES_INPUT:
+            op, given = self.names.op(node)
+            key = dotted_name(given) if op in SAVES_INPUT and given is not None else None
             if key is not None:
                 self.saving_calls.setdefault(key, []).append(node)
         q = self.names.qualified(func)
@@ -1044,8 +1064,8 @@ class AliasAnalysis(Analysis):
             self._eval(func)
             return set()
         effect = catalog.FUNCTION_EFFECTS.get(q)
-        if effect is None:  # ``from pkg.engine import train_one_epoch``: maybe a function of the project
-            self._project_call(node, values)
+        if effect is None and self.project is not None and q.partition(".")[0] in self.project.index.roots:
+            self._project_call(node, values)  # ``from pkg.engine import train_one_epoch``: the project's
         head, _, member = q.rpartition(".")
         if effect == catalog.COPY:
             return set()

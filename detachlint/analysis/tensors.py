@@ -302,6 +302,14 @@ class TensorFacts(Analysis):
             info = self.classes.get(node.value)
             if info is not None:
                 return Kind.TENSOR if self._project_tensor_class(node.value) else info.self_kind
+            if self.project is not None and node.value not in self.names.bindings:
+                # a class of the project (``from .ir import TensorBox``: relative imports are not
+                # torch's, so ``names`` leaves them out)
+                index = self.project.index
+                resolved = index.resolve(self.project.module, node.value)
+                if resolved is not None and index.is_class(resolved):
+                    return Kind.TENSOR if index.is_tensor_class(resolved) else \
+                        Kind.MODULE if index.is_module_class(resolved) else Kind.OTHER
         return Kind.UNKNOWN
 
     def _project_tensor_class(self, name: str) -> bool:
@@ -700,6 +708,10 @@ class TensorFacts(Analysis):
                 self.frame.vars[name] = Kind.UNKNOWN
 
     # Branches: snapshot before the body, join after; a body that always leaves adds nothing.
+    def leave_Assert(self, node: cst.Assert) -> None:
+        # ``assert isinstance(x, TensorBox)``: what follows runs only where it held
+        self.frame.vars.update(self._narrowings(node.test, True))
+
     def visit_If_body(self, node: cst.If) -> None:
         snapshot = dict(self.frame.vars)
         self._branch_stack.append((snapshot, None, False))

@@ -10,7 +10,7 @@ from typing import Any, Callable, List, Optional, Sequence, Set
 import libcst as cst
 
 from ..analysis import catalog
-from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
+from ..analysis.alias_model import HANDLES, Mutation, Origin, Relation, StaleRead
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
@@ -38,10 +38,16 @@ class AliasRule(Rule):
         mutation = analysis.mutation(node)
         return mutation if mutation is not None and mutation.kind == "inplace" else None
 
-    # visit hooks: the nodes a write can be recorded at (cheap syntactic filters first), decided once
-    # per node for all the alias rules (``Context.memo``)
+    # visit hooks: the nodes a write can be recorded at (cheap syntactic filters first; what costs a
+    # look-up is decided once per node for all the alias rules, ``Context.memo``)
     def visit_Call(self, node: cst.Call) -> None:
-        if self._site(node, self._write_call):
+        func = node.func
+        if func.__class__ is cst.Attribute and (func.attr.value in catalog.INPLACE_METHODS
+                                                or func.attr.value in catalog.INPLACE_VIEW_METHODS):
+            self._check_write(node)
+        elif any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in node.args):
+            self._check_write(node)
+        elif node.args and func.__class__ in (cst.Name, cst.Attribute) and self._site(node, self._write_call):
             self._check_write(node)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -49,29 +55,25 @@ class AliasRule(Rule):
             self._check_write(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self._site(node, self._write_item):
+        # An item assignment is a write only into a tensor or an array (``AliasAnalysis._store_item``):
+        # ``d[k] = v`` into a dict, a list or a module builds no alias analysis of the scope
+        if any(t.target.__class__ is cst.Subscript for t in node.targets) and self._site(node, self._write_item):
             self._check_write(node)
 
     def _site(self, node: cst.CSTNode, decide: Callable[[Any], bool]) -> bool:
-        key = ("alias-write-site", id(node))
+        key = (decide.__name__, id(node))
         site = self.ctx.memo.get(key)
         if site is None:
             site = self.ctx.memo[key] = decide(node)
         return bool(site)
 
     def _write_call(self, node: cst.Call) -> bool:
+        """A torch function that writes its argument, or a function of the project that writes one
+        in place (here or imported)."""
         func = node.func
-        if func.__class__ is cst.Attribute and (func.attr.value in catalog.INPLACE_METHODS
-                                                or func.attr.value in catalog.INPLACE_VIEW_METHODS):
+        if func.__class__ is cst.Name and _torch_write(self.analysis(TorchNames).qualified(func)):
             return True
-        if any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in node.args):
-            return True
-        if not node.args:
-            return False
-        if func.__class__ is not cst.Attribute and _torch_write(self.analysis(TorchNames).qualified(func)):
-            return True
-        # a function of the project that writes an argument in place, here or imported
-        return self.ctx.project is not None and func.__class__ in (cst.Attribute, cst.Name) \
+        return self.ctx.project is not None \
             and (func.attr if func.__class__ is cst.Attribute else func).value in self.ctx.project.index.writing_names
 
     def _write_augassign(self, node: cst.AugAssign) -> bool:
@@ -79,8 +81,6 @@ class AliasRule(Rule):
             and not isinstance(node.value, (cst.SimpleString, cst.FormattedString))
 
     def _write_item(self, node: cst.Assign) -> bool:
-        # An item assignment is a write only into a tensor or an array (``AliasAnalysis._store_item``):
-        # ``d[k] = v`` into a dict, a list or a module builds no alias analysis of the scope
         return any(t.target.__class__ is cst.Subscript and self.analysis(TensorFacts).kind(t.target.value) in _WRITABLE
                    for t in node.targets)  # the kind asked only of an item assignment, not of every assignment
 
@@ -122,7 +122,26 @@ class AliasRule(Rule):
                 and not analysis.exclusive(mutation.statement, r)
                 and not any(analysis.exclusive(mutation.statement, o.statement) or analysis.exclusive(o.statement, r)
                             for o in r.origin.chain() if o.statement is not None)
-                and not any(o in source for o in r.origin.chain())]
+                and not any(o in source for o in r.origin.chain())
+                and not self._carried_over(mutation, r, analysis)]
+
+    def _carried_over(self, mutation: Mutation, read: StaleRead, analysis: AliasAnalysis) -> bool:
+        """The read sees the write only through the loop's back edge (the alias was made after the
+        write in the loop body) while the name the alias was made from is bound anew in the loop:
+        the next iteration's write may hit another object (``a, b = b, new``), which the analysis
+        does not tell apart from the last one, so there is no evidence of a shared write."""
+        loop = next((p for p in reversed(self.ctx.parents) if p.__class__ in (cst.For, cst.While)), None)
+        if loop is None:
+            return False
+        order = self.analysis(ScopeOrder)
+        written_at = order.position(mutation.statement)
+        for o in read.origin.chain():
+            if o.statement is None or o.relation in HANDLES or order.position(o.statement) <= written_at:
+                continue
+            operand = _operand(o.node)
+            if operand is not None and operand in analysis.bound_in(loop):
+                return True
+        return False
 
     @staticmethod
     def _copied_back(mutation: Mutation, analysis: AliasAnalysis) -> Set[str]:
@@ -205,6 +224,23 @@ class AliasRule(Rule):
         line = self.ctx.line(read.node)
         later = " on the next iteration of the loop" if line <= self.ctx.line(read.mutation.node) else ""
         return f"`{read.key}` is read at line {line}{later}"
+
+
+def _operand(node: Optional[cst.CSTNode]) -> Optional[str]:
+    """The name an alias is made from: ``bip`` in ``bip``, ``x`` in ``x[0]``, ``x.view(-1)``, ``x.T``."""
+    while node is not None:
+        name = dotted_name(node) if node.__class__ in (cst.Name, cst.Attribute) else None
+        if name is not None:
+            return name
+        if node.__class__ is cst.Subscript:
+            node = node.value
+        elif node.__class__ is cst.Call and node.func.__class__ is cst.Attribute:
+            node = node.func.value
+        elif node.__class__ is cst.Attribute:
+            node = node.value
+        else:
+            return None
+    return None
 
 
 class _NameUses(cst.CSTVisitor):
