@@ -312,6 +312,15 @@ class TensorFacts(Analysis):
                         Kind.MODULE if index.is_module_class(resolved) else Kind.OTHER
         return Kind.UNKNOWN
 
+    def _names_tensor_itself(self, node: Optional[cst.BaseExpression]) -> bool:
+        """``torch.Tensor`` / ``nn.Parameter`` (or a tuple holding one), not a subclass of them: what
+        failing ``isinstance`` says is not a tensor (``torch.is_tensor`` has no class: None)."""
+        if node is None:
+            return True
+        if isinstance(node, cst.Tuple):
+            return any(self._names_tensor_itself(el.value) for el in node.elements)
+        return self.names.qualified(node) in catalog.TENSOR_TYPES
+
     def _project_tensor_class(self, name: str) -> bool:
         """Whether ``name`` (as imported or defined here) is a class of the project that subclasses
         ``torch.Tensor`` or ``nn.Parameter``."""
@@ -597,6 +606,8 @@ class TensorFacts(Analysis):
             if positive:
                 return {subject: kind} if kind is not Kind.UNKNOWN else {subject: Kind.UNKNOWN}
             current = self.frame.lookup(subject)
+            if kind is Kind.TENSOR and not self._names_tensor_itself(test.args[1].value if len(test.args) == 2 else None):
+                return {}  # not a ``ShardedParam`` (a Parameter subclass): still maybe a tensor
             if kind is Kind.TENSOR:
                 return {subject: Kind.OTHER if current in (None, Kind.UNKNOWN, Kind.TENSOR) else current}
             if current is kind:
