@@ -18,7 +18,6 @@ from ..walk import walk
 from .alias_rule import AliasRule
 from .fixkit import UNSAFE, make_fix, replace
 
-_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation"
 
 
@@ -87,7 +86,7 @@ class SavedTensorInplace(AliasRule):
         flow = self._flow()
         written_at = flow.order.position(mutation.node)
         for saver, saved, what in self._savers(roots, flow, written_at):
-            pending = self._pending(flow, saver, written_at)
+            pending = self._backprop(flow, saver, written_at)
             if pending is not None:
                 self._report(mutation, saver, saved, what, pending)
                 return
@@ -121,7 +120,7 @@ class SavedTensorInplace(AliasRule):
                 if op.name in SAVES_INPUT:
                     yield op, root.source, "input"
 
-    def _pending(self, flow: "_ScopeFlow", op: "_Op", written_at: int) -> Optional[str]:
+    def _backprop(self, flow: "_ScopeFlow", op: "_Op", written_at: int) -> Optional[str]:
         """Where the graph that holds the op is backpropagated: a later ``backward()`` here of a
         loss computed from the op's result, or the caller's, through the result of ``forward()``."""
         for at, names, call in flow.backwards:
