@@ -419,7 +419,7 @@ class AliasAnalysis(Analysis):
                 origins: Optional[Set[Origin]] = None) -> None:
         if origins is None:
             origins = self._eval(target)
-        key = dotted_name(_strip_aliases(target))
+        key = dotted_name(strip_aliases(target))
         mutation = self._mutation(node, op, "inplace", target, key)
         mutation.origins |= origins
         self._apply(mutation, origins, key)
@@ -1437,7 +1437,7 @@ def _is_inplace_call(node: cst.BaseExpression) -> bool:
             and (node.func.attr.value in catalog.INPLACE_METHODS or node.func.attr.value in catalog.INPLACE_VIEW_METHODS))
 
 
-def _strip_aliases(node: cst.BaseExpression) -> cst.BaseExpression:
+def strip_aliases(node: cst.BaseExpression) -> cst.BaseExpression:
     """``x.detach().cpu()[0]`` -> ``x``: the name a write through an alias chain starts from."""
     while True:
         if isinstance(node, cst.Subscript):

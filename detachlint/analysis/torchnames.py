@@ -119,14 +119,18 @@ class TorchNames(Analysis):
             return func.attr.value, func.value
         return None, None
 
+    def disables_grad(self, node: cst.With) -> bool:
+        """``with torch.no_grad():`` (or ``inference_mode``): autograd is off in its body."""
+        return any(isinstance(item.item, cst.Call) and self.qualified(item.item.func) in catalog.GRAD_DISABLING
+                   for item in node.items)
+
     def grad_disabled(self, parents: Sequence[cst.CSTNode]) -> bool:
         """Whether the node below ``parents`` runs with autograd off: inside ``with
         torch.no_grad():`` (or ``inference_mode``) or in a function decorated with one, looking
         no further out than the innermost function (its caller's mode is unknown)."""
         for node in reversed(parents):
             if isinstance(node, cst.With):
-                if any(isinstance(item.item, cst.Call) and self.qualified(item.item.func) in catalog.GRAD_DISABLING
-                       for item in node.items):
+                if self.disables_grad(node):
                     return True
             elif isinstance(node, cst.FunctionDef):
                 return any(self.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)

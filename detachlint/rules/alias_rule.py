@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..analysis import catalog
 from ..analysis.alias_model import HANDLES, Mutation, Origin, Relation, StaleRead
-from ..analysis.aliases import AliasAnalysis
+from ..analysis.aliases import AliasAnalysis, strip_aliases
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames, dotted_name
@@ -138,7 +138,7 @@ class AliasRule(Rule):
         for o in read.origin.chain():
             if o.statement is None or o.relation in HANDLES or order.position(o.statement) <= written_at:
                 continue
-            operand = _operand(o.node)
+            operand = dotted_name(strip_aliases(o.node)) if o.node is not None else None  # ``bip``, ``x`` of ``x[0]``
             if operand is not None and operand in analysis.bound_in(loop):
                 return True
         return False
@@ -224,23 +224,6 @@ class AliasRule(Rule):
         line = self.ctx.line(read.node)
         later = " on the next iteration of the loop" if line <= self.ctx.line(read.mutation.node) else ""
         return f"`{read.key}` is read at line {line}{later}"
-
-
-def _operand(node: Optional[cst.CSTNode]) -> Optional[str]:
-    """The name an alias is made from: ``bip`` in ``bip``, ``x`` in ``x[0]``, ``x.view(-1)``, ``x.T``."""
-    while node is not None:
-        name = dotted_name(node) if node.__class__ in (cst.Name, cst.Attribute) else None
-        if name is not None:
-            return name
-        if node.__class__ is cst.Subscript:
-            node = node.value
-        elif node.__class__ is cst.Call and node.func.__class__ is cst.Attribute:
-            node = node.func.value
-        elif node.__class__ is cst.Attribute:
-            node = node.value
-        else:
-            return None
-    return None
 
 
 class _NameUses(cst.CSTVisitor):

@@ -171,10 +171,8 @@ class _ScopeFlow(cst.CSTVisitor):
         self._statement: Optional[cst.CSTNode] = None
         self._no_grad = 0
         self._self_names: Set[str] = set()  # names computed from ``self``
-        self_name = None
-        if isinstance(scope, cst.FunctionDef) and scope.params.params:
-            self_name = scope.params.params[0].name.value
-        self._self = self_name
+        self._self = scope.params.params[0].name.value \
+            if isinstance(scope, cst.FunctionDef) and scope.params.params else None
         walk(scope.body if isinstance(scope, cst.FunctionDef) else scope, self)
         self.assignments.sort(key=lambda a: a[0])
 
@@ -185,14 +183,10 @@ class _ScopeFlow(cst.CSTVisitor):
     visit_ClassDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
 
     def visit_With(self, node: cst.With) -> None:
-        if any(isinstance(i.item, cst.Call) and self.names.qualified(i.item.func) in catalog.GRAD_DISABLING
-               for i in node.items):
-            self._no_grad += 1
+        self._no_grad += self.names.disables_grad(node)
 
     def leave_With(self, node: cst.With) -> None:
-        if any(isinstance(i.item, cst.Call) and self.names.qualified(i.item.func) in catalog.GRAD_DISABLING
-               for i in node.items):
-            self._no_grad -= 1
+        self._no_grad -= self.names.disables_grad(node)
 
     def _bind(self, node: cst.CSTNode, targets: Set[str], value: Optional[cst.CSTNode]) -> None:
         used = _names_in(value) if value is not None else set()
