@@ -146,6 +146,19 @@ def test_canonical_names_are_the_same_objects():
         assert objs[0] is objs[1], alias
 
 
+def test_tensor_classes_make_tensors():
+    for qualified in catalog.TENSOR_CLASSES:
+        module, _, attr = qualified.rpartition(".")
+        cls = getattr(importlib.import_module(module), attr)
+        assert issubclass(cls, torch.Tensor), qualified
+
+
+def test_module_tensor_dicts():
+    bn = torch.nn.BatchNorm1d(3)
+    for name in catalog.MODULE_TENSOR_DICTS:
+        assert all(isinstance(t, torch.Tensor) for t in getattr(bn, name).values()), name
+
+
 def test_module_tensor_attributes():
     bn = torch.nn.BatchNorm1d(3)
     for name in catalog.MODULE_TENSOR_ATTRIBUTES:

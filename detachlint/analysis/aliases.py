@@ -112,6 +112,7 @@ class AliasAnalysis(Analysis):
         self._stale: Dict[int, Dict[Tuple[int, int], StaleRead]] = {}  # mutation id -> reads
         self._stale_by_origin: Dict[int, List[StaleRead]] = {}
         self._reads: Dict[int, Set[Origin]] = {}  # Name/Attribute node -> origins it may hold
+        self.item_targets: Set[int] = set()  # ``x`` of ``x[i] = v``: written in part, its values unread
         self._loops: List[_Loop] = []
         self._statement: Optional[cst.CSTNode] = None
         # The ``if`` conditions a statement runs under, as (condition text, holds): an alias made
@@ -401,6 +402,7 @@ class AliasAnalysis(Analysis):
     def _store_item(self, target: cst.Subscript, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
         base_kind = self._kind(target.value)
         base = self._eval(target.value)
+        self.item_targets.add(id(target.value))
         self._eval_slice(target.slice)
         if base_kind in (Kind.TENSOR, Kind.NDARRAY) or (base_kind is Kind.UNKNOWN and _surely_tensor(base)):
             self._mutate(target.value, self._statement, "__setitem__", base)

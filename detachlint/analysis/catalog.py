@@ -221,10 +221,22 @@ NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
 # The qualified names of the tensor and parameter classes, for annotations and isinstance.
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
+# Classes whose instances are tensors: calling one makes a tensor (``nn.UninitializedBuffer()`` of
+# a lazy module). Not for isinstance narrowing: failing a subclass's check says nothing.
+TENSOR_CLASSES = frozenset(
+    "torch.nn.Parameter torch.nn.Buffer torch.nn.UninitializedParameter torch.nn.UninitializedBuffer".split()
+)
+
+# ``module._parameters[name]`` / ``module._buffers[name]``: the dicts behind a module's tensors.
+MODULE_TENSOR_DICTS = frozenset({"_parameters", "_buffers"})
+
 # Re-exports met in practice, mapped to their canonical public name.
 CANONICAL_NAMES = {
     "torch._tensor.Tensor": "torch.Tensor",
     "torch.nn.parameter.Parameter": "torch.nn.Parameter",
+    "torch.nn.parameter.Buffer": "torch.nn.Buffer",
+    "torch.nn.parameter.UninitializedParameter": "torch.nn.UninitializedParameter",
+    "torch.nn.parameter.UninitializedBuffer": "torch.nn.UninitializedBuffer",
     "torch.nn.modules.module.Module": "torch.nn.Module",
     "torch.autograd.variable.Variable": "torch.autograd.Variable",
     "torch.functional.split": "torch.split",

@@ -32,7 +32,7 @@ from .firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc
 from .units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from .units import dotted as _dotted
 
-FORMAT = "11"
+FORMAT = "12"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
@@ -484,7 +484,23 @@ def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFa
     summary = FunctionFacts(qualname, params, node.lineno, is_method)  # type: ignore[attr-defined]
     self_name = params[0] if is_method and "classmethod" not in decorators else None
     _FunctionScanner(summary, self_name).scan(node.body)  # type: ignore[attr-defined]
+    if summary.returns_kind is None and _annotated_tensor(node.returns, facts.imports):  # type: ignore[attr-defined]
+        summary.returns_kind = "tensor"
     facts.functions[qualname] = summary
+
+
+def _annotated_tensor(annotation: Optional[ast.AST], imports: Mapping[str, str]) -> bool:
+    """``-> torch.Tensor``, ``-> "Tensor"`` (imported from torch), ``-> nn.Parameter``."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        name = annotation.value.strip()
+    else:
+        name = _dotted(annotation) if annotation is not None else None
+    if not name:
+        return False
+    head, dot, rest = name.partition(".")
+    full = imports.get(head, head) + dot + rest
+    full = catalog.CANONICAL_NAMES.get(full, full)
+    return full in catalog.TENSOR_TYPES or full in catalog.TENSOR_CLASSES
 
 
 def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -52,7 +52,7 @@ def join(a: Kind, b: Kind) -> Kind:
 
 
 _NOT_TENSOR_BUILTINS = frozenset(
-    "len int float str bool range dict set repr print isinstance hasattr getattr type id hash "
+    "len int float str bool range dict set repr print isinstance hasattr type id hash "
     "round enumerate zip map filter open format ord chr bytes frozenset callable".split()
 )
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed"})
@@ -69,10 +69,16 @@ class ClassInfo:
     name: str
     is_module: bool
     attributes: Dict[str, Kind] = field(default_factory=dict)
+    # a module's registered buffers and parameters: nn.Module's __setattr__ accepts only a tensor
+    # (or None) for them afterwards, whatever else the class assigns
+    pinned: Set[str] = field(default_factory=set)
     forward_returns_tensor: bool = False  # ``def forward(...) -> torch.Tensor``
+    is_tensor: bool = False  # a subclass of torch.Tensor / nn.Parameter: ``self`` is a tensor
 
     @property
     def self_kind(self) -> Kind:
+        if self.is_tensor:
+            return Kind.TENSOR
         if not self.is_module:
             return Kind.OTHER
         return Kind.TENSOR_MODULE if self.forward_returns_tensor else Kind.MODULE
@@ -285,7 +291,7 @@ class TensorFacts(Analysis):
             return result
         q = self.names.qualified(node)
         if q is not None:
-            if q in catalog.TENSOR_TYPES:
+            if q in catalog.TENSOR_TYPES or q in catalog.TENSOR_CLASSES:
                 return Kind.TENSOR
             if q == "numpy.ndarray":
                 return Kind.NDARRAY
@@ -383,7 +389,7 @@ class TensorFacts(Analysis):
             return Kind.UNKNOWN  # a module member such as torch.float32
         cls = self._self_class(node.value)
         if cls is not None:
-            known = cls.attributes.get(attr)
+            known = Kind.TENSOR if attr in cls.pinned else cls.attributes.get(attr)
             if known is not None:
                 return known
             if cls.is_module and attr in catalog.MODULE_TENSOR_ATTRIBUTES:
@@ -483,7 +489,13 @@ class TensorFacts(Analysis):
         name = dotted_name(func)
         if self.project is None or name is None:
             return None
-        summary = self.project.index.function(self.project.module, name)
+        index, module = self.project.index, self.project.module
+        cls = self._self_class(func.value) if func.__class__ is cst.Attribute else None
+        if cls is not None:  # ``self.shared_weight()``: through the class and its bases
+            qualname = index.method(f"{module}.{cls.name}" if module else cls.name, func.attr.value)
+            summary = index.summary(qualname) if qualname is not None else None
+        else:
+            summary = index.function(module, name)
         kind = summary.returns_kind if summary is not None else None
         return {"ndarray": Kind.NDARRAY, "tensor": Kind.TENSOR}.get(kind) if kind else None
 
@@ -516,7 +528,7 @@ class TensorFacts(Analysis):
             return Kind.UNKNOWN
         if head == "torch.nn.functional":
             return Kind.TENSOR if member in catalog.FUNCTIONAL_TENSOR_FUNCTIONS else Kind.UNKNOWN
-        if q == "torch.nn.Parameter":
+        if q in catalog.TENSOR_CLASSES:
             return Kind.TENSOR
         if head.startswith("torch.nn") and member[:1].isupper() and not head.startswith("torch.nn.utils"):
             return Kind.TENSOR_MODULE if member in catalog.NN_TENSOR_MODULES else Kind.MODULE
@@ -856,18 +868,22 @@ class _ClassCollector(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         facts = self.facts
-        is_module = False
+        is_module = is_tensor = False
         for base in node.bases:
             q = facts.names.qualified(base.value) or ""
-            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() or q in catalog.MODULE_BASE_CLASSES:
+            if q in catalog.TENSOR_TYPES or q in catalog.TENSOR_CLASSES:
+                is_tensor = True
+            elif q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() or q in catalog.MODULE_BASE_CLASSES:
                 is_module = True
             elif isinstance(base.value, cst.Name) and base.value.value in facts.classes:
                 is_module = is_module or facts.classes[base.value.value].is_module
+                is_tensor = is_tensor or facts.classes[base.value.value].is_tensor
             elif facts.project is not None:  # a base class defined in another file of the project
                 index = facts.project.index
                 resolved = index.resolve(facts.project.module, dotted_name(base.value) or "")
                 is_module = is_module or (resolved is not None and index.is_module_class(resolved))
-        info = ClassInfo(node.name.value, is_module)
+                is_tensor = is_tensor or (resolved is not None and index.is_tensor_class(resolved))
+        info = ClassInfo(node.name.value, is_module, is_tensor=is_tensor)
         facts.classes[node.name.value] = info
         self.stack.append(info)
 
@@ -888,7 +904,14 @@ class _ClassCollector(cst.CSTVisitor):
         for target in node.targets:
             t = target.target
             if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                self._record(t.attr.value, self.facts.kind(node.value))
+                value = node.value
+                self._record(t.attr.value, self.facts.kind(value))
+                if isinstance(value, cst.Call) and value.args and dotted_name(value.args[0].value) == f"self.{t.attr.value}":
+                    # ``self.ids = torch.tensor(self.ids)``: what the field becomes, not what it held
+                    self._record(t.attr.value, Kind.UNKNOWN)
+                if self.stack[-1].is_module and isinstance(node.value, cst.Call) \
+                        and self.facts.names.qualified(node.value.func) in catalog.TENSOR_CLASSES:
+                    self.stack[-1].pinned.add(t.attr.value)  # ``self.w = nn.Parameter(...)``
 
     def visit_Expr(self, statement: cst.Expr) -> None:
         # self.register_buffer("name", tensor) / self.register_parameter("name", param),
@@ -903,7 +926,7 @@ class _ClassCollector(cst.CSTVisitor):
                 and node.args and isinstance(node.args[0].value, cst.SimpleString)):
             name = node.args[0].value.evaluated_value
             if isinstance(name, str):
-                self._record(name, Kind.TENSOR)
+                self.stack[-1].pinned.add(name)
 
     def _record(self, attr: str, kind: Kind) -> None:
         attributes = self.stack[-1].attributes

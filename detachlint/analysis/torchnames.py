@@ -38,6 +38,7 @@ class ImportCollector(cst.CSTVisitor):
     def __init__(self) -> None:
         self.bindings: Dict[str, str] = {}
         self.depth = 0  # function nesting: module-level aliases only at depth 0
+        self.star = False  # ``from pkg.common import *``
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.depth += 1
@@ -55,7 +56,10 @@ class ImportCollector(cst.CSTVisitor):
                 self.bindings[top] = top
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
+            self.star = True
+            return
+        if node.relative or node.module is None:
             return
         module = _module_name(node.module)
         for alias in node.names:
@@ -91,6 +95,10 @@ class TorchNames(Analysis):
         # from their own fields, so nothing inside a statement but its blocks is walked.
         walk(module, collector, prune=STATEMENTS_ONLY)
         self.bindings = collector.bindings
+        if collector.star:
+            # ``torch.empty(...)`` in a module that never imports torch: only a star import can
+            # have bound it, and a module exporting a ``torch`` of its own is not met in practice
+            self.bindings.setdefault("torch", "torch")
         self.imports_torch = any(v == "torch" or v.startswith("torch.") for v in self.bindings.values())
 
     def qualified(self, node: cst.BaseExpression) -> Optional[str]:

@@ -110,7 +110,7 @@ class AliasRule(Rule):
         # a name written whole or in part reads nothing there: ``p.copy_(...)``, ``.fill_``,
         # ``.zero_``, ``torch.mul(a, b, out=p)``, ``p[i] = v``
         overwritten = {id(m.target) for m in analysis.mutations()
-                       if m.op in catalog.OVERWRITING_METHODS or m.op.endswith("(out=)") or m.op == "__setitem__"}
+                       if m.op in catalog.OVERWRITING_METHODS or m.op.endswith("(out=)")} | analysis.item_targets
         copied_back = self._copied_back(mutation, analysis)
         # ``dst.copy_(src)`` writes src's own values: what is read through src is unchanged
         source = set()

@@ -163,9 +163,17 @@ class DataMutation(Rule):
         value = statement.value if use.write in ("assign", "setitem") and isinstance(statement, cst.Assign) else None
         if _tensor_evidence(use, value):
             return True
-        # not made from the receiver's own field (``rec.data = rec.data.detach()``: a record's, as likely)
-        return use.write == "assign" and value is not None and self.analysis(TensorFacts).kind(value) is Kind.TENSOR \
-            and dotted_name(use.data.value) not in _data_roots(value)
+        # not made from the receiver's own field (``rec.data = rec.data.detach()``, or by a function
+        # of the project, ``rec.data = dequantize(rec.data)``: a record's tensor field, as likely)
+        if use.write != "assign" or value is None or self.analysis(TensorFacts).kind(value) is not Kind.TENSOR \
+                or dotted_name(use.data.value) in _data_roots(value):
+            return False
+        if isinstance(value, cst.Call) and _tensor_method(value) is None \
+                and self.analysis(TorchNames).qualified(value.func) is None:
+            own = _OwnData(dotted_name(use.data.value))
+            walk(value, own)
+            return not own.found
+        return True
 
     def _unsafe_because(self, node: cst.Attribute, owner: str) -> Optional[str]:
         """Why dropping ``.data`` may change the program (None: it cannot). A graph that saved
@@ -379,6 +387,18 @@ def _other_data_writes(statement: cst.CSTNode, data: cst.Attribute) -> bool:
     return writes.found
 
 
+class _OwnData(cst.CSTVisitor):
+    """Whether an expression reads ``<receiver>.data``."""
+
+    def __init__(self, receiver: Optional[str]) -> None:
+        self.receiver = receiver
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "data" and self.receiver is not None and dotted_name(node.value) == self.receiver:
+            self.found = True
+
+
 class _DataWrites(cst.CSTVisitor):
     """An in-place call on ``.data`` other than the one of ``data`` (``x.data.add_(...)``)."""
 
@@ -446,39 +466,70 @@ def _calm(statement: cst.CSTNode, names: TorchNames) -> bool:
 def _tensor_evidence(use: DataUse, value: Optional[cst.BaseExpression] = None) -> bool:
     """``x.data.add_(...)`` / ``nn.init.normal_(x.data)`` / ``dist.all_reduce(x.data)`` on a name
     (``p``, ``self.fc.weight``): only a tensor's ``.data`` has these; ``x.data = q.data`` /
-    ``x.data[:n] = 0.9 * q.data``: the value assigned is made from another tensor's ``.data``.
-    Not on an item of a container (``bindings[k].data.resize_()`` reads the ``data`` field of a
-    record)."""
+    ``x.data[:n] = 0.9 * q.data`` / ``x.data = layer.weight``: the value assigned is another
+    tensor. On an item of a container or a call result only with more than the write
+    (``bindings[k].data.resize_()`` reads the ``data`` field of a record): an item of
+    ``module._buffers``, a tensor method's result (``w.reshape(-1).data.copy_(...)``), or an
+    in-place write from another tensor's ``.data`` (``bufs[0].data.add_(bufs[i].data)``)."""
     owner = use.data.value
     if isinstance(owner, cst.Attribute) and owner.attr.value in catalog.MODULE_TENSOR_ATTRIBUTES:
         return True  # ``module.weight.data = ...``, ``layers[-1].bias.data``: a module's parameter or buffer
+    if isinstance(owner, cst.Subscript) and isinstance(owner.value, cst.Attribute) \
+            and owner.value.attr.value in catalog.MODULE_TENSOR_DICTS:
+        return True
     receiver = dotted_name(owner)
+    inplace = use.write == "inplace" and use.op in catalog.INPLACE_METHODS
     if receiver is None:
-        return False
+        return inplace and (_tensor_method(owner) is not None or any(
+            _data_roots(arg.value) or isinstance(arg.value, cst.Attribute) and arg.value.attr.value == "data"
+            for arg in use.reported.args))
     if use.write in ("init", "collective"):
         return True
     if value is not None and _data_roots(value) - {receiver}:
-        return True  # another name's ``.data``: the receiver's own is as likely a record's field
-    return use.write == "inplace" and use.op in catalog.INPLACE_METHODS
+        return True  # another tensor: the receiver's own ``.data`` is as likely a record's field
+    return inplace
+
+
+def _tensor_method(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The receiver of ``x.narrow(...)``, ``x.to(...)``, ``x.detach()``: tensor methods whose
+    result is the tensor itself or a view or copy of it (None for any other expression)."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        method = node.func.attr.value
+        if method in catalog.MAY_ALIAS_METHODS or method in catalog.VIEW_METHODS \
+                or method in catalog.COPY_METHODS or method in catalog.TENSOR_ONLY_METHODS:
+            return node.func.value
+    return None
+
+
+_TENSOR_FIELDS = frozenset({"data", *catalog.MODULE_TENSOR_ATTRIBUTES})
 
 
 def _data_roots(value: cst.BaseExpression) -> Set[str]:
-    """The names whose ``.data`` the value is made from by tensor ops only: ``q`` for ``q.data``,
-    ``q.data.cuda()``, ``0.9 * q.data``, ``q.data[:4]``; none for ``check_yaml(opt.data)`` (a
-    field handed to a function)."""
+    """The expressions whose tensor the value is made from by tensor ops only, where the value
+    shows it is a tensor: ``q`` for ``q.data``, ``q.data.cuda()``, ``0.9 * q.data``, ``q.data[:4]``,
+    ``q[i].narrow(0, 0, n).data``, ``layer.weight``; ``(...)`` for the ``.data`` of an arithmetic
+    result; none for ``check_yaml(opt.data)`` (a field handed to a function)."""
     while True:
-        if isinstance(value, cst.Attribute) and value.attr.value == "data":
-            name = dotted_name(value.value)
-            return {name} if name is not None else set()
+        if isinstance(value, cst.Attribute) and value.attr.value in _TENSOR_FIELDS:
+            inner = value.value
+            while True:  # ``groups[i][j].data``, ``t.narrow(0, 0, n).view(s).data``: made from ``groups``, ``t``
+                if isinstance(inner, cst.Subscript):
+                    inner = inner.value
+                elif _tensor_method(inner) is not None:
+                    inner = _tensor_method(inner)
+                else:
+                    break
+            if isinstance(inner, cst.BinaryOperation) and value.attr.value == "data":
+                return {"(...)"}  # ``(p.data + 1).data``: only a tensor (or an array) result has one
+            name = dotted_name(inner)
+            return {name if value.attr.value == "data" else f"{name}.{value.attr.value}"} if name is not None else set()
         if isinstance(value, cst.BinaryOperation):
             return _data_roots(value.left) | _data_roots(value.right)
         if isinstance(value, cst.UnaryOperation):
             value = value.expression
         elif isinstance(value, cst.Subscript):
             value = value.value
-        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
-                value.func.attr.value in catalog.MAY_ALIAS_METHODS or value.func.attr.value in catalog.VIEW_METHODS
-                or value.func.attr.value in catalog.COPY_METHODS or value.func.attr.value in catalog.TENSOR_ONLY_METHODS):
-            value = value.func.value
+        elif _tensor_method(value) is not None:
+            value = _tensor_method(value)
         else:
             return set()
