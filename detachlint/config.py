@@ -1,7 +1,9 @@
-"""``[tool.detachlint]`` in pyproject.toml: which rules run on which file, and which files are skipped.
+"""``[tool.detachlint]`` in pyproject.toml (or ``detachlint.toml``): which rules run on which file,
+and which files are skipped.
 
-Configuration is hierarchical, like ruff's: each file uses the closest ``pyproject.toml`` above it
-that has a ``[tool.detachlint]`` table, and that file's directory is the project root against
+Configuration is hierarchical, like ruff's: each file uses the closest configuration above it
+(in a directory, ``.detachlint.toml``, then ``detachlint.toml``, then a ``pyproject.toml`` that has
+a ``[tool.detachlint]`` table; the first two hold the options at the top level), and that file's directory is the project root against
 which its relative globs are resolved. Command-line options are one more layer on top.
 
 Rule selection follows ruff: selectors are rule codes, prefixes of them (``TAL1``) or ``ALL``;
@@ -32,6 +34,9 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
 CONFIG_FILE = "pyproject.toml"
+# What a directory's configuration is, in ruff's order: the first of these present (a pyproject.toml
+# only when it has a [tool.detachlint] table); the other two hold the options at the top level.
+CONFIG_FILES = (".detachlint.toml", "detachlint.toml", CONFIG_FILE)
 
 # ruff's default exclusions, plus our own cache directory.
 DEFAULT_EXCLUDE: Tuple[str, ...] = (
@@ -321,16 +326,22 @@ def read_config(path: Path) -> Optional[Dict[str, Any]]:
     return _table(table, f"{path}: [tool.detachlint]")
 
 
+def config_in(directory: PathLike) -> Optional[Path]:
+    """The configuration file of ``directory`` itself (``CONFIG_FILES``' order), or None."""
+    for name in CONFIG_FILES:
+        candidate = Path(directory, name)
+        if candidate.is_file() and (name != CONFIG_FILE or read_config(candidate) is not None):
+            return candidate
+    return None
+
+
 def find_config(start: PathLike) -> Optional[Path]:
-    """The closest pyproject.toml with a ``[tool.detachlint]`` table at or above ``start``."""
+    """The closest configuration file (``.detachlint.toml``, ``detachlint.toml``, or a
+    pyproject.toml with a ``[tool.detachlint]`` table) at or above ``start``."""
     here = _abspath(start)
     if not here.is_dir():
         here = here.parent
-    for directory in (here, *here.parents):
-        candidate = directory / CONFIG_FILE
-        if candidate.is_file() and read_config(candidate) is not None:
-            return candidate
-    return None
+    return next((c for c in map(config_in, (here, *here.parents)) if c is not None), None)
 
 
 def config_arguments(values: Optional[Iterable[str]]) -> Tuple[Optional[Path], Dict[str, Any]]:
@@ -433,13 +444,9 @@ class SettingsResolver:
     def _config_for_dir(self, directory: str) -> Optional[Path]:
         # Strings, not paths: asked for every walked directory and every discovered file.
         if directory not in self._by_dir:
-            candidate = Path(directory, CONFIG_FILE)
             parent = os.path.dirname(directory)
-            if candidate.is_file() and read_config(candidate) is not None:
-                found: Optional[Path] = candidate
-            elif parent == directory:
-                found = None
-            else:
+            found = config_in(directory)
+            if found is None and parent != directory:
                 found = self._config_for_dir(parent)
             self._by_dir[directory] = found
         return self._by_dir[directory]

@@ -12,7 +12,7 @@ What it does:
   and related information (alias origin, mutation, later read) for every finding;
 - positions converted from the engine's code points to the client's units (UTF-16 unless the
   client negotiated another encoding);
-- settings: ``[tool.detachlint]`` of the closest pyproject.toml (``config.load_settings`` on the
+- settings: the closest configuration file (``config.load_settings`` on the
   document's path) with the client's ``detachlint`` section (``workspace/configuration`` or
   ``initializationOptions``: select, ignore, extend-select, extend-ignore) layered on top;
 - hover on a diagnostic: the rule's documentation; code actions: the finding's fix when it has

@@ -333,6 +333,18 @@ def test_config_is_found_by_walking_up_and_the_closest_wins(project):
                    ("pkg/sub/deep.py", "TAL001"), ("pkg/sub/deep.py", "TAL101")]
 
 
+def test_detachlint_toml_is_read_before_pyproject(project):
+    write(project, "pyproject.toml", '[tool.detachlint]\nignore = ["TAL103"]\n')
+    write(project, "other/detachlint.toml", 'select = ["TAL101"]\n')
+    write(project, "other/m.py", SAMPLE)
+    write(project, "third/.detachlint.toml", 'select = ["TAL001"]\n')
+    write(project, "third/detachlint.toml", 'select = ["TAL101"]\n')
+    write(project, "third/m.py", SAMPLE)
+    proc = detachlint("check", "--output-format", "json", "other", "third", cwd=project)
+    got = sorted((Path(d["filename"]).relative_to(project).as_posix(), d["code"]) for d in json.loads(proc.stdout))
+    assert got == [("other/m.py", "TAL101"), ("third/m.py", "TAL001")]
+
+
 def test_command_line_wins_over_config(project):
     write(project, "pyproject.toml", '[tool.detachlint]\nselect = ["TAL001"]\n')
     assert codes_of(detachlint("check", cwd=project)) == ["TAL001"]

@@ -97,6 +97,24 @@ def test_closest_config_wins_and_tables_without_our_section_are_skipped(tmp_path
     assert resolver.for_path(tmp_path / "a" / "b" / "x.py").config_file == tmp_path / "a" / "b" / "pyproject.toml"
 
 
+def test_detachlint_toml_files_in_ruffs_order(tmp_path):
+    # in one directory: .detachlint.toml, then detachlint.toml, then pyproject.toml's table (ruff's order)
+    (tmp_path / "pyproject.toml").write_text('[tool.detachlint]\nselect = ["TAL101"]\n')
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "pyproject.toml").write_text('[tool.detachlint]\nselect = ["TAL101"]\n')
+    (tmp_path / "a" / "detachlint.toml").write_text('select = ["TAL102"]\n')
+    (tmp_path / "a" / "b").mkdir()
+    (tmp_path / "a" / "b" / "detachlint.toml").write_text('select = ["TAL102"]\n')
+    (tmp_path / "a" / "b" / ".detachlint.toml").write_text('select = ["TAL103"]\n')
+    resolver = SettingsResolver()
+    assert resolver.for_path(tmp_path / "x.py").codes_for("x.py") == {"TAL101", PARSE_ERROR_CODE}
+    assert resolver.for_path(tmp_path / "a" / "x.py").codes_for("x.py") == {"TAL102", PARSE_ERROR_CODE}
+    assert resolver.for_path(tmp_path / "a" / "b" / "x.py").config_file == tmp_path / "a" / "b" / ".detachlint.toml"
+    # the editor's path (load_settings) finds the same file
+    assert load_settings(tmp_path / "a" / "b" / "x.py").codes_for("x.py") == {"TAL103", PARSE_ERROR_CODE}
+    assert load_settings(tmp_path / "a" / "x.py").config_file == tmp_path / "a" / "detachlint.toml"
+
+
 @pytest.mark.parametrize("config, message", [
     ('bogus = 1\n', "unknown option 'bogus'"),
     ('select = ["TAL0011"]\n', "unknown rule selector 'TAL0011'"),
