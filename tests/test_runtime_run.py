@@ -429,6 +429,32 @@ def test_run_module_and_sarif_output(tmp_path):
     assert verdicts == ["confirmed", "harmless-in-run", "not-run"]
 
 
+def test_text_report_gives_every_verdict_with_its_reason_and_fail_on_confirmed(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "prog.py").write_text(textwrap.dedent("""
+        import torch
+        p = torch.nn.Parameter(torch.ones(3))
+        y = (p * p).sum()
+        p.data.mul_(10)
+        y.backward()
+        w = torch.zeros(2)
+        w.data.add_(1)
+        if w.sum() < 0:
+            w.data.zero_()
+        print("ok")
+    """).lstrip("\n"))
+    proc = run([sys.executable, "-m", "detachlint", "run", "src/prog.py"], tmp_path)
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("detachlint: src/")]
+    # confirmed first; paths as given, with 1-based columns; each verdict with its reason
+    assert [line.split(": ")[1] for line in lines] == ["src/prog.py:4:1", "src/prog.py:7:1", "src/prog.py:9:5"]
+    assert "TAL001 confirmed: `mul_` wrote memory saved for backward" in lines[0]
+    assert "TAL001 harmless-in-run: line ran 1 time;" in lines[1]
+    assert lines[2].endswith("TAL001 not-run: the flagged line never ran")
+    failing = run([sys.executable, "-m", "detachlint", "run", "--fail-on", "confirmed", "src/prog.py"], tmp_path)
+    assert failing.returncode == 1 and failing.stdout == "ok\n", failing.stderr
+
+
 def test_missing_script_is_a_usage_error(tmp_path):
     proc = run([sys.executable, "-m", "detachlint", "run", "nope.py"], tmp_path)
     assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr

@@ -94,6 +94,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-format", choices=FORMATS, default="text",
                         help="format of --output (default: text; json is check's finding list with "
                              "`confirmation`)")
+    parser.add_argument("--fail-on", choices=("never", "confirmed"), default="never",
+                        help="exit 1 (when the program itself succeeded) if a finding is confirmed "
+                             "(default: never; the exit status is the program's)")
     parser.add_argument("--select", metavar="CODES",
                         help="rule codes for the static findings (default: the default rules; ALL for all)")
     parser.add_argument("program", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS] | ARGS",
@@ -126,15 +129,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"detachlint: error: {exc}", file=sys.stderr)
         return 2
     from .observe import Observer
-    from .report import write_report
+    from .report import failed, write_report
 
     observer = Observer(codes)
     if target.path:
         observer.programs.append(target.path)
     status = target.run(observer)
+    results = observer.results()
     try:
-        write_report(observer.results(), args.output, args.output_format)
+        write_report(results, args.output, args.output_format)
     except OSError as exc:
         print(f"detachlint: error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return status or 2
-    return status
+    return status or (1 if failed(results, args.fail_on) else 0)
