@@ -67,6 +67,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="a configuration file used for every path (pyproject.toml with [tool.detachlint], "
                             "or a TOML file with the options at the top level), or one option as TOML, e.g. "
                             "--config \"fail-on = 'error'\" (repeatable; options win over the file)")
+    check.add_argument("--isolated", action="store_true", help="read no configuration file")
+    check.add_argument("--show-settings", action="store_true",
+                       help="print the settings the first path is linted with, and exit")
+    check.add_argument("--show-files", action="store_true", help="print the files that would be linted, and exit")
     sel = check.add_argument_group("rule selection (command line wins over [tool.detachlint])")
     sel.add_argument("--select", type=_codes, metavar="CODES", help="rule codes or prefixes to enable (ALL for all)")
     sel.add_argument("--ignore", type=_codes, metavar="CODES", help="rule codes or prefixes to disable")
@@ -74,6 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     sel.add_argument("--extend-ignore", type=_codes, metavar="CODES", help="disable these on top of ignore")
     sel.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES",
                      help="ignore CODES in files matching PATTERN (repeatable; replaces the configured table)")
+    sel.add_argument("--extend-per-file-ignores", action="append", metavar="PATTERN:CODES",
+                     help="like --per-file-ignores, added to the configured table")
     files = check.add_argument_group("file selection")
     files.add_argument("--exclude", type=_codes, metavar="GLOBS", help="replace the default exclusions")
     files.add_argument("--extend-exclude", type=_codes, metavar="GLOBS", help="exclude these as well")
@@ -104,7 +110,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="colour output (auto: on a terminal, honouring NO_COLOR and FORCE_COLOR)")
 
     fix = check.add_argument_group("fixes (safe fixes keep behaviour; unsafe ones change what the code computes)")
-    fix.add_argument("--fix", action="store_true", help="apply safe fixes in place; report what is left")
+    fix.add_argument("--fix", action=argparse.BooleanOptionalAction, default=False,
+                     help="apply safe fixes in place; report what is left (--no-fix: do not)")
+    fix.add_argument("--exit-non-zero-on-fix", action="store_true",
+                     help="with --fix: exit 1 when a file was fixed, even if no finding remains")
     fix.add_argument("--unsafe-fixes", action="store_true", help="with --fix, --fix-only or --diff: unsafe fixes too")
     fix.add_argument("--fix-only", action="store_true", help="apply fixes, report nothing else (exit 0)")
     fix.add_argument("--diff", action="store_true",
@@ -159,19 +168,22 @@ def _overrides(args: argparse.Namespace) -> Dict[str, Any]:
         value = getattr(args, key)
         if value is not None:
             overrides[key.replace("_", "-")] = value
-    if args.per_file_ignores:
+    for key in ("per_file_ignores", "extend_per_file_ignores"):
         table: Dict[str, List[str]] = {}
-        for spec in args.per_file_ignores:
+        for spec in getattr(args, key) or ():
             glob, codes = parse_per_file_ignore(spec)
             table.setdefault(glob, []).extend(codes)
-        overrides["per-file-ignores"] = table
+        if table:
+            overrides[key.replace("_", "-")] = table
     return overrides
 
 
 def _resolver(args: argparse.Namespace) -> SettingsResolver:
     """``--config`` options, then the dedicated flags over them, over the configuration file."""
     config_file, options = config_arguments(args.config)
-    return SettingsResolver({**options, **_overrides(args)}, config_file)
+    if args.isolated and config_file is not None:
+        raise UsageError("--isolated reads no configuration file: it takes no --config PATH")
+    return SettingsResolver({**options, **_overrides(args)}, config_file, isolated=args.isolated)
 
 
 class _Sources:
@@ -356,6 +368,13 @@ def run_check(args: argparse.Namespace) -> int:
     # (ruff's E902, flake8's E902): one typo does not hide every other finding.
     resolver = _resolver(args)  # validates the command line before any work
     fail_on = resolver.for_path(os.getcwd(), is_dir=True).fail_on
+    if args.show_settings:
+        return _show_settings(resolver, paths[0] if paths[0] != "-" else args.stdin_filename or os.getcwd())
+    if args.show_files:
+        from .pipeline import tasks_for
+
+        sys.stdout.write("".join(f"{task.display}\n" for task in tasks_for(paths, resolver)))
+        return EXIT_CLEAN
 
     sources = _Sources()
     fix = fixes = None
@@ -396,8 +415,23 @@ def run_check(args: argparse.Namespace) -> int:
     report.flush()
     if internal_errors or (fixes is not None and fixes.errors):
         return EXIT_ERROR
+    if args.exit_non_zero_on_fix and fixes is not None and fixes.changed_files:
+        return EXIT_FINDINGS
     failing = [f for f in findings if fail_on == "warning" or f.severity is Severity.ERROR]
     return EXIT_FINDINGS if failing and not args.exit_zero else EXIT_CLEAN
+
+
+def _show_settings(resolver: SettingsResolver, path: str) -> int:
+    """``--show-settings``: what a file under ``path`` is linted with, one ``key = value`` a line."""
+    settings = resolver.for_path(path)
+    rows = [("path", path), ("config-file", settings.config_file), ("root", settings.root),
+            ("select", sorted(settings.codes_for(path))),
+            ("per-file-ignores", [f"{p.glob}: {', '.join(c)}" for p, c in settings.per_file_ignores]),
+            ("exclude", [p.glob for p in settings.exclude]), ("respect-gitignore", settings.respect_gitignore),
+            ("force-exclude", settings.force_exclude), ("max-file-size", settings.max_file_size),
+            ("fail-on", settings.fail_on)]
+    sys.stdout.write("".join(f"{key} = {value}\n" for key, value in rows))
+    return EXIT_CLEAN
 
 
 def _add_noqa(findings: Sequence[Any], quiet: bool) -> int:

@@ -48,7 +48,8 @@ DEFAULT_EXCLUDE: Tuple[str, ...] = (
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude")
 _BOOL_KEYS = ("respect-gitignore", "force-exclude")
-KNOWN_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "runtime", "max-file-size", "fail-on"))
+_TABLE_KEYS = ("per-file-ignores", "extend-per-file-ignores")
+KNOWN_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + _TABLE_KEYS + ("runtime", "max-file-size", "fail-on"))
 FAIL_ON = ("error", "warning")  # the least severe finding that makes ``check`` exit 1
 _CODE_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
 
@@ -259,14 +260,14 @@ def _table(raw: Mapping[str, Any], where: str) -> Dict[str, Any]:
         elif norm in _BOOL_KEYS:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: {norm} must be true or false, got {value!r}")
-        elif norm == "per-file-ignores":
+        elif norm in _TABLE_KEYS:
             if not isinstance(value, Mapping):
-                raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes]")
+                raise ConfigError(f"{where}: {norm} must be a table of glob = [codes]")
             checked = {}
             for glob, codes in value.items():
                 if not isinstance(codes, (list, tuple)) or not all(isinstance(c, str) for c in codes):
-                    raise ConfigError(f"{where}: per-file-ignores[{glob!r}] must be a list of rule codes")
-                checked[glob] = tuple(validate_selector(c, f"{where}: per-file-ignores[{glob!r}]") for c in codes)
+                    raise ConfigError(f"{where}: {norm}[{glob!r}] must be a list of rule codes")
+                checked[glob] = tuple(validate_selector(c, f"{where}: {norm}[{glob!r}]") for c in codes)
             value = checked
         elif norm == "fail-on" and value not in FAIL_ON:
             raise ConfigError(f"{where}: fail-on must be one of {', '.join(map(repr, FAIL_ON))}, got {value!r}")
@@ -402,6 +403,11 @@ def build_settings(config_file: Optional[Path], cli_overrides: Optional[Mapping[
     else:
         pfi_table, pfi_base = config.get("per-file-ignores", {}), root
     per_file_ignores = tuple((Pattern(g, pfi_base), tuple(codes)) for g, codes in pfi_table.items())
+    # extend-per-file-ignores adds to the table in force: the configuration's, then the command line's
+    per_file_ignores += tuple((Pattern(g, root), tuple(codes))
+                              for g, codes in config.get("extend-per-file-ignores", {}).items())
+    per_file_ignores += tuple((Pattern(g, cwd), tuple(codes))
+                              for g, codes in cli.get("extend-per-file-ignores", {}).items())
 
     def flag(key: str, default: bool) -> bool:
         return cli.get(key, config.get(key, default))
@@ -429,9 +435,12 @@ def load_settings(start: PathLike, cli_overrides: Optional[Mapping[str, Any]] = 
 class SettingsResolver:
     """Settings per directory for a whole run, each config file read once."""
 
-    def __init__(self, cli_overrides: Optional[Mapping[str, Any]] = None, config_file: Optional[PathLike] = None) -> None:
-        """``config_file`` (``--config PATH``): that file for every path, no discovery (ruff's rule)."""
+    def __init__(self, cli_overrides: Optional[Mapping[str, Any]] = None, config_file: Optional[PathLike] = None,
+                 isolated: bool = False) -> None:
+        """``config_file`` (``--config PATH``): that file for every path, no discovery (ruff's rule);
+        ``isolated`` (``--isolated``): no configuration file at all."""
         self.cli_overrides = dict(cli_overrides or {})
+        self.isolated = isolated
         self.config_file = _abspath(config_file) if config_file is not None else None
         if self.config_file is not None and read_config(self.config_file) is None:
             raise ConfigError(f"{config_file}: no [tool.detachlint] table")
@@ -445,7 +454,7 @@ class SettingsResolver:
         # Strings, not paths: asked for every walked directory and every discovered file.
         if directory not in self._by_dir:
             parent = os.path.dirname(directory)
-            found = config_in(directory)
+            found = None if self.isolated else config_in(directory)
             if found is None and parent != directory:
                 found = self._config_for_dir(parent)
             self._by_dir[directory] = found

@@ -345,6 +345,39 @@ def test_detachlint_toml_is_read_before_pyproject(project):
     assert got == [("other/m.py", "TAL101"), ("third/m.py", "TAL001")]
 
 
+def test_ruff_options_isolated_show_files_show_settings_extend_per_file_ignores(project):
+    write(project, "pyproject.toml", '[tool.detachlint]\nselect = ["TAL101"]\n'
+                                     '[tool.detachlint.extend-per-file-ignores]\n"gen_*.py" = ["TAL101"]\n')
+    write(project, "pkg/gen_model.py", SAMPLE)
+
+    def codes(*args):
+        proc = detachlint("check", "--output-format", "json", *args, cwd=project)
+        return sorted((Path(d["filename"]).name, d["code"]) for d in json.loads(proc.stdout))
+
+    assert codes() == [("model.py", "TAL101")]  # the configured table extended, gen_*.py ignored
+    assert codes("--extend-per-file-ignores", "model.py:TAL1") == []
+    assert ("gen_model.py", "TAL001") in codes("--isolated")  # no configuration: the defaults
+    proc = detachlint("check", "--isolated", "--config", "pyproject.toml", cwd=project)
+    assert proc.returncode == 2 and "--isolated" in proc.stderr
+    proc = detachlint("check", "--show-files", cwd=project)
+    assert proc.returncode == 0 and proc.stdout.split() == ["pkg/clean.py", "pkg/gen_model.py", "pkg/model.py"]
+    proc = detachlint("check", "--show-settings", "pkg/gen_model.py", cwd=project)
+    assert proc.returncode == 0
+    assert f"config-file = {project / 'pyproject.toml'}" in proc.stdout.splitlines()
+    assert "select = ['TAL999']" in proc.stdout.splitlines()  # TAL101 ignored there
+
+
+def test_no_fix_and_exit_non_zero_on_fix(project):
+    write(project, "pyproject.toml", '[tool.detachlint]\nselect = ["TAL101"]\n')
+    proc = detachlint("check", "--fix", "--no-fix", "pkg/model.py", cwd=project)
+    assert proc.returncode == 1 and "torch.tensor(w)" in (project / "pkg/model.py").read_text()
+    proc = detachlint("check", "--fix", "pkg/model.py", cwd=project)
+    assert proc.returncode == 0 and "torch.tensor(w)" not in (project / "pkg/model.py").read_text()
+    write(project, "pkg/model.py", SAMPLE)
+    proc = detachlint("check", "--fix", "--exit-non-zero-on-fix", "pkg/model.py", cwd=project)
+    assert proc.returncode == 1 and "Fixed 1 finding" in proc.stdout + proc.stderr
+
+
 def test_command_line_wins_over_config(project):
     write(project, "pyproject.toml", '[tool.detachlint]\nselect = ["TAL001"]\n')
     assert codes_of(detachlint("check", cwd=project)) == ["TAL001"]
