@@ -78,6 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     sel.add_argument("--extend-ignore", type=_codes, metavar="CODES", help="disable these on top of ignore")
     sel.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES",
                      help="ignore CODES in files matching PATTERN (repeatable; replaces the configured table)")
+    sel.add_argument("--ignore-noqa", action="store_true", default=None,
+                     help="report findings on lines with `# noqa` too (also `ignore-noqa` in the config)")
     sel.add_argument("--extend-per-file-ignores", action="append", metavar="PATTERN:CODES",
                      help="like --per-file-ignores, added to the configured table")
     files = check.add_argument_group("file selection")
@@ -164,7 +166,7 @@ def use_color(choice: str, stream: Any) -> bool:
 def _overrides(args: argparse.Namespace) -> Dict[str, Any]:
     overrides: Dict[str, Any] = {}
     for key in ("select", "ignore", "extend_select", "extend_ignore", "exclude", "extend_exclude",
-                "force_exclude", "respect_gitignore", "max_file_size", "fail_on"):
+                "force_exclude", "respect_gitignore", "max_file_size", "fail_on", "ignore_noqa"):
         value = getattr(args, key)
         if value is not None:
             overrides[key.replace("_", "-")] = value
@@ -297,7 +299,8 @@ def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _
                               runner.facts_in_parallel(args.jobs))
         project = ModuleView(index, index.module_of(name))
     result = check_bytes(data, display, settings.codes_for(name or "-"), fix=fix, max_file_size=limit,
-                         notebook=bool(name) and name.endswith(".ipynb"), project=project)
+                         notebook=bool(name) and name.endswith(".ipynb"), project=project,
+                         noqa=not settings.ignore_noqa)
     if fixes is not None:
         fixes.add(display, result)
         if fix.write:  # like ruff: the fixed source on stdout, findings on stderr

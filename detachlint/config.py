@@ -47,7 +47,7 @@ DEFAULT_EXCLUDE: Tuple[str, ...] = (
 )
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude")
-_BOOL_KEYS = ("respect-gitignore", "force-exclude")
+_BOOL_KEYS = ("respect-gitignore", "force-exclude", "ignore-noqa")
 _TABLE_KEYS = ("per-file-ignores", "extend-per-file-ignores")
 KNOWN_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + _TABLE_KEYS + ("runtime", "max-file-size", "fail-on"))
 FAIL_ON = ("error", "warning")  # the least severe finding that makes ``check`` exit 1
@@ -202,6 +202,7 @@ class Settings:
     runtime: Mapping[str, Any] = field(default_factory=dict)
     max_file_size: Optional[int] = None  # bytes; None: the runner's default; 0: no limit
     fail_on: str = "warning"  # findings of this severity or worse make ``check`` exit 1
+    ignore_noqa: bool = False  # ``# noqa`` comments suppress nothing
 
     def codes_for(self, path: PathLike) -> FrozenSet[str]:
         """The rule codes enabled for ``path``, per-file-ignores applied."""
@@ -420,6 +421,7 @@ def build_settings(config_file: Optional[Path], cli_overrides: Optional[Mapping[
         exclude=exclude,
         respect_gitignore=flag("respect-gitignore", True),
         force_exclude=flag("force-exclude", False),
+        ignore_noqa=flag("ignore-noqa", False),
         runtime=dict(config.get("runtime", {})),
         max_file_size=cli.get("max-file-size", config.get("max-file-size")),
         fail_on=cli.get("fail-on", config.get("fail-on", "warning")),

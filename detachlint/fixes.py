@@ -379,7 +379,8 @@ def summary(counts: Counter) -> str:
 
 # --- notebooks ----------------------------------------------------------------------------------
 
-def fix_notebook(text: str, display: str, codes, unsafe: bool = False, max_passes: int = MAX_PASSES) -> FixOutcome:
+def fix_notebook(text: str, display: str, codes, unsafe: bool = False, max_passes: int = MAX_PASSES,
+                 noqa: bool = True) -> FixOutcome:
     """Fix the code cells of a notebook's JSON text. The cells are linted joined, as ``check``
     lints them, and each fix is placed in its cells by ``notebook.place`` (the edits the JSON
     output shows): a fix may edit several cells (``import copy`` in the cell of the imports), but
@@ -387,7 +388,7 @@ def fix_notebook(text: str, display: str, codes, unsafe: bool = False, max_passe
     byte (nbformat's layout: indent 1, keys in file order), so only cell sources change."""
     import json
 
-    initial = lint_notebook_bytes(text.encode("utf-8"), display, codes)
+    initial = lint_notebook_bytes(text.encode("utf-8"), display, codes, noqa)
     outcome = FixOutcome(text, text, initial=initial, remaining=initial)
     try:
         nb = json.loads(text)
@@ -402,7 +403,7 @@ def fix_notebook(text: str, display: str, codes, unsafe: bool = False, max_passe
     changed = set()
     for _ in range(max_passes):
         joined, cmap = join_cells([CodeCell(n, s) for n, s in sources.items()])
-        findings = lint_source(joined, display, codes)
+        findings = lint_source(joined, display, codes, noqa=noqa)
         todo = []
         in_cells = {}  # id of a fix on the joined text -> the same fix placed in its cells
         for f in findings:

@@ -264,22 +264,23 @@ def map_finding(finding: Finding, cmap: CellMap) -> Finding:
 
 
 def lint_joined(cells: Sequence[CodeCell], filename: str,
-                codes: Optional[Iterable[str]] = None) -> Tuple[List[Finding], CellMap]:
+                codes: Optional[Iterable[str]] = None, noqa: bool = True) -> Tuple[List[Finding], CellMap]:
     """Findings in joined-module coordinates, and the map back to cells (for callers such as the
     language server that place each location, related ones included, in its own cell)."""
     source, cmap = join_cells(cells)
     if not source.strip():
         return [], cmap
-    return lint_source(source, filename, codes), cmap
+    return lint_source(source, filename, codes, noqa=noqa), cmap
 
 
 def lint_notebook_cells(cells: Sequence[CodeCell], filename: str,
-                        codes: Optional[Iterable[str]] = None) -> List[Finding]:
-    findings, cmap = lint_joined(cells, filename, codes)
+                        codes: Optional[Iterable[str]] = None, noqa: bool = True) -> List[Finding]:
+    findings, cmap = lint_joined(cells, filename, codes, noqa)
     return sorted((map_finding(f, cmap) for f in findings), key=Finding.sort_key)
 
 
-def lint_notebook_bytes(data: bytes, filename: str, codes: Optional[Iterable[str]] = None) -> List[Finding]:
+def lint_notebook_bytes(data: bytes, filename: str, codes: Optional[Iterable[str]] = None,
+                        noqa: bool = True) -> List[Finding]:
     try:
         text = data.decode("utf-8-sig")
         cells, is_python = read_cells(text)
@@ -289,4 +290,4 @@ def lint_notebook_bytes(data: bytes, filename: str, codes: Optional[Iterable[str
         return [parse_error_finding(filename, str(exc))]
     if not is_python:
         return []
-    return lint_notebook_cells(cells, filename, codes)
+    return lint_notebook_cells(cells, filename, codes, noqa)

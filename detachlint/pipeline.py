@@ -57,6 +57,7 @@ class Task:
     error: Optional[str] = None  # discovery already failed (e.g. a symlink loop): report it
     max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes; 0: no limit
     project: Optional[str] = None  # the project root whose index this file is linted with
+    noqa: bool = True  # False: ``# noqa`` comments are ignored (``--ignore-noqa``)
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def _lint_bytes(data: bytes, display: str, codes: Codes, notebook: bool, noqa: b
     from .notebook import lint_notebook_bytes
 
     if notebook:
-        return lint_notebook_bytes(data, display, codes)
+        return lint_notebook_bytes(data, display, codes, noqa)
     try:
         source = decode_source(data)
     except SourceError as exc:
@@ -137,7 +138,7 @@ def _outcome_result(outcome: FixOutcome, display: str, fix: FixMode) -> FileResu
 
 def check_bytes(data: bytes, display: str, codes: Codes = None, *, notebook: bool = False,
                 fix: Optional[FixMode] = None, max_file_size: int = 0,
-                project: Optional[ModuleView] = None) -> FileResult:
+                project: Optional[ModuleView] = None, noqa: bool = True) -> FileResult:
     """Bytes that are not (or not yet) a file on disk: stdin. With ``fix``, ``fixed_data`` holds
     the fixed bytes in the input's own encoding (the input unchanged when it cannot be fixed)."""
     from .engine import lint_source
@@ -148,14 +149,14 @@ def check_bytes(data: bytes, display: str, codes: Codes = None, *, notebook: boo
         if skipped:
             return FileResult(skipped=skipped, fixed_data=data if fix else None)
         if fix is None or notebook:
-            return FileResult(_lint_bytes(data, display, codes, notebook, project=project),
+            return FileResult(_lint_bytes(data, display, codes, notebook, noqa, project),
                               fixed_data=data if fix else None)
         try:
             text = decode_source(data)
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         except (SourceError, SyntaxError):
-            return FileResult(_lint_bytes(data, display, codes, notebook, project=project), fixed_data=data)
-        outcome = fix_text(text, lambda t: lint_source(t, display, codes, project=project), fix.unsafe)
+            return FileResult(_lint_bytes(data, display, codes, notebook, noqa, project), fixed_data=data)
+        outcome = fix_text(text, lambda t: lint_source(t, display, codes, noqa=noqa, project=project), fix.unsafe)
         if data.startswith(codecs.BOM_UTF8):
             encoding = "utf-8-sig"
         try:
@@ -240,7 +241,7 @@ def lint_file(task: Task, cache: Optional[Cache] = None, fix: Optional[FixMode] 
             hit = cache.get(key)
             if hit is not None:
                 return FileResult(hit, cached=True)
-        return FileResult(_lint_bytes(data, task.display, task.codes, notebook, project=project), cache_key=key)
+        return FileResult(_lint_bytes(data, task.display, task.codes, notebook, task.noqa, project), cache_key=key)
 
     return contained(work)
 
@@ -249,7 +250,7 @@ def cache_options(task: Task, indexes: Optional[Mapping[str, ProjectIndex]]) -> 
     """Everything besides codes, name and bytes that changes a file's findings: its settings and
     what the project index knows (any change to a composed fact invalidates the project's files)."""
     index = indexes.get(task.project) if indexes and task.project else None
-    return task.options + (f"\0index={index.digest}" if index is not None else "")
+    return task.options + ("" if task.noqa else "\0noqa=0") + (f"\0index={index.digest}" if index is not None else "")
 
 
 def _fix_file(task: Task, path: Path, notebook: bool, fix: FixMode,
@@ -259,9 +260,9 @@ def _fix_file(task: Task, path: Path, notebook: bool, fix: FixMode,
     from .fixes import fix_file, fix_notebook
 
     display, codes = task.display, task.codes
-    transform = (lambda text: fix_notebook(text, display, codes, fix.unsafe)) if notebook else None
-    done = fix_file(path, display, lambda text: lint_source(text, display, codes, project=project), fix.unsafe,
-                    write=fix.write, transform=transform)
+    transform = (lambda text: fix_notebook(text, display, codes, fix.unsafe, noqa=task.noqa)) if notebook else None
+    done = fix_file(path, display, lambda text: lint_source(text, display, codes, noqa=task.noqa, project=project),
+                    fix.unsafe, write=fix.write, transform=transform)
     if done.outcome is None:
         return None
     if done.error is not None:
@@ -395,7 +396,7 @@ def tasks_for(paths: Iterable[str], resolver: SettingsResolver,
         codes = settings.codes_for(target.path) if target.error is None else frozenset(settings.enabled)
         root = project_root(target.path, fallback, marked)
         tasks.append(Task(str(target.path), target.display, codes, error=target.error, max_file_size=limit,
-                          project=str(root) if root is not None else None))
+                          project=str(root) if root is not None else None, noqa=not settings.ignore_noqa))
     return tasks
 
 

@@ -367,6 +367,21 @@ def test_ruff_options_isolated_show_files_show_settings_extend_per_file_ignores(
     assert "select = ['TAL999']" in proc.stdout.splitlines()  # TAL101 ignored there
 
 
+def test_ignore_noqa_reports_and_fixes_suppressed_lines_and_keeps_the_cache_apart(project):
+    write(project, "pkg/quiet.py", "import torch\nx = torch.zeros(2)\ny = torch.tensor(x)  # noqa: TAL101\n")
+
+    def codes(*args):
+        proc = detachlint("check", "--output-format", "json", *args, "pkg/quiet.py", cwd=project)
+        return [d["code"] for d in json.loads(proc.stdout)]
+
+    assert codes() == []
+    assert codes("--ignore-noqa") == ["TAL101"]
+    assert codes() == []  # the cached result of one is not the other's
+    assert codes("--config", "ignore-noqa = true") == ["TAL101"]
+    detachlint("check", "--fix", "--ignore-noqa", "pkg/quiet.py", cwd=project)
+    assert "torch.tensor(x)" not in (project / "pkg/quiet.py").read_text()
+
+
 def test_no_fix_and_exit_non_zero_on_fix(project):
     write(project, "pyproject.toml", '[tool.detachlint]\nselect = ["TAL101"]\n')
     proc = detachlint("check", "--fix", "--no-fix", "pkg/model.py", cwd=project)
