@@ -23,7 +23,7 @@ from .analysis.units import LINE_RE, Span, Unit, blanked, quiet_code
 from .analysis.project import ModuleView
 from .context import Context
 from .findings import PARSE_ERROR_CODE, Finding, Location, Related, parse_error_finding
-from .noqa import is_suppressed, skips_file
+from .noqa import apply_noqa, file_exempt_codes, mentions_noqa, skips_file
 from .rules import ALL_RULES
 from .rules.base import Rule
 from .walk import Walker
@@ -332,9 +332,22 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     its ``--disable-noqa`` must be able to bring the findings back). ``project``: what the
     project index knows of this module and the rest of the project (None: this file alone).
     """
-    rules = select_rules(codes)
     if skips_file(source, flake8_comment=noqa):
         return []
+    findings = _lint_source(source, filename, codes, precheck, project, blank, screen)
+    exempt = file_exempt_codes(source)
+    if exempt:
+        findings = [f for f in findings if f.code == PARSE_ERROR_CODE or not f.code.startswith(exempt)]
+    if mentions_noqa(source):  # ``# noqa`` (and its checks) only where the word is
+        wanted = {r.code for r in select_rules(codes)}
+        findings = apply_noqa(findings, physical_lines(source), filename, wanted.__contains__,
+                              [r.code for r in ALL_RULES], inline=noqa)
+    return sorted(findings, key=Finding.sort_key)
+
+
+def _lint_source(source: str, filename: str, codes: Optional[Iterable[str]], precheck: bool,
+                 project: Optional[ModuleView], blank: bool, screen: bool) -> List[Finding]:
+    rules = select_rules(codes)
     # The project index parsed the project's files with Python's parser already: what it found for
     # this very text is not parsed again.
     first = project.first_pass(source) if project is not None else None
@@ -356,9 +369,6 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
                 return []
     with gc_paused():
         findings = _parse_and_lint(source, filename, rules, project, first, blank, screen)
-    if noqa and findings:
-        lines = physical_lines(source)
-        findings = [f for f in findings if f.code == PARSE_ERROR_CODE or not is_suppressed(f, lines)]
     if codes is not None and PARSE_ERROR_CODE not in set(codes):
         findings = [f for f in findings if f.code != PARSE_ERROR_CODE]
-    return sorted(findings, key=Finding.sort_key)
+    return findings

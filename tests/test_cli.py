@@ -382,6 +382,17 @@ def test_ignore_noqa_reports_and_fixes_suppressed_lines_and_keeps_the_cache_apar
     assert "torch.tensor(x)" not in (project / "pkg/quiet.py").read_text()
 
 
+def test_noqa_hygiene_file_level_codes_unused_and_invalid_directives(project):
+    write(project, "pkg/directives.py", "# detachlint: noqa: TAL101\nimport torch\n\n\ndef f(p: torch.Tensor):\n"
+                                        "    a = torch.tensor(p)\n    p.data.zero_()  # noqa: tal001\n"
+                                        "    return a * 2  # noqa: TAL001, E501\n")
+    proc = detachlint("check", "--output-format", "json", "--extend-select", "TAL901", "pkg/directives.py", cwd=project)
+    got = sorted((d["location"]["row"], d["code"]) for d in json.loads(proc.stdout))
+    assert got == [(7, "TAL001"), (7, "TAL902"), (8, "TAL901")]  # TAL101 exempted for the file
+    detachlint("check", "--select", "TAL901", "--fix", "pkg/directives.py", cwd=project)
+    assert (project / "pkg/directives.py").read_text().splitlines()[-1] == "    return a * 2  # noqa: E501"
+
+
 def test_no_fix_and_exit_non_zero_on_fix(project):
     write(project, "pyproject.toml", '[tool.detachlint]\nselect = ["TAL101"]\n')
     proc = detachlint("check", "--fix", "--no-fix", "pkg/model.py", cwd=project)

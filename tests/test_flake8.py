@@ -18,6 +18,7 @@ from typing import List, Optional, Sequence, Set, Tuple
 
 import pytest
 
+from detachlint.noqa import is_suppressed
 from detachlint.engine import lint_source
 from detachlint.pipeline import Projects
 from detachlint.findings import PARSE_ERROR_CODE
@@ -88,9 +89,13 @@ def engine_rows(path: Path, display: str) -> List[Row]:
     """What the engine finds in ``path`` with the index of the project the file belongs to (as
     ``detachlint check`` and the plugin both use it)."""
     text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    # flake8 applies ``# noqa`` itself, after the plugin: so TAL901 (unused-noqa) is not reported
+    # there, and a TAL902 on a line whose ``# noqa:`` acts as a blanket one is silenced by it
     return [
         (display, f.location.row, f.location.column + 1, f.code, f.message)
         for f in lint_source(text, display, ALL_CODES, project=PROJECTS.view(path))
+        if f.code != "TAL901" and not is_suppressed(f, lines)
     ]
 
 
@@ -162,6 +167,14 @@ def test_noqa(config, sample):
     assert (8, "TAL001") not in got  # blanket noqa
     restored = codes_at(rows(flake8(config, "--disable-noqa", str(sample)).stdout))
     assert {(6, "TAL001"), (8, "TAL001")} <= restored  # flake8, not the engine, owns noqa
+
+
+def test_noqa_checks_under_flake8(config, tmp_path):
+    path = tmp_path / "directives.py"
+    path.write_text("import torch\n\n\ndef f(p: torch.Tensor):\n"
+                    "    p.data.zero_()  # noqa: tal001\n    return p * 2  # noqa: TAL001\n", encoding="utf-8")
+    got = codes_at(rows(flake8(config, "--select", "TAL", str(path)).stdout))
+    assert got == {(5, "TAL001"), (5, "TAL902")}  # no TAL901: flake8, not the engine, applies noqa
 
 
 def test_tal002_off_by_default_and_opt_in(config, sample):

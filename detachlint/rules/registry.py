@@ -41,6 +41,8 @@ RULES: List[RuleInfo] = [  # in code order; ``rules.register`` adds one
     RuleInfo("TAL202", "saved-tensor-inplace", True, "SavedTensorInplace"),
     RuleInfo("TAL301", "view-alias-mutation", True, "ViewAliasMutation"),
     RuleInfo("TAL401", "stale-snapshot", True, "StaleSnapshot"),
+    RuleInfo("TAL901", "unused-noqa", False, "UnusedNoqa"),
+    RuleInfo("TAL902", "invalid-noqa", True, "InvalidNoqa"),
 ]
 _INFO: Dict[str, RuleInfo] = {r.code: r for r in RULES}
 
