@@ -118,43 +118,14 @@ def screen_reports(text: str, filename: str, rules: Sequence[Type[Rule]], projec
 _LIBCST_STRICTER_RE = re.compile(r"\\(?:\r\n|\r|\n)?[\s]*\Z")
 
 
-# Where Python rejects a file, LibCST is asked for its own message, unless a crude scan says the
-# file may nest deeply: then Python's verdict is reported and LibCST never sees the file (its
-# native parser recurses per level and can segfault). The scan does not tokenize: brackets inside
-# strings and comments count too, and a line starting at column 0 with a name or a decorator
-# starts a new statement (so one stray bracket in a docstring does not make the rest of the file
-# one long line). Valid files are measured on Python's tree instead (``analysis/firstpass.py``).
-_NESTING_RE = re.compile(r"[()\[\]{}\n]")
-_DEEP_BRACKETS = 100
-_LONG_LOGICAL_LINE = 4000  # a chain needs 1-2 characters per level
-_MANY_ELIFS = 300
-
-
-def _may_nest_deeply(source: str) -> bool:
-    if source.count("elif") >= _MANY_ELIFS:
-        return True
-    depth = start = 0
-    for match in _NESTING_RE.finditer(source):
-        char = match.group()
-        if char == "\n":
-            if depth == 0 or match.end() < len(source) and source[match.end()] in _STATEMENT_START:
-                if match.start() - start > _LONG_LOGICAL_LINE:
-                    return True
-                depth, start = 0, match.end()
-        elif char in "([{":
-            depth += 1
-            if depth > _DEEP_BRACKETS:
-                return True
-        elif depth:
-            depth -= 1
-    return len(source) - start > _LONG_LOGICAL_LINE
-
-
-_STATEMENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_@")
-
-
-def _refused(source: str, first: FirstPass) -> Optional[Tuple[str, int, int]]:
-    """Why LibCST must not see ``source`` (message, row, column), or None to go on with it."""
+def refused(source: str, first: Optional[FirstPass] = None) -> Optional[Tuple[str, int, int]]:
+    """Why LibCST must not see ``source`` (message, row, column), or None to go on with it.
+    LibCST's native parser sees only what Python's parser accepted and ``too_deep`` passed: it
+    recurses per level and segfaults on deep code, valid or not (5,000 ``a(`` lines at column 0,
+    a long operator chain followed by a syntax error), so a file Python rejects gets Python's own
+    message and position, as flake8's E999 words it. ``first``: the first pass of ``source``, when
+    the caller has it (else it is made here)."""
+    first = first if first is not None else first_pass(source)
     if first.measured:
         return (first.deep.message, first.deep.row, first.deep.column) if first.deep is not None else None
     if first.gave_up:
@@ -164,10 +135,10 @@ def _refused(source: str, first: FirstPass) -> Optional[Tuple[str, int, int]]:
         deep = too_deep(first.tree, physical_lines(source))
         return (deep.message, deep.row, deep.column) if deep is not None else None
     exc = first.error
-    if isinstance(exc, SyntaxError) and _may_nest_deeply(source):
+    if isinstance(exc, SyntaxError):
         row, column = _inside(source, exc.lineno or 1, (exc.offset or 1) - 1)
-        return f"SyntaxError: {exc.msg}", row, column
-    return None
+        return f"{type(exc).__name__}: {exc.msg}", row, column
+    return f"{type(exc).__name__}: {exc}", 1, 0  # ValueError (a NUL byte), ...
 
 
 def _caused_by_recursion(exc: BaseException) -> bool:
@@ -265,11 +236,11 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
     if first is None and len(source) > PIECES_SIZE:
         first = first_pass_in_pieces(source)  # no tree of the whole module (None: not shown)
     first = first if first is not None else first_pass(source)
-    refused = _refused(source, first)
-    lines, quiet, spans = _quiet_code(source, first, project) if refused is None and blank else ([], [], [])
+    refusal = refused(source, first)
+    lines, quiet, spans = _quiet_code(source, first, project) if refusal is None and blank else ([], [], [])
     tree, first.tree = first.tree, None  # freed before LibCST's tree is built: peak memory is LibCST's alone
-    if refused is not None:
-        message, row, column = refused
+    if refusal is not None:
+        message, row, column = refusal
         return [parse_error_finding(filename, message, row, column)]
     text = blanked(lines, quiet, spans) if quiet or spans else source
     # LibCST's own verdict is wanted where it may differ from Python's (``_LIBCST_STRICTER_RE``)

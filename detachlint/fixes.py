@@ -11,7 +11,6 @@ left, when the text stops changing or after ``MAX_PASSES``.
 
 from __future__ import annotations
 
-import ast
 import codecs
 import difflib
 import io
@@ -19,7 +18,6 @@ import os
 import re
 import stat
 import tokenize
-import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +25,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 import libcst as cst
 
-from .engine import lint_source
+from .engine import lint_source, refused
 from .files import SourceError, atomic_write, decode_source, file_digest
 from .findings import Applicability, Finding, Fix, Location, applicable
 from .noqa import noqa_edit
@@ -110,20 +108,16 @@ def _splice(text: str, spans: Iterable[Tuple[int, int, str]]) -> str:
     return "".join(out)
 
 
-def parses(text: str, strict: bool = True) -> bool:
-    """LibCST parses it, and, when ``strict``, so does Python (which also rejects assignments to
-    calls and the like that a grammar alone lets through)."""
+def parses(text: str) -> bool:
+    """Python parses it (which also rejects assignments to calls and the like that a grammar
+    alone lets through), it is not too deep for LibCST (``engine.refused``), and LibCST parses it:
+    LibCST's native parser never sees what Python rejects."""
+    if refused(text) is not None:
+        return False
     try:
         cst.parse_module(text)
     except Exception:  # ParserSyntaxError, RecursionError, ...: all mean "do not write this"
         return False
-    if strict:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
     return True
 
 
@@ -139,7 +133,6 @@ def apply_fixes(text: str, fixes: Sequence[Fix]) -> PassResult:
     """One pass: apply every fix that conflicts with none taken before it (in source order) and
     keep only what parses. Fixes that lose a conflict are returned as ``deferred``."""
     offsets = _Offsets(text)
-    strict = parses(text, strict=True)  # never hold the result to more than the input met
     result = PassResult(text)
     chosen: List[Tuple[Fix, List[Tuple[int, int, str]]]] = []
     taken: List[Tuple[int, int, str]] = []
@@ -157,12 +150,12 @@ def apply_fixes(text: str, fixes: Sequence[Fix]) -> PassResult:
         chosen.append((fix, spans))
         taken.extend(spans)
     new = _splice(text, taken)
-    if chosen and not parses(new, strict):
+    if chosen and not parses(new):
         # Find the culprits: keep, in order, each fix whose addition still parses.
         kept: List[Tuple[Fix, List[Tuple[int, int, str]]]] = []
         for fix, spans in chosen:
             trial = _splice(text, [s for _, ss in kept for s in ss] + spans)
-            if parses(trial, strict):
+            if parses(trial):
                 kept.append((fix, spans))
             else:
                 result.rejected.append(fix)
@@ -355,7 +348,7 @@ def add_noqa(path: Path, findings: Sequence[Finding]) -> int:
         del added[row]
     text = "".join(lines)
     if added:
-        if not parses(text, strict=False):
+        if not parses(text):
             raise FixError("the file would no longer parse; nothing written")
         source.write(text)
     return sum(added.values())

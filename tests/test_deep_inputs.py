@@ -3,9 +3,11 @@
 LibCST's native parser segfaults on some valid Python (a 12,500-operand ``or`` chain, a long
 ``elif`` ladder) and the recursive walkers raise RecursionError earlier still. The first pass
 (``analysis/firstpass.py``) measures every file on Python's own tree and reports one TAL999 for
-it instead. Each shape goes through the engine here, and through every surface at least once:
-``detachlint check`` with one job, with two, from stdin, flake8 (subprocesses) and the language
-server.
+it instead. A file Python's parser rejects never reaches LibCST's native parser, which recurses
+per level on invalid code too (5,000 ``a(`` lines at column 0 segfaulted it): its TAL999 is
+Python's own message. Each shape goes through the engine here, and through every surface at least
+once: ``detachlint check`` with one job, with two, from stdin, flake8 (subprocesses) and the
+language server.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from test_robustness import ALL, assert_inside
 ROOT = Path(__file__).parents[1]
 DEEP = "too deeply nested"
 PARENS = "too many nested parentheses"  # Python's own verdict (its tokenizer stops at 200 levels)
+INVALID = "SyntaxError: invalid syntax"  # Python's own verdict
 
 # name -> (source, what the TAL999 says, the line it points at or None)
 SHAPES = {
@@ -39,6 +42,13 @@ SHAPES = {
     "and_chain_in_function": ("import torch\ndef f(a):\n    return " + " and ".join(["a"] * 9000) + "\n", DEEP, 3),
     "parens_at_column_0": ("import torch\n" + "(\n" * 5000 + "1" + ")" * 5000 + "\n", PARENS, None),
     "lists_at_column_0": ("import torch\n" + "[\n" * 5000 + "]" * 5000 + "\n", PARENS, None),
+    # Python rejects these; each segfaulted LibCST's native parser when it was asked for the
+    # message: a name at column 0 looked like a new statement to a bracket count
+    "calls_opened_at_column_0": ("import torch\n" + "a(\n" * 5000, PARENS, 202),
+    "or_lines_then_syntax_error": ("import torch\nx = (\n" + "a or\n" * 20000 + "a)\nx = = 1\n", INVALID, 20004),
+    "lambda_lines_then_syntax_error": ("import torch\nf = (\n" + "lambda:\n" * 1000 + "1)\nx = = 1\n", INVALID, 1004),
+    "elif_ladder_then_syntax_error": ("import torch\nif x:\n    pass\n" + "elif x:\n    pass\n" * 5000 + "x = = 1\n",
+                                      INVALID, 10004),
     "lambda_chain": ("import torch\nf = " + "lambda: " * 5000 + "1\n", DEEP, None),
     "elif_ladder_340kb": ("import torch\nx = 0\nif x == 0:\n    y = 0\n"
                           + "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, 12000)), DEEP, None),
@@ -54,6 +64,7 @@ SHAPES = {
 # with nothing to report is never parsed by LibCST, however deep).
 SHAPES = {name: (source + "w = torch.tensor(v)\n", message, row) for name, (source, message, row) in SHAPES.items()}
 LONG_LINE = "import torch\nx = [" + ", ".join(["torch.ones(1)"] * 20000) + "]\ny = torch.tensor(x[0])\n"
+NORMAL = "import torch\nx = torch.ones(1)\ny = torch.tensor(x)\n"  # one TAL101 on row 3
 
 
 def _python_gives_up(source: str) -> bool:
@@ -89,7 +100,9 @@ def test_the_index_first_pass_is_the_engines(tmp_path, name):
     # deeper than the recursion limit): then the engine parses it itself
     assert known is None or known.compiles and first_pass(source).tree is not None
     assert known is not None or name in ("parens_at_column_0", "lists_at_column_0", "lambda_chain",
-                                         "elif_ladder_340kb", "elif_ladder_python_takes")
+                                         "elif_ladder_340kb", "elif_ladder_python_takes",
+                                         "calls_opened_at_column_0", "or_lines_then_syntax_error",
+                                         "lambda_lines_then_syntax_error", "elif_ladder_then_syntax_error")
     assert lint_source(source, "x.py", ALL, project=view) == lint_source(source, "x.py", ALL)
     assert view.first_pass(source + "\n") is None
 
@@ -150,6 +163,7 @@ def shape_dir(tmp_path_factory):
     for name, (source, _, _) in SHAPES.items():
         (directory / f"{name}.py").write_text(source)
     (directory / "long_line.py").write_text(LONG_LINE)
+    (directory / "normal.py").write_text(NORMAL)
     return directory
 
 
@@ -170,7 +184,8 @@ def test_cli_every_shape(shape_dir, jobs):
     _assert_every_shape(proc.stdout, SHAPES)
 
 
-@pytest.mark.parametrize("name", ["or_chain", "elif_ladder_340kb", "lambda_chain", "parens_at_column_0"])
+@pytest.mark.parametrize("name", ["or_chain", "elif_ladder_340kb", "lambda_chain", "parens_at_column_0",
+                                  "calls_opened_at_column_0"])
 def test_cli_stdin(tmp_path, name):
     source, message, _ = SHAPES[name]
     proc = _cli(["--output-format", "concise", "--stdin-filename", f"{name}.py", "-"], tmp_path, stdin=source)
@@ -201,6 +216,24 @@ def test_flake8_every_shape_python_can_parse(shape_dir):
     _assert_every_shape("".join(outputs), shapes)
 
 
+def test_flake8_shapes_python_rejects(shape_dir):
+    """flake8 reports E999 with Python's message for these and runs no plugin on them: the run
+    goes on, and the normal file beside them is linted."""
+    shapes = [n for n, (source, _, _) in SHAPES.items() if first_pass(source).error.__class__ is SyntaxError]
+    assert len(shapes) >= 5
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "flake8", "--select", "TAL,E999", "-j", "1",
+                           *[f"{name}.py" for name in shapes], "normal.py"],
+                          cwd=shape_dir, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])  # not -11
+    assert "Traceback" not in proc.stderr + proc.stdout
+    found = _by_file(proc.stdout)
+    for name in shapes:
+        assert len(found.get(name, [])) == 1 and "E999" in found[name][0] and SHAPES[name][1] in found[name][0], (
+            name, found.get(name))
+    assert [f[:12] for f in found["normal"]] == ["3:5: TAL101 "]
+
+
 def test_language_server_every_shape(tmp_path):
     pytest.importorskip("pygls")
     from test_lsp_robustness import RawClient
@@ -214,11 +247,49 @@ def test_language_server_every_shape(tmp_path):
             assert [d["code"] for d in diagnostics] == ["TAL999"], (name, diagnostics)
             assert message in diagnostics[0]["message"]
             assert client.proc.poll() is None
+        uri = client.open(tmp_path / "normal.py", NORMAL)  # a normal file after them all
+        assert [d["code"] for d in client.diagnostics_for(uri, timeout=120)["params"]["diagnostics"]] == ["TAL101"]
     finally:
         assert client.close() == 0
 
 
 # ------------------------------------------------------------------------------------- fuzzing
+
+# Lines that each open one more level, at column 0 (where a bracket count takes a name for a new
+# statement), under a head, then an ending that closes, breaks or leaves them open.
+_LINES = ["a(", "(", "[", "{", "f(x,", "a[", "lambda:", "a or", "a +", "not", "-", ".b", "elif x:\n    pass"]
+_ENDINGS = ["", "a)\n", "x = = 1\n", "a)\nx = = 1\n"]
+
+
+def _column_0_shapes():
+    for i, line in enumerate(_LINES):
+        head = "if x:\n    pass\n" if line.startswith("elif") else "x = (\n" if i >= 6 else ""
+        for j, ending in enumerate(_ENDINGS):
+            yield f"col0_{i:02}_{j}", "import torch\n" + head + (line + "\n") * 5000 + ending
+
+
+def test_column_0_shapes_through_the_cli(tmp_path):
+    """Every line shape and ending: one ``detachlint check -j 1`` run neither crashes nor stops,
+    each file Python rejects gets one TAL999 with Python's message and row, and the normal file
+    among them is linted."""
+    expected = {}
+    for name, source in _column_0_shapes():
+        (tmp_path / f"{name}.py").write_text(source)
+        error = first_pass(source).error
+        if error.__class__ is SyntaxError:
+            expected[name] = f"{error.lineno}:", error.msg
+    assert len(expected) >= 30
+    (tmp_path / "normal.py").write_text(NORMAL)
+    proc = _cli(["-j", "1", "--output-format", "concise", "."], tmp_path)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])  # not -11
+    assert "Traceback" not in proc.stderr + proc.stdout
+    found = _by_file(proc.stdout)
+    for name, (row, message) in expected.items():
+        assert len(found.get(name, [])) == 1, (name, found.get(name))
+        assert found[name][0].startswith(row) and f"TAL999 [error] SyntaxError: {message}" in found[name][0], (
+            name, found[name])
+    assert [f[:12] for f in found["normal"]] == ["3:5: TAL101 "]
+
 
 _OPENERS = [("(", ")"), ("[", "]"), ("{", "}"), ("f(", ")"), ("a[", "]"), ("(lambda: ", ")"), ("{k: ", "}")]
 _PREFIXES = ["-", "not ", "~", "lambda: ", "await ", "a if a else ", "*"]

@@ -748,7 +748,7 @@ INJECTED = textwrap.dedent("""\
 def test_property_generated_programs_with_injected_patterns(program, unsafe):
     text = program if program.endswith("\n") or not program else program + "\n"
     text = text + INJECTED
-    assume(parses(text, strict=False))
+    assume(parses(text))
     lint = lambda t: lint_source(t, "gen.py", ALL)  # noqa: E731
     outcome = fix_text(text, lint, unsafe)
     assert parses(outcome.text)
