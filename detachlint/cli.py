@@ -404,7 +404,8 @@ def run_check(args: argparse.Namespace) -> int:
         if findings is None:  # torch is missing; the install command was printed
             return EXIT_ERROR
     options = ReportOptions(color=use_color(args.color, sys.stdout), quiet=args.quiet, sources=sources,
-                            unsafe_fixes=args.unsafe_fixes)
+                            unsafe_fixes=args.unsafe_fixes,
+                            fixed=None if fixes is None else sum(fixes.fixed.values()))  # ruff: (F fixed, R remaining)
     if args.statistics:
         text = stats.render(findings, options, args.output_format)
     else:
@@ -413,8 +414,6 @@ def run_check(args: argparse.Namespace) -> int:
     if fixes is not None and args.show_fixes and not args.quiet:
         report.write(fixes.listing())
     report.write(text)
-    if fixes is not None and not args.quiet and args.output_format in ("concise", "full"):
-        report.write(fixes.summary())
     report.flush()
     if internal_errors or (fixes is not None and fixes.errors):
         return EXIT_ERROR

@@ -108,6 +108,12 @@ def _splice(text: str, spans: Iterable[Tuple[int, int, str]]) -> str:
     return "".join(out)
 
 
+def apply_fix(text: str, fix: Fix) -> Optional[str]:
+    """``text`` with one fix's edits applied, unchecked (for previews); None if it is malformed."""
+    spans = _spans(text, _Offsets(text), fix)
+    return None if spans is None else _splice(text, spans)
+
+
 def parses(text: str) -> bool:
     """Python parses it (which also rejects assignments to calls and the like that a grammar
     alone lets through), it is not too deep for LibCST (``engine.refused``), and LibCST parses it:

@@ -55,11 +55,26 @@ def write(root: Path, rel: str, text="", data: bytes = None) -> Path:
 
 
 FINDING_LINE = re.compile(r"^\S+:\d+:\d+: (TAL\d+)")
+ARROW = re.compile(r"^ +--> (.+)$")
+
+
+def finding_lines(proc):
+    """Each finding as a ``concise`` line, ``path:row:col: CODE ...``: ``concise`` output as it is;
+    in ``full`` output, the ``-->`` line's position before the header line above it."""
+    lines = proc.stdout.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        arrow = ARROW.match(line)
+        if arrow and i:
+            out.append(f"{arrow.group(1)}: {lines[i - 1]}")
+        elif re.match(r"^\S+:(cell \d+:)?\d+:\d+: TAL\d+", line):
+            out.append(line)
+    return out
 
 
 def codes_of(proc):
-    """The codes of the findings printed (the first line of each in ``full`` and ``concise``)."""
-    return [m.group(1) for m in map(FINDING_LINE.match, proc.stdout.splitlines()) if m]
+    """The codes of the findings printed, in ``full`` or ``concise`` output."""
+    return [re.search(r": (TAL\d+)", line).group(1) for line in finding_lines(proc)]
 
 
 @pytest.fixture
@@ -81,13 +96,12 @@ def test_concise_output_fix_markers_and_exit_code(project):
         "pkg/model.py:7:9: TAL101 [*] [warning] " + lines[1].split("[warning] ", 1)[1],
         "pkg/model.py:8:5: TAL001 [*] [warning] " + lines[2].split("[warning] ", 1)[1],
     ]
-    assert lines[3:] == ["Found 3 findings (0 errors, 3 warnings).",
-                         "[*] 2 fixable with the `--fix` option (1 hidden fix can be enabled with the "
-                         "`--unsafe-fixes` option)."]
+    assert lines[3:] == ["Found 3 findings (0 errors, 3 warnings).",  # ruff's wording, with severities
+                         "[*] 2 fixable with `--fix` (1 unsafe fix available with `--fix --unsafe-fixes`)."]
     assert "\x1b[" not in proc.stdout  # not a terminal: no colour
     unsafe = detachlint("check", "--output-format", "concise", "--unsafe-fixes", cwd=project)
     assert unsafe.stdout.splitlines()[0].startswith("pkg/model.py:6:9: TAL103 [*] [warning]")
-    assert unsafe.stdout.endswith("[*] 3 fixable with the `--fix` option.\n")
+    assert unsafe.stdout.endswith("[*] 3 fixable with `--fix`.\n")
 
 
 def test_default_format_is_full_as_in_ruff(project):
@@ -171,10 +185,11 @@ def test_full_format_underlines_the_range(project):
     proc = detachlint("check", "--output-format", "full", "pkg/model.py", cwd=project)
     assert proc.returncode == 1
     out = proc.stdout.splitlines()
-    i = out.index(next(line for line in out if line.startswith("pkg/model.py:6:9: TAL103")))
-    assert out[i + 2] == "6 |     a = torch.Tensor(w)"
-    assert out[i + 3] == "  |         ^" + "~" * (len("torch.Tensor(w)") - 1)
-    assert out[i + 4] == "  = help: detachlint rule TAL103"  # a command that works wherever detachlint does
+    i = out.index(" --> pkg/model.py:6:9")
+    assert out[i - 1].startswith("TAL103 [warning] ")
+    assert out[i + 4] == "6 |     a = torch.Tensor(w)"
+    assert out[i + 5] == "  |         " + "^" * len("torch.Tensor(w)")
+    assert "help: Replace with `w.clone()`" in out[i:]
 
 
 def test_json_format_has_ruff_shape_with_one_based_columns(project):
@@ -202,8 +217,8 @@ def test_github_format(project):
     proc = detachlint("check", "--output-format", "github", "pkg/model.py", cwd=project)
     assert proc.returncode == 1
     first = proc.stdout.splitlines()[0]
-    head = "::warning file=pkg/model.py,line=6,col=9,endLine=6,endColumn=24,title=detachlint (TAL103)::"
-    assert first.startswith(head + "`torch.Tensor(w)`")
+    head = f"::warning title=detachlint (TAL103),file={project / 'pkg' / 'model.py'},line=6,col=9,endLine=6,endColumn=24::"
+    assert first.startswith(head + "pkg/model.py:6:9: TAL103 `torch.Tensor(w)`")
 
 
 def test_statistics(project):
@@ -213,8 +228,8 @@ def test_statistics(project):
     assert sorted(rows) == [["1", "TAL001", "[*] data-mutation"], ["1", "TAL002", "[ ] data-read"],
                             ["1", "TAL101", "[*] tensor-copy-construct"], ["1", "TAL103", "[ ] legacy-constructor-alias"]]
     as_json = json.loads(detachlint("check", "--statistics", "--output-format", "json", cwd=project).stdout)
-    assert {d["code"]: (d["count"], d["fixable"]) for d in as_json} == {
-        "TAL001": (1, 1), "TAL101": (1, 1), "TAL103": (1, 0)}
+    assert {d["code"]: (d["count"], d["fixable"], d["fixable_count"]) for d in as_json} == {
+        "TAL001": (1, True, 1), "TAL101": (1, True, 1), "TAL103": (1, False, 0)}
 
 
 def validate_sarif(log):
@@ -281,17 +296,28 @@ def test_full_and_json_show_related_locations_and_fixes():
                  Related(Location(2, 0), Location(2, 9), "a is mutated here")))
     options = ReportOptions(sources=lambda filename, cell: source if filename == "m.py" else None)
     full = render("full", [finding], options).splitlines()
-    assert full[:7] == [
-        "m.py:3:7: TAL001 [error] b reads the mutated storage",
+    assert full[:18] == [
+        "TAL001 [error] b reads the mutated storage",
+        " --> m.py:3:7",
         "  |",
+        "1 | b = a.view(-1)",
+        "2 | a.mul_(2)",
         "3 | print(b)",
         "  |       ^",
-        "  = note: m.py:1:1: b is a view of a",
-        "  = note: m.py:2:1: a is mutated here",
-        "  = help: detachlint rule TAL001",
+        "  |",
+        "note: m.py:1:1: b is a view of a",
+        "note: m.py:2:1: a is mutated here",
+        "help: clone",
+        "  |",
+        "  - b = a.view(-1)",
+        "1 + b = a.view(-1).clone()",
+        "2 | a.mul_(2)",
+        "  |",
+        "note: This is an unsafe fix and may change runtime behavior",
+        "",
     ]
     assert full[-2:] == ["Found 1 finding (1 error, 0 warnings).",
-                         "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)."]
+                         "1 unsafe fix available with `--fix --unsafe-fixes`."]
     data = json.loads(render("json", [finding], options))[0]
     edit = {"content": "a.view(-1).clone()", "location": {"row": 1, "column": 5},
             "end_location": {"row": 1, "column": 15}}
@@ -462,7 +488,7 @@ def test_stdin_uses_the_stdin_filename_for_config_and_display(project):
     write(project, "pyproject.toml", '[tool.detachlint.per-file-ignores]\n"tests/*" = ["TAL103"]\n')
     proc = detachlint("check", "--stdin-filename", "tests/test_x.py", "-", cwd=project, stdin=SAMPLE)
     assert proc.returncode == 1
-    assert [line.split(":")[0] for line in proc.stdout.splitlines() if FINDING_LINE.match(line)] == ["tests/test_x.py"] * 2
+    assert [line.split(":")[0] for line in finding_lines(proc)] == ["tests/test_x.py"] * 2
     assert codes_of(proc) == ["TAL101", "TAL001"]
     full = detachlint("check", "--output-format", "full", "--stdin-filename", "a.py", "-", cwd=project, stdin=SAMPLE)
     assert "6 |     a = torch.Tensor(w)" in full.stdout
@@ -528,7 +554,7 @@ def test_bad_files_are_one_line_each_and_the_run_continues(project):
     os.symlink(project / "pkg", project / "bad" / "linked_dir.py")  # directory symlinks are not followed
     proc = detachlint("check", "bad", "pkg/model.py", cwd=project)
     assert proc.returncode == 1
-    lines = proc.stdout.splitlines()
+    lines = finding_lines(proc)
     bad = {line.split(":")[0]: line for line in lines if "TAL999" in line}
     assert sorted(bad) == ["bad/binary.py", "bad/broken.ipynb", "bad/dangling.py", "bad/latin1.py",
                            "bad/loop_a.py", "bad/loop_b.py", "bad/syntax.py"]
@@ -548,7 +574,7 @@ def test_notebook_findings_name_the_cell(project):
           "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
     write(project, "nb/n.ipynb", json.dumps(nb))
     proc = detachlint("check", "nb", cwd=project)
-    assert proc.stdout.splitlines()[0].startswith("nb/n.ipynb:cell 2:6:9: TAL103")
+    assert finding_lines(proc)[0].startswith("nb/n.ipynb:cell 2:6:9: TAL103")
     data = json.loads(detachlint("check", "--output-format", "json", "nb", cwd=project).stdout)
     assert (data[0]["cell"], data[0]["location"]) == (2, {"row": 6, "column": 9})
     full = detachlint("check", "--output-format", "full", "nb", cwd=project).stdout
@@ -595,7 +621,7 @@ def test_generated_docs_are_up_to_date():
 
 def test_stdin_filename_alone_reads_stdin_and_bad_env_format_is_an_error(project):
     proc = detachlint("check", "--stdin-filename", "pkg/x.py", cwd=project, stdin=SAMPLE)
-    assert proc.returncode == 1 and proc.stdout.startswith("pkg/x.py:6:9: TAL103")
+    assert proc.returncode == 1 and finding_lines(proc)[0].startswith("pkg/x.py:6:9: TAL103")
     bad = detachlint("check", cwd=project, env={"DETACHLINT_OUTPUT_FORMAT": "xml"})
     assert bad.returncode == 2 and "unknown output format 'xml'" in bad.stderr
 

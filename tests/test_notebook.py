@@ -267,12 +267,12 @@ def test_every_rule_fixture_split_into_cells_names_the_right_lines():
 
 def test_full_notes_name_the_cell_of_each_related_location(nb_dir):
     proc = cli("--output-format", "full", FINETUNE.name, cwd=nb_dir)
-    notes = [line.strip() for line in proc.stdout.splitlines() if "= note:" in line]
-    assert "= note: finetune.ipynb:cell 6:5:5: the update that changes the snapshot" in notes
-    assert "= note: finetune.ipynb:cell 7:1:23: `best` read here holds the updated values" in notes
-    assert "= note: finetune.ipynb:cell 8:1:1: the alias is made here" in notes
-    assert "= note: finetune.ipynb:cell 10:1:7: `first` read here sees the write" in notes
-    assert "finetune.ipynb:cell 9:1:1: TAL301" in proc.stdout
+    notes = [line for line in proc.stdout.splitlines() if line.startswith("note:")]
+    assert "note: finetune.ipynb:cell 6:5:5: the update that changes the snapshot" in notes
+    assert "note: finetune.ipynb:cell 7:1:23: `best` read here holds the updated values" in notes
+    assert "note: finetune.ipynb:cell 8:1:1: the alias is made here" in notes
+    assert "note: finetune.ipynb:cell 10:1:7: `first` read here sees the write" in notes
+    assert "\nTAL301 [error] " in proc.stdout and " --> finetune.ipynb:cell 9:1:1\n" in proc.stdout
 
 
 def test_sarif_results_are_cell_relative_and_name_the_cell(nb_dir):
@@ -333,8 +333,9 @@ def test_fix_adds_the_missing_import_and_relints_clean(nb_dir):
     path = nb_dir / FINETUNE.name
     before = cli_json(path, "--unsafe-fixes")
     assert all(f["fix"] is not None for f in before.values())
-    proc = cli("--fix", "--unsafe-fixes", path.name, cwd=nb_dir)
+    proc = cli("--fix", "--unsafe-fixes", "--show-fixes", path.name, cwd=nb_dir)
     assert proc.returncode == 0 and "1 × TAL401" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.stdout.endswith("Found 3 findings (3 fixed, 0 remaining).\n")
     lines = cell_lines(path)
     assert lines[2] == ["%matplotlib inline", "import copy", "import torch", "import torch.nn as nn"]
     assert lines[4] == ["best = copy.deepcopy(model.state_dict())  # expect: TAL401 error"]

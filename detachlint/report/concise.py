@@ -6,15 +6,12 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..findings import Finding
-from .common import ReportOptions, Style, fix_marker, position, summary
+from .common import ReportOptions, Style, confirmation, fix_marker, position, summary
 
 
 def line(f: Finding, style: Style, options: ReportOptions) -> str:
-    text = (f"{style.bold(position(f))}: {style.severity(f.severity, f.code)}{fix_marker(f, options)} "
-            f"[{f.severity.value}] {f.message}")
-    if f.confirmation is not None:  # detachlint check --confirm
-        text += f" [{f.confirmation.get('short') or f.confirmation.get('verdict')}]"
-    return text
+    return (f"{style.bold(position(f))}: {style.severity(f.severity, f.code)}{fix_marker(f, options)} "
+            f"[{f.severity.value}] {f.message}{confirmation(f)}")
 
 
 def render(findings: Sequence[Finding], options: ReportOptions) -> str:

@@ -1,11 +1,13 @@
-"""GitHub Actions workflow commands: each finding becomes an annotation on the pull request."""
+"""GitHub Actions workflow commands, as ruff writes them: each finding becomes an annotation on
+the pull request, ``::error title=detachlint (CODE),file=/abs/path,line=..,col=..,endLine=..,
+endColumn=..::path:row:col: CODE message`` (``::warning`` for warnings), the fix's title after it."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from ..findings import Finding, Severity
-from .common import ReportOptions, column1, position
+from ..findings import Finding
+from .common import ReportOptions, absolute_filename, column1, fix_title, level, position
 
 
 def _escape_data(text: str) -> str:
@@ -18,21 +20,15 @@ def _escape_property(text: str) -> str:
 
 
 def line(f: Finding) -> str:
-    kind = "error" if f.severity == Severity.ERROR else "warning"
-    props = {
-        "file": f.filename,
-        "line": f.location.row,
-        "col": column1(f.location),
-        "endLine": f.end_location.row,
-        "endColumn": column1(f.end_location),
-        "title": f"detachlint ({f.code})",  # as ruff: ``title=ruff (F401)``
-    }
-    if f.cell is not None:
-        # GitHub cannot address a notebook cell; point at the file, keep the cell in the text.
-        props = {"file": f.filename, "title": props["title"]}
+    props = {"title": f"detachlint ({f.code})", "file": absolute_filename(f.filename)}
+    if f.cell is None:  # GitHub cannot address a notebook cell: point at the file, the cell is in the text
+        props.update({"line": f.location.row, "col": column1(f.location),
+                      "endLine": f.end_location.row, "endColumn": column1(f.end_location)})
     head = ",".join(f"{k}={_escape_property(str(v))}" for k, v in props.items())
-    text = f.message if f.cell is None else f"{position(f)}: {f.message}"
-    return f"::{kind} {head}::{_escape_data(text)}"
+    text = f"{position(f)}: {f.code} {f.message}"
+    if f.fix is not None:
+        text += f"\n  help: {fix_title(f.fix)}"
+    return f"::{level(f.severity, 'github')} {head}::{_escape_data(text)}"
 
 
 def render(findings: Sequence[Finding], options: ReportOptions) -> str:

@@ -15,15 +15,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from .. import __version__
-from ..findings import PARSE_ERROR_CODE, Finding, Fix, Location, Severity, rules_doc
-from .common import ReportOptions, column1
+from ..findings import PARSE_ERROR_CODE, Finding, Fix, Location, rules_doc
+from .common import ReportOptions, column1, is_stdin, level, relative_filename
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
-
-
-def _level(severity: Severity) -> str:
-    return "error" if severity == Severity.ERROR else "warning"
 
 
 def _rules() -> List[Dict[str, Any]]:
@@ -40,7 +36,7 @@ def _rules() -> List[Dict[str, Any]]:
             "fullDescription": {"text": description},
             "help": {"text": rule.documentation(), "markdown": rule.documentation()},
             **({"helpUri": rule.url()} if rule.url() else {}),
-            "defaultConfiguration": {"level": _level(rule.severity), "enabled": bool(rule.default_enabled)},
+            "defaultConfiguration": {"level": level(rule.severity, "sarif"), "enabled": bool(rule.default_enabled)},
             "properties": {"tags": ["pytorch", "aliasing"]},
         })
     out.append({
@@ -54,15 +50,12 @@ def _rules() -> List[Dict[str, Any]]:
 
 
 def _artifact(filename: str) -> Dict[str, Any]:
-    if filename in ("-", "<stdin>"):
+    if is_stdin(filename):
         return {"uri": "stdin"}
-    absolute = Path(os.path.abspath(filename))
-    cwd = Path(os.getcwd())
-    try:
-        relative = absolute.relative_to(cwd)
-    except ValueError:
-        return {"uri": absolute.as_uri()}
-    return {"uri": relative.as_posix(), "uriBaseId": SRCROOT}
+    path = relative_filename(filename)
+    if os.path.isabs(path):  # outside the working directory
+        return {"uri": Path(path).as_uri()}
+    return {"uri": path, "uriBaseId": SRCROOT}
 
 
 def _region(start: Location, end: Location) -> Dict[str, int]:
@@ -101,7 +94,7 @@ def _result(f: Finding, rule_index: Dict[str, int]) -> Dict[str, Any]:
     text = f.message if f.cell is None else f"cell {f.cell}: {f.message}"
     result: Dict[str, Any] = {
         "ruleId": f.code,
-        "level": _level(f.severity),
+        "level": level(f.severity, "sarif"),
         "message": {"text": text},
         "locations": [_location(f, f.location, f.end_location, cell=f.cell)],
     }

@@ -49,7 +49,11 @@ def replace_tail(ctx: "Context", inner: cst.CSTNode, outer: cst.CSTNode, content
     return Edit(_loc(ctx.position(inner).end), _loc(ctx.position(outer).end), content)
 
 
-def make_fix(applicability: Applicability, message: str, *edits: Edit) -> Fix:
+def make_fix(applicability: Applicability, message: str, *edits: Edit, because: Optional[str] = None) -> Fix:
+    """A fix titled ``message``; an unsafe one says why in its title, ``message (unsafe: because)``
+    (what the ``full`` report's note and the editor's quick fix show)."""
+    if applicability is UNSAFE and because:
+        message = f"{message} (unsafe: {because})"
     return Fix(applicability, message, tuple(edits))
 
 

@@ -246,7 +246,7 @@ def no_grad_fix(ctx, use: DataUse, parents: Sequence[cst.CSTNode], statement: cs
 
 
 def _fix(title: str, unsafe: Optional[str], *edits: Edit) -> Fix:
-    return make_fix(UNSAFE, f"{title} (unsafe: {unsafe})", *edits) if unsafe else make_fix(SAFE, title, *edits)
+    return make_fix(UNSAFE if unsafe else SAFE, title, *edits, because=unsafe)
 
 
 def _made_here(function: cst.FunctionDef, receiver: cst.BaseExpression, method: bool) -> bool:

@@ -26,7 +26,8 @@ def copy_fix(ctx, node: cst.Call, source: cst.BaseExpression, like: Optional[cst
     keywords = keywords_of(node)
     pure = (like is None or is_pure(like)) and all(is_simple_value(a.value) for a in keywords.values())
     text = copy_replacement(ctx, source, keywords, like)
-    return make_fix(SAFE if pure else UNSAFE, f"Replace with `{text}`", replace(ctx, node, text))
+    return make_fix(SAFE if pure else UNSAFE, f"Replace with `{text}`", replace(ctx, node, text),
+                    because="the receiver or a keyword's value would be evaluated twice or in another order")
 
 
 class TensorCopyConstruct(Rule):

@@ -32,7 +32,7 @@ def stack_fix(ctx, node: cst.Call):
         # Drop ``, dtype=..., device=...`` (from the end of the sequence argument to the close).
         to_args = ", ".join(f"{k}={ctx.code_for(v.value).strip()}" for k, v in keywords.items())
         edits.append(replace_tail(ctx, seq, node, f").to({to_args})"))
-    return make_fix(UNSAFE, f"Replace with `{torch}.stack(...)`", *edits)
+    return make_fix(UNSAFE, f"Replace with `{torch}.stack(...)`", *edits, because="the result now keeps the autograd graph")
 
 
 class _Values(cst.CSTVisitor):

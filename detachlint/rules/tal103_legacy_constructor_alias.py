@@ -33,7 +33,8 @@ def clone_fix(ctx, node: cst.Call, source: cst.BaseExpression, head: str, member
     else:
         device = '"cuda", ' if head == "torch.cuda" else ""
         text = f"{base}.to({device}{torch}.{dtype}, copy=True)"
-    return make_fix(UNSAFE, f"Replace with `{text}`", replace(ctx, node, text))
+    return make_fix(UNSAFE, f"Replace with `{text}`", replace(ctx, node, text),
+                    because="the result no longer shares storage with the tensor")
 
 
 class LegacyConstructorAlias(Rule):

@@ -173,4 +173,5 @@ def clone_fix(ctx, detach: Origin):
     """TAL201: ``.clone()`` right after the ``.detach()`` (or ``.data``) the write goes through."""
     if detach.node is None:
         return None
-    return make_fix(UNSAFE, "Insert `.clone()` after the detach", *copy_after(ctx, detach.node))
+    return make_fix(UNSAFE, "Insert `.clone()` after the detach", *copy_after(ctx, detach.node),
+                    because="the original tensor no longer sees the write")

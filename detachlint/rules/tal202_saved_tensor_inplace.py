@@ -283,4 +283,5 @@ def out_of_place_fix(ctx, node: cst.CSTNode):
     if not isinstance(node.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)):
         value = f"({value})"
     return make_fix(UNSAFE, f"Write `{name} = {name} {symbol} ...` (a new tensor, the saved one untouched)",
-                    replace(ctx, node, f"{name} = {name} {symbol} {value}"))
+                    replace(ctx, node, f"{name} = {name} {symbol} {value}"),
+                    because="other names of the old tensor keep its values, and backward no longer raises")

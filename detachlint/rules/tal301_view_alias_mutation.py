@@ -204,4 +204,5 @@ def alias_copy_fix(ctx, alias: Origin):
         return None  # ``a, b = x.unbind()``, a loop target, an argument: no single place to copy
     array = alias.op == "numpy"
     method = "copy" if array else "clone"
-    return make_fix(UNSAFE, f"Make the alias a copy with `.{method}()`", *copy_after(ctx, node, method))
+    return make_fix(UNSAFE, f"Make the alias a copy with `.{method}()`", *copy_after(ctx, node, method),
+                    because="the alias no longer shares storage: a write to either no longer reaches the other")

@@ -397,8 +397,12 @@ def snapshot_fix(ctx, node: cst.CSTNode, origin: Origin):
     if origin.relation is Relation.SNAPSHOT:
         return deepcopy_fix(ctx, node)
     if isinstance(node, cst.Attribute) and node.attr.value == "data":
-        return make_fix(UNSAFE, "Snapshot with `.detach().clone()`", replace(ctx, node.attr, "detach().clone()"))
-    return make_fix(UNSAFE, "Snapshot with `.clone()`", *copy_after(ctx, node))
+        return make_fix(UNSAFE, "Snapshot with `.detach().clone()`", replace(ctx, node.attr, "detach().clone()"),
+                        because=_STOPS_FOLLOWING)
+    return make_fix(UNSAFE, "Snapshot with `.clone()`", *copy_after(ctx, node), because=_STOPS_FOLLOWING)
+
+
+_STOPS_FOLLOWING = "the snapshot stops following the live state, which changes what the program computes"
 
 
 def deepcopy_fix(ctx, node: cst.CSTNode):
@@ -407,4 +411,5 @@ def deepcopy_fix(ctx, node: cst.CSTNode):
     deepcopy, imports = require_import(ctx, "copy", "deepcopy")
     if deepcopy is None:
         return None  # the name ``copy`` means something else in this file
-    return make_fix(UNSAFE, f"Snapshot with `{deepcopy}(...)`", *wrap_call(ctx, node, deepcopy), *imports)
+    return make_fix(UNSAFE, f"Snapshot with `{deepcopy}(...)`", *wrap_call(ctx, node, deepcopy), *imports,
+                    because=_STOPS_FOLLOWING)
