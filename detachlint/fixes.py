@@ -21,69 +21,23 @@ import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from .engine import lint_source, refused
 from .files import SourceError, atomic_write, decode_source, file_digest
-from .findings import Applicability, Finding, Fix, Location, applicable
+from .edits import NEWLINE_RE, Offsets, edit_spans, splice
+from .findings import Applicability, Finding, Fix, applicable
 from .noqa import noqa_edit
 from .notebook import CodeCell, NotebookError, join_cells, lint_notebook_bytes, neutralise, place, read_cells
 
 MAX_PASSES = 20
-_NEWLINE_RE = re.compile(r"\r\n?|\n")  # how LibCST (and so every Location) counts lines
 
 Linter = Callable[[str], List[Finding]]
 
 
 # --- text ---------------------------------------------------------------------------------------
-
-class _Offsets:
-    """Location (1-based row, 0-based code-point column) -> index into the text."""
-
-    def __init__(self, text: str) -> None:
-        self.starts = [0]
-        self.ends = []  # index of each line's end, before its line break
-        for match in _NEWLINE_RE.finditer(text):
-            self.ends.append(match.start())
-            self.starts.append(match.end())
-        self.ends.append(len(text))
-
-    def index(self, loc: Location) -> Optional[int]:
-        if not 1 <= loc.row <= len(self.starts) or loc.column < 0:
-            return None
-        start = self.starts[loc.row - 1]
-        if start + loc.column > self.ends[loc.row - 1]:
-            return None
-        return start + loc.column
-
-
-def newline_of(text: str) -> str:
-    """The file's line break, as LibCST decides it: the first one (default ``\\n``)."""
-    match = _NEWLINE_RE.search(text)
-    return match.group(0) if match else "\n"
-
-
-def _spans(text: str, offsets: _Offsets, fix: Fix) -> Optional[List[Tuple[int, int, str]]]:
-    """The fix's edits as sorted (start, end, content) index spans; None if any is out of range
-    or two of its own edits overlap (a malformed fix is dropped, never half-applied)."""
-    newline = newline_of(text)
-    spans = []
-    for edit in fix.edits:
-        start, end = offsets.index(edit.location), offsets.index(edit.end_location)
-        if start is None or end is None or end < start:
-            return None
-        content = edit.content
-        if newline != "\n":
-            content = _NEWLINE_RE.sub(newline, content)
-        spans.append((start, end, content))
-    spans.sort(key=lambda s: (s[0], s[1]))
-    for (s1, e1, _), (s2, e2, _) in zip(spans, spans[1:]):
-        if s2 < e1 or (s2 == s1 and e2 == e1):
-            return None
-    return spans
-
 
 def _conflicts(span: Tuple[int, int, str], taken: Sequence[Tuple[int, int, str]]) -> bool:
     """Two edits conflict when their ranges overlap or touch (the order of two edits at one
@@ -96,22 +50,6 @@ def _conflicts(span: Tuple[int, int, str], taken: Sequence[Tuple[int, int, str]]
         if start <= o_end and o_start <= end:
             return True
     return False
-
-
-def _splice(text: str, spans: Iterable[Tuple[int, int, str]]) -> str:
-    out, pos = [], 0
-    for start, end, content in sorted(set(spans), key=lambda s: (s[0], s[1])):
-        out.append(text[pos:start])
-        out.append(content)
-        pos = end
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def apply_fix(text: str, fix: Fix) -> Optional[str]:
-    """``text`` with one fix's edits applied, unchecked (for previews); None if it is malformed."""
-    spans = _spans(text, _Offsets(text), fix)
-    return None if spans is None else _splice(text, spans)
 
 
 def parses(text: str) -> bool:
@@ -138,13 +76,13 @@ class PassResult:
 def apply_fixes(text: str, fixes: Sequence[Fix]) -> PassResult:
     """One pass: apply every fix that conflicts with none taken before it (in source order) and
     keep only what parses. Fixes that lose a conflict are returned as ``deferred``."""
-    offsets = _Offsets(text)
+    offsets = Offsets(text)
     result = PassResult(text)
     chosen: List[Tuple[Fix, List[Tuple[int, int, str]]]] = []
     taken: List[Tuple[int, int, str]] = []
     candidates = []
     for fix in fixes:
-        spans = _spans(text, offsets, fix)
+        spans = edit_spans(text, offsets, fix)
         if spans is None:
             result.rejected.append(fix)
         else:
@@ -155,18 +93,18 @@ def apply_fixes(text: str, fixes: Sequence[Fix]) -> PassResult:
             continue
         chosen.append((fix, spans))
         taken.extend(spans)
-    new = _splice(text, taken)
+    new = splice(text, taken)
     if chosen and not parses(new):
         # Find the culprits: keep, in order, each fix whose addition still parses.
         kept: List[Tuple[Fix, List[Tuple[int, int, str]]]] = []
         for fix, spans in chosen:
-            trial = _splice(text, [s for _, ss in kept for s in ss] + spans)
+            trial = splice(text, [s for _, ss in kept for s in ss] + spans)
             if parses(trial):
                 kept.append((fix, spans))
             else:
                 result.rejected.append(fix)
         chosen = kept
-        new = _splice(text, [s for _, ss in chosen for s in ss])
+        new = splice(text, [s for _, ss in chosen for s in ss])
     result.text = new
     result.applied = [fix for fix, _ in chosen]
     return result
@@ -311,7 +249,7 @@ def fix_file(path: Path, display: str, lint: Linter, unsafe: bool = False, write
 def _lines(text: str) -> List[str]:
     """Lines with their breaks, split where Python splits them (not at form feeds and the like)."""
     out, pos = [], 0
-    for match in _NEWLINE_RE.finditer(text):
+    for match in NEWLINE_RE.finditer(text):
         out.append(text[pos:match.end()])
         pos = match.end()
     if pos < len(text):

@@ -167,7 +167,7 @@ def fix_preview(f: Finding, lines: Optional[List[str]]) -> List[str]:
     """The lines the fix changes, as ruff shows them under ``help:``: one line of context either
     side, ``-`` for removed lines, ``N +`` for added ones (numbered as after the fix). Empty when
     the source is unavailable or an edit lies in another notebook cell."""
-    from ..fixes import apply_fix
+    from ..edits import apply_fix
 
     fix = f.fix
     if fix is None or lines is None or any(e.cell != f.cell for e in fix.edits):

@@ -428,9 +428,9 @@ class Confirmer:
         out = []
         for key in keys:
             if key is None:
-                out.append({"verdict": "no-reproducer", "source": "pattern", "summary": "the finding carries no pattern signature",
-                            "configurations": [], "divergent": [], "torch": self.version,
-                            "short": "no-reproducer (no signature)"})
+                none = {"verdict": "no-reproducer", "source": "pattern", "summary": "the finding carries no pattern signature",
+                        "configurations": [], "divergent": [], "torch": self.version}
+                out.append(dict(none, short=verdict_line(none)))
                 continue
             configs = [dict(config=c.name, device=c.device, backend=c.backend, **results[(key, c.name)])
                        for c in self.configs]
@@ -495,6 +495,8 @@ def verdict_line(confirmation: dict) -> str:
     ``mixed (reproduced on cpu-eager; not-reproduced on cpu-aot_eager: saw copy; cuda skipped)``."""
     configs = confirmation.get("configurations", [])
     verdict = confirmation.get("verdict", "?")
+    if not configs and verdict == "no-reproducer":
+        return "no-reproducer (no signature)"  # nothing to run: a noqa finding, a parse error
     ran = [c for c in configs if c["status"] != "skipped"]
     skipped = sorted({c["device"] for c in configs if c["status"] == "skipped"})
     parts: List[str] = []
