@@ -237,8 +237,9 @@ def test_readme_example_config_with_fail_on_error(tmp_path, hook_repo, env):
     git(repo, "add", ".", env=env)
     proc = run(repo, *PRE_COMMIT, "run", env=env)
     out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out  # a warning is shown but does not fail the commit
+    assert proc.returncode == 0, out  # a warning does not fail the commit
     assert "Passed" in out
+    assert "TAL" in out and "[warning]" in out, out  # and, with the README's `verbose: true`, it is shown
     (repo / "train.py").write_text(ERROR)
     git(repo, "add", ".", env=env)
     proc = run(repo, *PRE_COMMIT, "run", env=env)
