@@ -114,6 +114,10 @@ def _parser() -> argparse.ArgumentParser:
     fix = check.add_argument_group("fixes (safe fixes keep behaviour; unsafe ones change what the code computes)")
     fix.add_argument("--fix", action=argparse.BooleanOptionalAction, default=False,
                      help="apply safe fixes in place; report what is left (--no-fix: do not)")
+    fix.add_argument("--fixable", type=_codes, metavar="CODES",
+                     help="rules whose fixes are offered and applied (default: ALL; also `fixable` in the config)")
+    fix.add_argument("--unfixable", type=_codes, metavar="CODES",
+                     help="rules whose fixes are neither offered nor applied (also `unfixable` in the config)")
     fix.add_argument("--exit-non-zero-on-fix", action="store_true",
                      help="with --fix: exit 1 when a file was fixed, even if no finding remains")
     fix.add_argument("--unsafe-fixes", action="store_true", help="with --fix, --fix-only or --diff: unsafe fixes too")
@@ -166,7 +170,7 @@ def use_color(choice: str, stream: Any) -> bool:
 def _overrides(args: argparse.Namespace) -> Dict[str, Any]:
     overrides: Dict[str, Any] = {}
     for key in ("select", "ignore", "extend_select", "extend_ignore", "exclude", "extend_exclude",
-                "force_exclude", "respect_gitignore", "max_file_size", "fail_on", "ignore_noqa"):
+                "force_exclude", "respect_gitignore", "max_file_size", "fail_on", "ignore_noqa", "fixable", "unfixable"):
         value = getattr(args, key)
         if value is not None:
             overrides[key.replace("_", "-")] = value
@@ -354,7 +358,7 @@ def _lint_files(args: argparse.Namespace, resolver: SettingsResolver, paths: Seq
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from .findings import Severity
+    from .findings import Severity, drop_fixes
     from .pipeline import FixMode
     from .report import ReportOptions, render
     from .report import statistics as stats
@@ -370,7 +374,8 @@ def run_check(args: argparse.Namespace) -> int:
     # A path that does not exist is reported as a TAL999 finding for it, and the rest is linted
     # (ruff's E902, flake8's E902): one typo does not hide every other finding.
     resolver = _resolver(args)  # validates the command line before any work
-    fail_on = resolver.for_path(os.getcwd(), is_dir=True).fail_on
+    here = resolver.for_path(os.getcwd(), is_dir=True)  # run-wide settings come from the working directory's
+    fail_on, unfixable = here.fail_on, here.unfixable
     if args.show_settings:
         return _show_settings(resolver, paths[0] if paths[0] != "-" else args.stdin_filename or os.getcwd())
     if args.show_files:
@@ -382,12 +387,13 @@ def run_check(args: argparse.Namespace) -> int:
     sources = _Sources()
     fix = fixes = None
     if args.fix or args.fix_only or args.diff:
-        fix = FixMode(unsafe=args.unsafe_fixes, write=not args.diff)
+        fix = FixMode(unsafe=args.unsafe_fixes, write=not args.diff, unfixable=unfixable)
         fixes = _FixReport(diff=args.diff)
     if paths == ["-"]:
         findings, internal_errors = _lint_stdin(args, resolver, sources, fix, fixes)
     else:
         findings, internal_errors = _lint_files(args, resolver, paths, fix, fixes)
+    findings = drop_fixes(findings, unfixable)  # neither ``[*]`` nor a fix in the output
 
     if args.add_noqa:
         return _add_noqa(findings, args.quiet) or (EXIT_ERROR if internal_errors else EXIT_CLEAN)

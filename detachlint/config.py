@@ -46,12 +46,12 @@ DEFAULT_EXCLUDE: Tuple[str, ...] = (
     ".detachlint_cache",
 )
 
-_LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude")
+_LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude", "fixable", "unfixable")
 _BOOL_KEYS = ("respect-gitignore", "force-exclude", "ignore-noqa")
 _TABLE_KEYS = ("per-file-ignores", "extend-per-file-ignores")
 KNOWN_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + _TABLE_KEYS + ("runtime", "max-file-size", "fail-on"))
 FAIL_ON = ("error", "warning")  # the least severe finding that makes ``check`` exit 1
-_CODE_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
+_CODE_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "fixable", "unfixable")
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -203,6 +203,7 @@ class Settings:
     max_file_size: Optional[int] = None  # bytes; None: the runner's default; 0: no limit
     fail_on: str = "warning"  # findings of this severity or worse make ``check`` exit 1
     ignore_noqa: bool = False  # ``# noqa`` comments suppress nothing
+    unfixable: FrozenSet[str] = frozenset()  # codes whose fixes are neither offered nor applied
 
     def codes_for(self, path: PathLike) -> FrozenSet[str]:
         """The rule codes enabled for ``path``, per-file-ignores applied."""
@@ -422,6 +423,9 @@ def build_settings(config_file: Optional[Path], cli_overrides: Optional[Mapping[
         respect_gitignore=flag("respect-gitignore", True),
         force_exclude=flag("force-exclude", False),
         ignore_noqa=flag("ignore-noqa", False),
+        # ruff's fixable (default: all) and unfixable, resolved as select and ignore are
+        unfixable=frozenset(_known_codes()) - _apply_layers(
+            [_Layer(select=("ALL",))] + [_Layer(select=t.get("fixable"), ignore=t.get("unfixable", ())) for t in (config, cli)]),
         runtime=dict(config.get("runtime", {})),
         max_file_size=cli.get("max-file-size", config.get("max-file-size")),
         fail_on=cli.get("fail-on", config.get("fail-on", "warning")),

@@ -5,11 +5,12 @@ Findings are plain data. Formatting them is the reporters' job, never a rule's.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Tuple
+from typing import Any, FrozenSet, List, Optional, Tuple
 
 
 @functools.lru_cache(maxsize=None)
@@ -106,6 +107,13 @@ class Finding:
 
     def sort_key(self) -> Tuple[Any, ...]:
         return (self.filename, self.cell or 0, self.location, self.code)
+
+
+def drop_fixes(findings: "List[Finding]", codes: FrozenSet[str]) -> "List[Finding]":
+    """``--unfixable``: the findings of ``codes`` without their fixes (neither offered nor applied)."""
+    if not codes:
+        return findings
+    return [dataclasses.replace(f, fix=None) if f.fix is not None and f.code in codes else f for f in findings]
 
 
 def applicable(fix: Optional[Fix], unsafe: bool) -> bool:

@@ -21,14 +21,14 @@ import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from .engine import lint_source, refused
 from .files import SourceError, atomic_write, decode_source, file_digest
 from .edits import NEWLINE_RE, Offsets, edit_spans, splice
-from .findings import Applicability, Finding, Fix, applicable
+from .findings import Applicability, Finding, Fix, applicable, drop_fixes
 from .noqa import noqa_edit
 from .notebook import CodeCell, NotebookError, join_cells, lint_notebook_bytes, neutralise, place, read_cells
 
@@ -317,7 +317,7 @@ def summary(counts: Counter) -> str:
 # --- notebooks ----------------------------------------------------------------------------------
 
 def fix_notebook(text: str, display: str, codes, unsafe: bool = False, max_passes: int = MAX_PASSES,
-                 noqa: bool = True) -> FixOutcome:
+                 noqa: bool = True, unfixable: FrozenSet[str] = frozenset()) -> FixOutcome:
     """Fix the code cells of a notebook's JSON text. The cells are linted joined, as ``check``
     lints them, and each fix is placed in its cells by ``notebook.place`` (the edits the JSON
     output shows): a fix may edit several cells (``import copy`` in the cell of the imports), but
@@ -325,7 +325,7 @@ def fix_notebook(text: str, display: str, codes, unsafe: bool = False, max_passe
     byte (nbformat's layout: indent 1, keys in file order), so only cell sources change."""
     import json
 
-    initial = lint_notebook_bytes(text.encode("utf-8"), display, codes, noqa)
+    initial = drop_fixes(lint_notebook_bytes(text.encode("utf-8"), display, codes, noqa), unfixable)
     outcome = FixOutcome(text, text, initial=initial, remaining=initial)
     try:
         nb = json.loads(text)
@@ -340,7 +340,7 @@ def fix_notebook(text: str, display: str, codes, unsafe: bool = False, max_passe
     changed = set()
     for _ in range(max_passes):
         joined, cmap = join_cells([CodeCell(n, s) for n, s in sources.items()])
-        findings = lint_source(joined, display, codes, noqa=noqa)
+        findings = drop_fixes(lint_source(joined, display, codes, noqa=noqa), unfixable)
         todo = []
         in_cells = {}  # id of a fix on the joined text -> the same fix placed in its cells
         for f in findings:

@@ -33,7 +33,7 @@ from .analysis.project import FactsOf, ModuleView, ProjectIndex, Source, build_i
 from .cache import Cache, FactsCache, FileStamps
 from .config import DEFAULT_MAX_FILE_SIZE, ConfigError, SettingsResolver
 from .files import LINTED_SUFFIXES, GitIgnore, SourceError, decode_source, display_path, file_digest
-from .findings import PARSE_ERROR_CODE, Finding, parse_error_finding
+from .findings import PARSE_ERROR_CODE, Finding, drop_fixes, parse_error_finding
 
 # The engine, the fixes and the notebooks import LibCST (a third of a cached run's time): they are
 # imported where a file is linted or fixed, never by a run that the cache serves whole.
@@ -66,6 +66,7 @@ class FixMode:
 
     unsafe: bool = False
     write: bool = True
+    unfixable: FrozenSet[str] = frozenset()  # codes whose fixes are not applied (``--unfixable``)
 
 
 @dataclass
@@ -156,7 +157,8 @@ def check_bytes(data: bytes, display: str, codes: Codes = None, *, notebook: boo
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         except (SourceError, SyntaxError):
             return FileResult(_lint_bytes(data, display, codes, notebook, noqa, project), fixed_data=data)
-        outcome = fix_text(text, lambda t: lint_source(t, display, codes, noqa=noqa, project=project), fix.unsafe)
+        outcome = fix_text(text, lambda t: drop_fixes(lint_source(t, display, codes, noqa=noqa, project=project),
+                                                      fix.unfixable), fix.unsafe)
         if data.startswith(codecs.BOM_UTF8):
             encoding = "utf-8-sig"
         try:
@@ -260,8 +262,10 @@ def _fix_file(task: Task, path: Path, notebook: bool, fix: FixMode,
     from .fixes import fix_file, fix_notebook
 
     display, codes = task.display, task.codes
-    transform = (lambda text: fix_notebook(text, display, codes, fix.unsafe, noqa=task.noqa)) if notebook else None
-    done = fix_file(path, display, lambda text: lint_source(text, display, codes, noqa=task.noqa, project=project),
+    transform = (lambda text: fix_notebook(text, display, codes, fix.unsafe, noqa=task.noqa, unfixable=fix.unfixable)
+                 ) if notebook else None
+    done = fix_file(path, display,
+                    lambda text: drop_fixes(lint_source(text, display, codes, noqa=task.noqa, project=project), fix.unfixable),
                     fix.unsafe, write=fix.write, transform=transform)
     if done.outcome is None:
         return None

@@ -409,6 +409,24 @@ def test_noqa_hygiene_file_level_codes_unused_and_invalid_directives(project):
     assert (project / "pkg/directives.py").read_text().splitlines()[-1] == "    return a * 2  # noqa: E501"
 
 
+def test_fixable_and_unfixable(project):
+    write(project, "pkg/two.py", "import torch\n\n\ndef f(w: torch.Tensor):\n    a = torch.tensor(w)\n"
+                                 "    return torch.Tensor(w), a\n")
+
+    def fixable(*args):
+        proc = detachlint("check", "--isolated", "--output-format", "json", "--unsafe-fixes", *args, "pkg/two.py",
+                          cwd=project)
+        return sorted(d["code"] for d in json.loads(proc.stdout) if d["fix"] is not None)
+
+    assert fixable() == ["TAL101", "TAL103"]
+    assert fixable("--unfixable", "TAL101") == ["TAL103"]
+    assert fixable("--fixable", "TAL103") == ["TAL103"]
+    assert fixable("--config", "unfixable = ['TAL1']") == []
+    detachlint("check", "--isolated", "--fix", "--unsafe-fixes", "--unfixable", "TAL103", "pkg/two.py", cwd=project)
+    text = (project / "pkg/two.py").read_text()
+    assert "torch.tensor(w)" not in text and "torch.Tensor(w)" in text  # only the fixable one applied
+
+
 def test_no_fix_and_exit_non_zero_on_fix(project):
     write(project, "pyproject.toml", '[tool.detachlint]\nselect = ["TAL101"]\n')
     proc = detachlint("check", "--fix", "--no-fix", "pkg/model.py", cwd=project)
