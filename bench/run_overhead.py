@@ -1,18 +1,20 @@
-"""Slowdown of `detachlint run` on a small real CPU training script, both ways in one invocation.
+"""Slowdown of `detachlint run` on small real CPU training scripts, every way in one invocation.
 
-    python bench/run_overhead.py [--steps 300] [--repeats 3] [--threads 1]
+    python bench/run_overhead.py [--steps 300] [--repeats 3] [--threads 1] [--models cnn ...]
 
-The training script (written to a temporary directory) trains an MLP on random data with
-cross-entropy, SGD with momentum and a `state_dict()` copy every 100 steps: forward, backward, step
-and zero_grad, the ops a real loop issues. Two sizes: `mnist-mlp` (784-256-10, batch 64: the
-headline figure) and `tiny-mlp` (64-64-10, batch 32: so little arithmetic per op that per-op
-overhead is everything). The script times its own steps after 20 warm-up steps (neither
-`import torch` nor detachlint's linting of the script counts) and prints steps/s. Three ways, in
-turn, `--repeats` times each: `python train.py`; the same inside a no-op `TorchDispatchMode` (the
-floor any dispatch-mode observer pays); `python -m detachlint run train.py`. The best steps/s of
-each and the ratios are printed. `--threads` sets torch's intra-op threads in the script (1 by
-default, so that a shared machine's load moves the figures less). Needs torch and
-detachlint_runtime.
+The training script (written to a temporary directory) trains a model on random data with
+cross-entropy and a `state_dict()` copy every 100 steps: forward, backward, step and zero_grad, the
+ops a real loop issues. Four models: `transformer` (a 2-layer encoder, width 64, 4 heads, sequence
+32, batch 16, AdamW) and `cnn` (two convolutions with batch norm on 32x32 images, batch 16, AdamW):
+the realistic loops; `mnist-mlp` (784-256-10, batch 64, SGD with momentum) and `tiny-mlp`
+(64-64-10, batch 32: so little arithmetic per op that per-op overhead is everything). The script
+times its own steps after 20 warm-up steps (neither `import torch` nor detachlint's linting of the
+script counts) and prints steps/s. Four ways, interleaved, `--repeats` times each: `python
+train.py`; the same inside a no-op `TorchDispatchMode` (the floor any dispatch-mode observer pays);
+inside `torch.autograd.detect_anomaly()` (the debugging aid users already know); `python -m
+detachlint run train.py`. The best steps/s of each and the ratios are printed. `--threads` sets
+torch's intra-op threads in the script (1 by default, so that a shared machine's load moves the
+figures less). Needs torch and detachlint_runtime.
 """
 
 from __future__ import annotations
@@ -31,12 +33,27 @@ TRAIN = textwrap.dedent("""
     import os, sys, time
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
-    inp, hidden, batch, steps, threads = map(int, sys.argv[1:6])
+    kind = sys.argv[1]
+    inp, hidden, batch, steps, threads = map(int, sys.argv[2:7])
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(inp, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 10))
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x, y = torch.randn(batch, inp), torch.randint(0, 10, (batch,))
+    if kind == "cnn":
+        model = torch.nn.Sequential(
+            torch.nn.Conv2d(3, hidden, 3, padding=1), torch.nn.BatchNorm2d(hidden), torch.nn.ReLU(),
+            torch.nn.Conv2d(hidden, 2 * hidden, 3, stride=2, padding=1), torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(2 * hidden, 10))
+        x = torch.randn(batch, 3, inp, inp)
+    elif kind == "transformer":
+        layer = torch.nn.TransformerEncoderLayer(hidden, 4, 2 * hidden, dropout=0.1, batch_first=True)
+        model = torch.nn.Sequential(torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False),
+                                    torch.nn.Flatten(), torch.nn.Linear(inp * hidden, 10))
+        x = torch.randn(batch, inp, hidden)
+    else:
+        model = torch.nn.Sequential(torch.nn.Linear(inp, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 10))
+        x = torch.randn(batch, inp)
+    y = torch.randint(0, 10, (batch,))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9) if kind.endswith("mlp") else \
+        torch.optim.AdamW(model.parameters(), lr=1e-3)
     best = None
     def step(i):
         global best
@@ -61,10 +78,16 @@ TRAIN = textwrap.dedent("""
     if os.environ.get("NOOP_MODE"):
         with Noop():
             main()
+    elif os.environ.get("ANOMALY"):
+        with torch.autograd.detect_anomaly():
+            main()
     else:
         main()
 """)
-SIZES = {"mnist-mlp": (784, 256, 64), "tiny-mlp": (64, 64, 32)}
+# name: (input size or image side or sequence length, hidden width, batch)
+SIZES = {"transformer": (32, 64, 16), "cnn": (32, 16, 16), "mnist-mlp": (784, 256, 64), "tiny-mlp": (64, 64, 32)}
+WAYS = (("python train.py", None), ("no-op TorchDispatchMode", "NOOP_MODE"),
+        ("detect_anomaly()", "ANOMALY"), ("detachlint run train.py", "run"))
 
 
 def measure(cmd, cwd, env=None) -> float:
@@ -80,6 +103,7 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--models", nargs="+", choices=list(SIZES), default=list(SIZES))
     args = parser.parse_args(argv)
     if args.steps < 1 or args.repeats < 1 or args.threads < 1:
         parser.error("--steps, --repeats and --threads must be at least 1")
@@ -87,23 +111,27 @@ def main(argv=None) -> int:
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}), "
           f"torch {torch.__version__}, {args.threads} intra-op thread(s), Python {platform.python_version()}")
-    floor_env = dict(os.environ, NOOP_MODE="1")
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "train.py"
         script.write_text(TRAIN)
-        for name, (inp, hidden, batch) in SIZES.items():
-            tail = [str(v) for v in (inp, hidden, batch, args.steps, args.threads)]
-            plain, floor, observed = [], [], []
-            for _ in range(args.repeats):
-                plain.append(measure([sys.executable, str(script), *tail], tmp))
-                floor.append(measure([sys.executable, str(script), *tail], tmp, floor_env))
-                observed.append(measure([sys.executable, "-m", "detachlint", "run", str(script), *tail], tmp))
-            best = max(plain)
-            print(f"{name} ({inp}-{hidden}-10, batch {batch}, {args.steps} steps, best of {args.repeats}):")
-            for label, runs in (("python train.py", plain), ("no-op TorchDispatchMode", floor),
-                                ("detachlint run train.py", observed)):
-                ratio = "" if runs is plain else f"  {best / max(runs):.2f}x slower"
-                print(f"  {label:<24} {max(runs):8.1f} steps/s{ratio}   (runs: {', '.join(f'{v:.0f}' for v in runs)})")
+        for name in args.models:
+            inp, hidden, batch = SIZES[name]
+            tail = [name] + [str(v) for v in (inp, hidden, batch, args.steps, args.threads)]
+            runs = {label: [] for label, _ in WAYS}
+            for _ in range(args.repeats):  # interleaved, so that a change of load hits every way alike
+                for label, how in WAYS:
+                    if how == "run":
+                        cmd, env = [sys.executable, "-m", "detachlint", "run", str(script), *tail], None
+                    else:
+                        cmd = [sys.executable, str(script), *tail]
+                        env = dict(os.environ, **{how: "1"}) if how else None
+                    runs[label].append(measure(cmd, tmp, env))
+            best = max(runs["python train.py"])
+            print(f"{name} ({inp}/{hidden}, batch {batch}, {args.steps} steps, best of {args.repeats}):")
+            for label, values in runs.items():
+                ratio = "" if label == "python train.py" else f"  {best / max(values):.2f}x slower"
+                print(f"  {label:<24} {max(values):8.1f} steps/s{ratio}   "
+                      f"(runs: {', '.join(f'{v:.0f}' for v in values)})")
     return 0
 
 

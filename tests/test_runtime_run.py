@@ -214,6 +214,61 @@ PROGRAMS = {
         a.add_(1)
         print(t.tolist(), read_only(t).sum().item())
         """,
+    # Issue 30: an alias is watched for its whole life, wherever it is read: returned and read by the
+    # caller, made in a comprehension; harmless only once it died or the run ended unread.
+    "consequences": """
+        import torch
+        torch.manual_seed(0)
+
+
+        def first_row(scores: torch.Tensor):
+            best = scores[0]
+            scores.mul_(0.5)  # expect: TAL301 confirmed
+            return best
+
+
+        def first_row_too(scores: torch.Tensor):
+            best = scores[0]
+            scores.mul_(0.5)  # expect: TAL301 harmless-in-run
+            return best
+
+
+        def train(model, opt, steps=2):
+            for _ in range(steps):
+                opt.zero_grad()
+                model(torch.ones(4, 3)).pow(2).mean().backward()
+                opt.step()
+
+
+        def drift(model, opt):
+            init = [p.detach() for p in model.parameters()]  # expect: TAL401 confirmed
+            train(model, opt)
+            return sum(float((p - q).abs().sum()) for p, q in zip(model.parameters(), init))
+
+
+        def kept_unread(model, opt):
+            init = [p.detach() for p in model.parameters()]  # expect: TAL401 harmless-in-run
+            train(model, opt)
+            return init
+
+
+        def shrink(lin: torch.nn.Linear):
+            w = lin.weight.detach()
+            w.mul_(0.5)  # expect: TAL201 confirmed
+            return w.sum()
+
+
+        row = first_row(torch.ones(2, 3))
+        first_row_too(torch.ones(2, 3))  # the alias dies unread
+        print("caller reads", row.sum().item())
+        model = torch.nn.Linear(3, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        print("drift", drift(model, opt))
+        kept = kept_unread(model, opt)  # alive, never read, when the run ends
+        lin = torch.nn.Linear(3, 1)
+        shrink(lin)
+        print("after shrink", lin(torch.ones(3)).shape)
+        """,
     "runtime_origin": """
         import torch
         x = torch.tensor([1., 2., 3.], requires_grad=True)
@@ -271,6 +326,80 @@ PROGRAMS = {
         model.load_state_dict(best)
         print(device != "", p.grad.shape, torch.Tensor(p.detach()).shape)
         """,
+    "transparency": """
+        import sys
+        import warnings
+        import torch
+        from torch.overrides import TorchFunctionMode
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        warnings.simplefilter("default")  # the test runs with PYTHONWARNINGS=ignore
+        dev = "cuda" if torch.cuda.is_available() else "meta"  # meta stands in for an accelerator on CPU
+
+
+        class CountFunctions(TorchFunctionMode):
+            def __init__(self):
+                super().__init__()
+                self.names = []
+
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                self.names.append(getattr(func, "__name__", str(func)))
+                return func(*args, **(kwargs or {}))
+
+
+        class CountOps(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.ops = []
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.ops.append(str(func.overloadpacket.__name__))
+                return func(*args, **(kwargs or {}))
+
+
+        torch.manual_seed(0)
+        torch.set_default_device(dev)
+        t = torch.tensor([1.0, 2.0])
+        print("default device:", t.device.type, torch.zeros(2).device.type, torch.nn.Linear(2, 2).weight.device.type,
+              torch.tensor(t).device.type, t.new_tensor([1.0]).device.type)
+        torch.set_default_device(None)
+        with torch.device(dev):
+            print("device context:", torch.tensor([1.0]).device.type, torch.as_tensor([1.0]).device.type)
+        torch.set_default_dtype(torch.float64)
+        print("default dtype:", torch.tensor([1.0]).dtype, torch.zeros(1).dtype, torch.Tensor([1.0]).dtype)
+        torch.set_default_dtype(torch.float32)
+        x = torch.randn(4, 4, requires_grad=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            print("autocast:", (x @ x).dtype, torch.is_autocast_enabled("cpu"))
+        with torch.no_grad():
+            print("no_grad:", (x * 2).requires_grad, torch.tensor(x).requires_grad)
+        with torch.inference_mode():
+            y = x * 2
+            print("inference:", y.is_inference(), torch.is_inference_mode_enabled())
+        torch.use_deterministic_algorithms(True)
+        print("deterministic:", torch.are_deterministic_algorithms_enabled())
+        torch.use_deterministic_algorithms(False)
+        with CountFunctions() as fm:
+            torch.tensor([1.0]).add(1)
+            torch.zeros(2).mul_(2)
+        print("function mode:", fm.names)
+        with CountOps() as dm:
+            z = torch.ones(3)
+            z.add_(1).view(3, 1)
+            torch.tensor(z)
+        print("dispatch mode:", dm.ops)
+
+
+        @torch.compile(backend="eager")
+        def double(v):
+            return v * 2
+
+
+        print("compiled:", double(torch.ones(2)).tolist())
+        warnings.warn("user warning here")
+        print("warned", file=sys.stderr)
+        raise SystemExit(torch.ones(1).add_(1).int().item())
+        """,
     "exits": """
         import sys, torch
         print("out", flush=True)
@@ -314,8 +443,22 @@ def run_both(tmp_path, name, *args):
     return source, plain, observed, report
 
 
+def test_transparent_to_defaults_modes_warnings_and_compile(tmp_path):
+    # Issue 30: default device and dtype, device contexts, autocast, no_grad / inference_mode,
+    # deterministic algorithms, the user's own function and dispatch modes, torch.compile, warning
+    # locations (torch.tensor's C++ warning used to be attributed to our wrapper) and the exit
+    # status: exactly as in a plain run. The meta device stands in for CUDA here; on a GPU the
+    # program uses CUDA (bench/gpu_check.sh).
+    source, plain, observed, report = run_both(tmp_path, "transparency")
+    assert plain.returncode == 2 and "default device: " in plain.stdout
+    assert own_lines(observed.stderr) == plain.stderr.rstrip("\n"), (observed.stderr, plain.stderr)
+    assert "UserWarning: To copy construct" in plain.stderr  # the warning is there, at the user's line
+    row = next(i for i, line in enumerate(source.splitlines(), 1) if "torch.tensor(x).requires_grad" in line)
+    assert f"{tmp_path / 'transparency.py'}:{row}: UserWarning" in plain.stderr
+
+
 @pytest.mark.parametrize("name", ["tal001", "tal002", "tal201", "tal202", "tal301", "tal401", "tal101", "tal102",
-                                  "tal103"])
+                                  "tal103", "consequences"])
 def test_verdicts_per_rule(tmp_path, name):
     source, plain, observed, report = run_both(tmp_path, name)
     got = {(f["location"]["row"], f["code"]): f["confirmation"] for f in report}
@@ -328,6 +471,8 @@ def test_verdicts_per_rule(tmp_path, name):
             assert confirmation["evidence"], confirmation
         if verdict == "harmless-in-run":
             assert confirmation["counts"]["ran"] >= 1 and "ran" in confirmation["why"]
+            if code in ("TAL002", "TAL201", "TAL301", "TAL401"):  # a promise only for what was watched
+                assert "watched to the end" in confirmation["why"], confirmation
     assert "detachlint:" in observed.stderr  # the summary
 
 

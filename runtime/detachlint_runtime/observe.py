@@ -41,6 +41,7 @@ import os
 import sys
 import sysconfig
 import threading
+import warnings
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -52,7 +53,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import detachlint
 
+from .lines import LineCounter
 from .static import static_findings
+from .watch import ALIAS_CODES, OVERWRITES, Watch, alias_rows
 
 Site = Tuple[str, int]  # (absolute file name, line)
 _HELD = 256  # plain-dict snapshots (optimizer state) tracked at once
@@ -162,6 +165,21 @@ def _written(func, args, kwargs) -> List[torch.Tensor]:
     return out
 
 
+_ALIASING: Dict[Any, bool] = {}  # op -> its output aliases its first argument (views, detach, alias)
+
+
+def _aliasing(func) -> bool:
+    try:
+        return _ALIASING[func]
+    except KeyError:
+        schema = getattr(func, "_schema", None)
+        returns = schema.returns if schema is not None else ()
+        found = bool(returns) and returns[0].alias_info is not None and not returns[0].alias_info.is_write \
+            and bool(schema.arguments) and schema.arguments[0].alias_info is not None
+        _ALIASING[func] = found
+        return found
+
+
 class _Mode(TorchDispatchMode):
     @classmethod
     def ignore_compile_internals(cls) -> bool:
@@ -178,14 +196,17 @@ class _Mode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         obs = self.observer
+        written = _written(func, args, kwargs)
+        aliasing = _aliasing(func)
+        if obs.watch.tags and not aliasing:  # making a view of an alias is not reading it
+            obs.check_watched(func, args, written)
         if obs.dirty:
             obs.check_reads(args)
-        written = _written(func, args, kwargs)
         if written:
             obs.on_write(func, written)
         out = func(*args, **kwargs)
-        if obs.alias_lines and func is torch.ops.aten.detach.default and isinstance(out, torch.Tensor):
-            obs.on_alias(out)  # `.data` reaches the dispatcher as aten.detach
+        if aliasing and (obs.watch.tags or obs.alias_sites):
+            obs.on_alias_op(args, out)  # `.data` reaches the dispatcher as aten.detach
         return out
 
 
@@ -210,10 +231,10 @@ class Observer:
         self._event_keys: Set[Any] = set()
         self.saved: Dict[int, "weakref.WeakSet[_Saved]"] = {}  # storage pointer -> pending saved tensors
         self.dirty: Dict[int, List[Tuple[Any, Site, Any]]] = {}  # storage -> (finding, write site, span)
-        self.watch: Dict[Site, List[Any]] = {}  # write line -> TAL201/TAL301 findings there
-        self.alias_lines: Dict[Site, List[Any]] = {}  # TAL002 line -> findings
-        self._aliases: "weakref.WeakValueDictionary[int, torch.Tensor]" = weakref.WeakValueDictionary()
-        self._alias_finding: Dict[int, Any] = {}
+        self.write_lines: Dict[Site, List[Any]] = {}  # write line -> TAL201/TAL301 findings there
+        self.alias_sites: Dict[Site, List[Any]] = {}  # line where a finding's alias is made -> findings
+        self.watch = Watch(_span)  # the aliases made there, for the rest of their lives
+        self.lines = LineCounter(self._rows)
         self.snapshots: Dict[int, _Snapshot] = {}  # id(state dict) -> snapshot
         self.snap_ptrs: Dict[int, List[_Snapshot]] = {}  # storage pointer -> snapshots holding it
         self._snap_refs: Dict[int, Any] = {}
@@ -221,6 +242,8 @@ class Observer:
         # ones are held strongly, so that their id cannot be reused while they are tracked.
         self._snap_held: "OrderedDict[int, Any]" = OrderedDict()
         self.snap_unchanged: Dict[Site, List[str]] = {}  # snapshot site -> harmless restores/saves
+        self.snap_seen: Dict[Site, int] = {}  # optimizer snapshot site -> snapshots taken
+        self.snap_changed: Dict[Site, int] = {}  # ... -> of them, changed by a later write
         self._legacy: Dict[int, Tuple[Any, Site]] = {}  # id(torch.Tensor(t) result) -> (weakref, site)
         self.ctor_calls: Dict[Site, List[str]] = {}  # site -> argument kinds seen by constructors
         self._mode = _Mode(self)
@@ -254,11 +277,20 @@ class Observer:
             for f in findings:
                 state.lines.update(range(f.location.row, max(f.end_location.row, f.location.row) + 1))
                 if f.code in ("TAL201", "TAL301"):
-                    self.watch.setdefault((real, f.location.row), []).append(f)
-                elif f.code == "TAL002":
-                    self.alias_lines.setdefault((real, f.location.row), []).append(f)
+                    self.write_lines.setdefault((real, f.location.row), []).append(f)
+                if f.code in ALIAS_CODES:
+                    for row in alias_rows(f):
+                        self.alias_sites.setdefault((real, row), []).append(f)
         self.files[filename] = state
         return state
+
+    def _rows(self, filename: str):
+        """For the line counter: the file's (path, flagged rows, alias rows), None if not the user's."""
+        state = self._state(filename)
+        if state is None:
+            return None
+        alias = {row for (path, row) in self.alias_sites if path == state.path}
+        return state.path, state.lines | alias, alias
 
     def _is_user(self, filename: str) -> bool:
         state = self.files.get(filename, 0)
@@ -353,6 +385,8 @@ class Observer:
         op = func.overloadpacket.__name__
         for t in written:
             span = _span(t)
+            if self.watch.tags:
+                self.watch.written(t, span, site, op)
             if span is None:  # no storage (meta, sparse): what it overlaps cannot be known
                 if site is not None:
                     self.blind_writes[site] = self.blind_writes.get(site, 0) + 1
@@ -364,9 +398,11 @@ class Observer:
                         saved.writes.append((site, op, t.requires_grad))
             for snap in self.snap_ptrs.get(span[0], ()):
                 if any(_overlap(s, span) for s in snap.spans):
+                    if not snap.changed_by and snap.site is not None and snap.what.startswith("optimizer"):
+                        self.snap_changed[snap.site] = self.snap_changed.get(snap.site, 0) + 1
                     snap.changed_by.append(site)
-            if site is not None and site in self.watch:
-                for finding in self.watch[site]:
+            if site is not None and site in self.write_lines:
+                for finding in self.write_lines[site]:
                     self.dirty.setdefault(span[0], []).append((finding, site, span))
             legacy = self._legacy.get(id(t))
             if legacy is not None and legacy[0]() is t:
@@ -374,15 +410,43 @@ class Observer:
                                 f"`{op}` at line {site[1] if site else '?'} wrote through the tensor "
                                 f"`torch.Tensor(t)` returned at line {legacy[1][1]}: it shares `t`'s storage, so "
                                 f"`t` changed too"))
-            linked = self._alias_finding.get(id(t)) if self._aliases.get(id(t)) is t else None
-            if linked is not None and pending:
-                for saved in pending:
-                    if _overlap(saved.span, span):
-                        self._add(Event(("TAL002",), "untracked-write", [site] if site else [],
-                                                 f"`{op}` through the `.data` alias taken at line "
-                                                 f"{linked.location.row} wrote memory saved for backward "
-                                                 f"({_node(saved)})", finding=linked))
-                        break
+            if pending:
+                for group, side in self.watch.members(t):
+                    linked = group.finding
+                    if linked.code != "TAL002" or side != "alias":
+                        continue
+                    if any(_overlap(saved.span, span) for saved in pending):
+                        self._add(Event(("TAL002",), "untracked-write", _opt(site),
+                                        f"`{op}` through the `.data` alias taken at line "
+                                        f"{group.site[1]} wrote memory saved for backward "
+                                        f"({_node(next(s for s in pending if _overlap(s.span, span)))})",
+                                        finding=linked))
+
+    def check_watched(self, func, args, written) -> None:
+        """A read of an alias or source whose other side changed since: the hazard happened."""
+        if self._busy:
+            return
+        skip = {id(t) for t in written} if func.overloadpacket.__name__ in OVERWRITES else ()
+        for a in args:
+            for t in (a if isinstance(a, (list, tuple)) else (a,)):
+                if isinstance(t, torch.Tensor) and id(t) not in skip and id(t) in self.watch.tags:
+                    self._read(t, func.overloadpacket.__name__)
+
+    def _read(self, t, how: str) -> None:
+        hits = self.watch.read(t)
+        if not hits:
+            return
+        site = self.user_site()
+        for group, side, (wsite, op) in hits:
+            f = group.finding
+            seen = ("the snapshot" if f.code == "TAL401" else "the alias") + f" made at line {group.site[1]}"
+            if group.watched == {"source"} or side == "source":
+                seen = f"the tensor the alias made at line {group.site[1]} shares storage with"
+            where = f"line {site[1]}" + ("" if site is None or site[0] == group.site[0] else f" of {site[0]}") \
+                if site is not None else "code outside the user's files"
+            self._add(Event((f.code,), "read-after-write", [group.site] + _opt(wsite) + _opt(site),
+                            f"`{op}` at line {wsite[1] if wsite else '?'} changed {seen}, and `{how}` at "
+                            f"{where} read it afterwards", finding=f))
 
     def check_reads(self, args) -> None:
         if self._busy:
@@ -409,12 +473,29 @@ class Observer:
                 if not entries:
                     self.dirty.pop(span[0], None)
 
-    def on_alias(self, out: torch.Tensor) -> None:
+    def on_alias_op(self, args, out) -> None:
+        """A view / detach / alias was made: it joins its input's groups; made at a flagged line, it
+        starts a group of its own."""
+        if self._busy:
+            return
+        source = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        outs = [out] if isinstance(out, torch.Tensor) else [o for o in out if isinstance(o, torch.Tensor)] \
+            if isinstance(out, (list, tuple)) else []
+        joined = self.watch.members(source) if source is not None and self.watch.tags else []
+        for group, side in joined:
+            for o in outs:
+                self.watch.join(o, group, side)
+        if not self.alias_sites or (self.lines.active and self.lines.hot is None):
+            return
         site = self.user_site()
-        if site is not None and site in self.alias_lines:
-            self.counts[site] = self.counts.get(site, 0) + 1
-            self._aliases[id(out)] = out
-            self._alias_finding[id(out)] = self.alias_lines[site][0]
+        findings = self.alias_sites.get(site) if site is not None else None
+        if not findings:
+            return
+        self.counts[site] = self.counts.get(site, 0) + 1
+        chained = {id(g.finding) for g, side in joined if side == "alias" and g.site == site}
+        for f in findings:
+            if id(f) not in chained:  # `x[0].view(-1)`: one alias, made in two ops
+                self.watch.make(f, site, source, outs)
 
     # -- snapshots and constructors (wrappers around public functions) ---------------------------
 
@@ -438,6 +519,12 @@ class Observer:
             while len(self._snap_held) > _HELD:
                 self._forget(next(iter(self._snap_held)))
         snap = _Snapshot(site, what, spans, len(tensors))
+        if what.startswith("optimizer"):
+            self.snap_seen[site] = self.snap_seen.get(site, 0) + 1
+        if what == "state_dict()":  # its tensors are detached aliases; an optimizer's are the live state
+            for f in self.alias_sites.get(site, ()):
+                if f.code == "TAL401":
+                    self.watch.make(f, site, None, tensors)
         self.snapshots[key] = snap
         for ptr in {s[0] for s in spans}:
             self.snap_ptrs.setdefault(ptr, []).append(snap)
@@ -536,7 +623,7 @@ class Observer:
             def wrapper(self, *args, **kwargs):
                 if compiling():
                     return original(self, *args, **kwargs)
-                result = original(self, *args, **kwargs)
+                result = _as_caller(original, self, *args, **kwargs)
                 if not kwargs.get("keep_vars"):
                     obs._remember(result, what)
                 return result
@@ -547,7 +634,7 @@ class Observer:
                 if compiling():
                     return original(self, state_dict, *args, **kwargs)
                 obs._used(state_dict, how)
-                return original(self, state_dict, *args, **kwargs)
+                return _as_caller(original, self, state_dict, *args, **kwargs)
             return wrapper
 
         def saving(original):
@@ -555,7 +642,7 @@ class Observer:
                 if compiling():
                     return original(obj, *args, **kwargs)
                 obs._used(obj, "saved")
-                return original(obj, *args, **kwargs)
+                return _as_caller(original, obj, *args, **kwargs)
             return wrapper
 
         def ctor(original, name):
@@ -563,7 +650,7 @@ class Observer:
                 if compiling():
                     return original(data, *args, **kwargs)
                 obs._on_ctor(name, data)
-                return original(data, *args, **kwargs)
+                return _as_caller(original, data, *args, **kwargs)
             return wrapper
 
         def method_ctor(original, name):
@@ -571,7 +658,7 @@ class Observer:
                 if compiling():
                     return original(self, data, *args, **kwargs)
                 obs._on_ctor(name, data)
-                return original(self, data, *args, **kwargs)
+                return _as_caller(original, self, data, *args, **kwargs)
             return wrapper
 
         def legacy(original):
@@ -581,7 +668,7 @@ class Observer:
                 site = None
                 if cls is torch.Tensor and len(args) == 1 and not kwargs:
                     site = obs._on_ctor("torch.Tensor", args[0])
-                result = original(cls, *args, **kwargs)
+                result = _as_caller(original, cls, *args, **kwargs)
                 if site is not None:
                     obs._on_legacy_alias(result, site)
                 return result
@@ -614,18 +701,21 @@ class Observer:
         except (ImportError, AttributeError):
             pass
 
+        _prime_device()
         self._install_patches()
         self._hooks.__enter__()
         self._mode.__enter__()
-        # No sys.settrace: it cost more than the dispatch mode itself (about 1.7x on a small training
-        # loop). A flagged line's runs are counted by the op it issues (a write, a constructor, a
-        # state_dict() call, a `.data` read); files are linted when their code first issues one, and
-        # at the end every user module that was imported (its findings that never ran: not-run).
+        # Flagged lines are counted wherever they run (lines.py: only code objects that hold one are
+        # traced); a file is linted when its code first runs, and at the end every user module that
+        # was imported (its findings that never ran: not-run).
+        self.lines.start()
 
     def stop(self) -> None:
         if self._stopped:
             return
         self._stopped = True
+        self.lines.stop()
+        self.watch.end()  # what is still alive was watched until the run ended
         self._mode.__exit__(None, None, None)
         self._hooks.__exit__(None, None, None)
         for owner, name, original in reversed(self._patches):
@@ -660,6 +750,43 @@ def _prime_dynamo() -> None:
         trace_rules.get_torch_obj_rule_map()
         TorchInGraphFunctionVariable._get_handlers()
     except (ImportError, AttributeError):  # another torch: its compile may then see the wrappers
+        pass
+
+
+_REGISTRIES: Dict[str, dict] = {}  # "once per location" for warnings raised inside torch's files
+
+
+def _as_caller(original, *args, **kwargs):
+    """``original(*args, **kwargs)`` called from a wrapper of ours, with the warnings it gives
+    attributed as without us: torch attributes a C++ warning to the innermost Python frame, which
+    would be the wrapper; it goes to the user's line that called the wrapper."""
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            return original(*args, **kwargs)
+    finally:
+        frame = sys._getframe(2)  # 0: here, 1: the wrapper, 2: its caller
+        for w in caught:  # re-issued under the user's filters, now restored
+            if w.filename == __file__:
+                where = frame.f_globals
+                warnings.warn_explicit(w.message, w.category, frame.f_code.co_filename, frame.f_lineno,
+                                       module=where.get("__name__"),
+                                       registry=where.setdefault("__warningregistry__", {}), module_globals=where)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
+                                       registry=_REGISTRIES.setdefault(w.filename, {}))
+
+
+def _prime_device() -> None:
+    """``torch.set_default_device`` builds its set of factory functions (``torch.tensor`` among
+    them) once, on first use; built while our wrapper replaces ``torch.tensor``, it would hold the
+    wrapper, and ``torch.tensor`` calls would ignore the default device. Build it now."""
+    try:
+        from torch.utils._device import _device_constructors
+
+        _device_constructors()
+    except (ImportError, AttributeError):
         pass
 
 

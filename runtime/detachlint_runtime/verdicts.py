@@ -15,13 +15,17 @@ from typing import Any, Dict, List, Optional
 
 from detachlint.findings import Finding, Location, Severity
 
+from .watch import ALIAS_CODES
+
 WHY = {
     "TAL001": "none of its writes hit memory that a pending backward had saved (no silent wrong gradient)",
     "TAL002": "no write through the `.data` alias taken here hit memory saved for a pending backward",
-    "TAL201": "no pending backward had saved the written memory and no later read at the flagged lines saw it",
+    "TAL201": "no pending backward had saved the written memory, and the tensor the alias was made from was "
+              "not read after the write",
     "TAL202": "no backward needed the tensor after it was written (the version check raised nowhere)",
-    "TAL301": "no later read at the flagged lines saw the written memory and no pending backward had saved it",
-    "TAL401": "the snapshot was never restored or saved after the live tensors changed",
+    "TAL301": "the name that was not written was never read after the write, and no pending backward had saved "
+              "the memory",
+    "TAL401": "the snapshot was never read, restored or saved after the live tensors changed",
     "TAL101": "it was never called with a tensor",
     "TAL102": "none of the elements required grad: there was no graph to drop",
     "TAL103": "no in-place write went through the alias it returned",
@@ -40,6 +44,24 @@ def _matches(f: Finding, event, path: str) -> bool:
     return any(site[0] == path and site[1] in rows for site in event.sites)
 
 
+def _ran(observer, path: str, row: int) -> int:
+    # Line events where the line counter ran; ops issued by the line otherwise (and as a floor).
+    return max(observer.lines.counts.get((path, row), 0), observer.counts.get((path, row), 0))
+
+
+def _watched(stats) -> str:
+    """What became of the aliases a finding's line made: the promise behind ``harmless-in-run``."""
+    parts = []
+    if stats.died:
+        parts.append(f"{stats.died} died")
+    if stats.ended:
+        parts.append(f"{stats.ended} still alive when the run ended")
+    made = f"{stats.made} alias{'es' if stats.made != 1 else ''} made here, watched to the end ({', '.join(parts)})"
+    if stats.changed:
+        made += f"; {stats.changed} changed by the other side and never read afterwards"
+    return made
+
+
 def verdicts(observer) -> List[Finding]:
     """Every static finding in the files that ran, with ``confirmation``; then runtime-origin ones."""
     out: List[Finding] = []
@@ -51,9 +73,9 @@ def verdicts(observer) -> List[Finding]:
             events = [e for e in observer.events if e.finding is f
                       or (e.finding is None and _matches(f, e, state.path))]
             claimed.update(id(e) for e in events)
-            ran = observer.counts.get((state.path, f.location.row), 0)
+            ran = _ran(observer, state.path, f.location.row)
             if not ran:  # a multi-line statement may be counted on a later line
-                ran = max((observer.counts.get((state.path, r), 0) for r in _rows(f)), default=0)
+                ran = max((_ran(observer, state.path, r) for r in _rows(f)), default=0)
             out.append(dataclasses.replace(f, confirmation=_confirmation(observer, f, state.path, ran, events)))
     seen = {}
     for e in observer.events:
@@ -68,7 +90,7 @@ def verdicts(observer) -> List[Finding]:
             code=e.rules[0], message=f"observed at runtime with no static finding here: {e.evidence}",
             severity=Severity.ERROR, filename=path, location=Location(line, 0), end_location=Location(line, 0),
             confirmation={"verdict": "confirmed", "source": "run", "origin": "runtime", "hazard": e.kind,
-                          "evidence": [e.evidence], "counts": {"ran": observer.counts.get((path, line)),
+                          "evidence": [e.evidence], "counts": {"ran": _ran(observer, path, line),
                                                                "hazards": 1},
                           "short": f"confirmed at runtime ({e.kind}); no static finding"})
         seen[key] = finding
@@ -104,25 +126,38 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
     counts["ran"] = ran
     blind = sum(observer.blind_writes.get((path, r), 0) for r in _rows(f))
     if blind and f.code in ("TAL001", "TAL002", "TAL201", "TAL202", "TAL301", "TAL401"):
-        return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
-                "why": f"line ran {ran} time{'s' if ran != 1 else ''}; {blind} of its writes went to tensors "
-                       f"without storage (meta device, sparse), whose overlap with saved or aliased memory "
-                       f"cannot be checked",
-                "short": f"unobservable (ran {ran}x)"}
+        return _unobservable(counts, ran, f"{blind} of its writes went to tensors without storage (meta device, "
+                                          f"sparse), whose overlap with saved or aliased memory cannot be checked")
     if f.code in ("TAL201", "TAL202", "TAL301") and not writes or f.code not in OBSERVABLE:
-        # Not "harmless": we could not have seen the hazard, so we say that instead.
-        return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
-                "why": f"line ran {ran} time{'s' if ran != 1 else ''}; no write reached torch's dispatcher from "
-                       f"it (NumPy writes and `.data =` bypass it), so the hazard could not be observed",
-                "short": f"unobservable (ran {ran}x)"}
-    else:
-        why = WHY[f.code]
-        uses = [u for r in _rows(f) for u in observer.snap_unchanged.get((path, r), [])] if f.code == "TAL401" else []
-        if uses:
-            why = "its snapshot was " + "; ".join(uses[:3]) + (f" (and {len(uses) - 3} more)" if len(uses) > 3 else "")
-        if calls:
-            kinds = sorted(set(calls))
-            why += f" (arguments: {', '.join(kinds)})"
+        return _unobservable(counts, ran, "no write reached torch's dispatcher from it (NumPy writes and `.data =` "
+                                          "bypass it), so the hazard could not be observed")
+    why = WHY[f.code]
+    uses = [u for r in _rows(f) for u in observer.snap_unchanged.get((path, r), [])] if f.code == "TAL401" else []
+    if uses:
+        why = "its snapshot was " + "; ".join(uses[:3]) + (f" (and {len(uses) - 3} more)" if len(uses) > 3 else "")
+    if f.code in ALIAS_CODES:
+        stats = observer.watch.stats.get(id(f))
+        opt_changed = sum(observer.snap_changed.get((path, r), 0) for r in _rows(f)) if f.code == "TAL401" else 0
+        if opt_changed:
+            return _unobservable(counts, ran, f"the optimizer's live state changed after {opt_changed} of its "
+                                              f"snapshots were taken, and a snapshot of optimizer state holds those "
+                                              f"live tensors themselves: reads of it cannot be told from the "
+                                              f"optimizer's own")
+        if stats is not None and stats.made:
+            why += "; " + _watched(stats)
+        elif not (f.code == "TAL401" and observer.snap_seen.get((path, f.location.row))):
+            return _unobservable(counts, ran, "the alias it makes never reached torch's dispatcher (a plain "
+                                              "`b = a`, a NumPy array, or an alias made inside another function), "
+                                              "so what was read after the write could not be watched")
+    if calls:
+        kinds = sorted(set(calls))
+        why += f" (arguments: {', '.join(kinds)})"
     return {"verdict": "harmless-in-run", "source": "run", "origin": "static", "evidence": [], "counts": counts,
             "why": f"line ran {ran} time{'s' if ran != 1 else ''}; {why}",
             "short": f"harmless-in-run (ran {ran}x)"}
+
+
+def _unobservable(counts, ran: int, why: str) -> Dict[str, Any]:
+    # Not "harmless": the hazard could not have been seen, so that is what the verdict says.
+    return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
+            "why": f"line ran {ran} time{'s' if ran != 1 else ''}; {why}", "short": f"unobservable (ran {ran}x)"}

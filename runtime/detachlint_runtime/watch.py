@@ -1,0 +1,175 @@
+"""Aliases made at flagged lines, watched for the rest of their lives.
+
+A :class:`Group` is one alias (a view, ``detach()``, ``.data``, the tensors of a ``state_dict()``
+snapshot) made at a line a static finding points at, with the tensor it was made from. Both sides
+are held weakly; views made later from a member join its side. When one side is written in place
+(a write through a member of that side, or, for the alias side, any write to its memory that is
+not through it), the other side is *stale*; if a watched side is then read by any op, anywhere
+(after a return, in the caller, in another module), the hazard happened: ``confirmed``. A group
+ends when every member of its watched side has died, or when the run ends; only then can the
+finding be ``harmless-in-run``, and the verdict says which of the two happened.
+
+Which side is watched follows the finding's claim: TAL301 "the other name is read as if it were a
+copy" (the side that was not written; both when the finding does not say), TAL201 "the write
+reaches the source" (the source), TAL401 "the snapshot is read after the update" (the snapshot),
+TAL002 "a write through the alias escapes autograd" (no read side: saved-tensor checks decide).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
+
+Site = Tuple[str, int]
+ALIAS_CODES = ("TAL002", "TAL201", "TAL301", "TAL401")
+# Ops that replace a tensor's values without reading them: a stale alias they write is refreshed.
+OVERWRITES = frozenset({"copy_", "fill_", "zero_", "set_"})
+
+
+def alias_rows(finding) -> List[int]:
+    """The rows where a finding's alias or snapshot is made (its own row when it names none)."""
+    rows = [r.location.row for r in finding.related if "made here" in r.message]
+    return rows or [finding.location.row]
+
+
+def watched_sides(finding) -> FrozenSet[str]:
+    if finding.code == "TAL301":
+        written = (finding.signature or {}).get("written")
+        return frozenset({"source": {"alias"}, "alias": {"source"}}.get(written, {"alias", "source"}))
+    return frozenset({"TAL201": {"source"}, "TAL401": {"alias"}}.get(finding.code, ()))
+
+
+@dataclass
+class Stats:
+    """What became of the aliases one finding's lines made, over the run."""
+
+    made: int = 0
+    died: int = 0  # every watched member died
+    ended: int = 0  # still alive when the run ended
+    changed: int = 0  # of the died/ended ones: stale (changed by the other side), never read after
+    confirmed: int = 0
+
+
+class Group:
+    __slots__ = ("finding", "site", "watched", "spans", "stale", "alive", "done", "stats", "__weakref__")
+
+    def __init__(self, finding, site: Site, stats: Stats) -> None:
+        self.finding = finding
+        self.site = site
+        self.watched = watched_sides(finding)
+        self.spans: List[Any] = []  # the alias side's memory
+        self.stale: Optional[Tuple[Optional[Site], str]] = None  # (write site, op) not yet read
+        self.alive = 0
+        self.done: Optional[str] = None  # died | ended | confirmed
+        self.stats = stats
+
+    def live_side(self, side: str) -> bool:
+        return side in self.watched or (not self.watched and side == "alias")
+
+
+def _overlap(a, b) -> bool:
+    return a is not None and b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
+class Watch:
+    def __init__(self, span_of) -> None:
+        self._span = span_of
+        self.tags: Dict[int, List[Tuple[Any, Group, str]]] = {}  # id(tensor) -> (weakref, group, side)
+        self.by_ptr: Dict[int, List[Group]] = {}  # storage -> groups whose alias side is watched
+        self.stats: Dict[int, Stats] = {}  # id(finding) -> Stats
+        self._groups: Dict[int, Group] = {}  # open groups, held until they end
+
+    def stats_for(self, finding) -> Stats:
+        return self.stats.setdefault(id(finding), Stats())
+
+    def make(self, finding, site: Site, source, aliases: Iterable) -> Group:
+        group = Group(finding, site, self.stats_for(finding))
+        group.stats.made += 1
+        self._groups[id(group)] = group
+        for t in aliases:
+            self.join(t, group, "alias")
+        if source is not None and "source" in group.watched:
+            self.join(source, group, "source")
+        if group.alive == 0:  # nothing to watch (the alias side already gone)
+            self._finish(group, "died")
+        return group
+
+    def join(self, t, group: Group, side: str) -> None:
+        key = id(t)
+
+        def dead(ref, key=key, group=group, side=side):
+            entries = self.tags.get(key)
+            if entries is not None:
+                entries[:] = [e for e in entries if e[0] is not ref]
+                if not entries:
+                    del self.tags[key]
+            if group.live_side(side) and group.done is None:
+                group.alive -= 1
+                if group.alive <= 0:
+                    self._finish(group, "died")
+
+        self.tags.setdefault(key, []).append((weakref.ref(t, dead), group, side))
+        if group.live_side(side):
+            group.alive += 1
+        if side == "alias" and "alias" in group.watched:
+            span = self._span(t)
+            if span is not None:
+                group.spans.append(span)
+                held = self.by_ptr.setdefault(span[0], [])
+                if group not in held:
+                    held.append(group)
+
+    def members(self, t) -> List[Tuple[Group, str]]:
+        entries = self.tags.get(id(t))
+        if not entries:
+            return []
+        return [(g, side) for ref, g, side in entries if ref() is t and g.done is None]
+
+    def _finish(self, group: Group, how: str) -> None:
+        if group.done is not None:
+            return
+        group.done = how
+        stats = group.stats
+        if how == "confirmed":
+            stats.confirmed += 1
+        else:
+            setattr(stats, how, getattr(stats, how) + 1)
+            if group.stale is not None:
+                stats.changed += 1
+        for span in group.spans:
+            held = self.by_ptr.get(span[0])
+            if held and group in held:
+                held.remove(group)
+                if not held:
+                    del self.by_ptr[span[0]]
+        self._groups.pop(id(group), None)
+
+    def written(self, t, span, site: Optional[Site], op: str) -> None:
+        """``t`` (memory ``span``) was written in place by ``op`` at ``site``."""
+        mine = self.members(t)
+        for group, side in mine:
+            other = "source" if side == "alias" else "alias"
+            if other in group.watched:
+                group.stale = (site, op)
+            elif side in group.watched and group.stale is not None and op in OVERWRITES:
+                group.stale = None  # the stale side was overwritten, not read
+        if span is None:
+            return
+        through = {id(g) for g, _ in mine}
+        for group in self.by_ptr.get(span[0], ()):
+            if id(group) not in through and any(_overlap(s, span) for s in group.spans):
+                group.stale = (site, op)
+
+    def read(self, t) -> List[Tuple[Group, str, Tuple[Optional[Site], str]]]:
+        """The groups whose stale watched side ``t`` is: each is confirmed (and ends) here."""
+        hits = []
+        for group, side in self.members(t):
+            if group.stale is not None and side in group.watched:
+                hits.append((group, side, group.stale))
+                self._finish(group, "confirmed")
+        return hits
+
+    def end(self) -> None:
+        for group in list(self._groups.values()):
+            self._finish(group, "ended")
