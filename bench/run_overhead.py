@@ -3,8 +3,10 @@
     python bench/run_overhead.py [--steps 300] [--repeats 3] [--threads 1] [--models cnn ...]
 
 The training script (written to a temporary directory) trains a model on random data with
-cross-entropy and a `state_dict()` copy every 100 steps: forward, backward, step and zero_grad, the
-ops a real loop issues. Four models: `transformer` (a 2-layer encoder, width 64, 4 heads, sequence
+cross-entropy, clips the last layer's weights through `.data` after every step (as a WGAN critic
+does: a line detachlint flags, TAL001, so the observer's saved-tensor hooks are on and its dispatch
+mode is on while that line runs) and takes a `state_dict()` copy every 100 steps: forward,
+backward, step and zero_grad, the ops a real loop issues. Four models: `transformer` (a 2-layer encoder, width 64, 4 heads, sequence
 32, batch 16, AdamW) and `cnn` (two convolutions with batch norm on 32x32 images, batch 16, AdamW):
 the realistic loops; `mnist-mlp` (784-256-10, batch 64, SGD with momentum) and `tiny-mlp`
 (64-64-10, batch 32: so little arithmetic per op that per-op overhead is everything). The script
@@ -12,7 +14,7 @@ times its own steps after 20 warm-up steps (neither `import torch` nor detachlin
 script counts) and prints steps/s. Four ways, interleaved, `--repeats` times each: `python
 train.py`; the same inside a no-op `TorchDispatchMode` (the floor any dispatch-mode observer pays);
 inside `torch.autograd.detect_anomaly()` (the debugging aid users already know); `python -m
-detachlint run train.py`. The best steps/s of each and the ratios are printed. `--threads` sets
+detachlint run train.py`; the same with `--watch all` (every op observed). The best steps/s of each and the ratios are printed. `--threads` sets
 torch's intra-op threads in the script (1 by default, so that a shared machine's load moves the
 figures less). Needs torch and detachlint_runtime.
 """
@@ -55,12 +57,15 @@ TRAIN = textwrap.dedent("""
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9) if kind.endswith("mlp") else \
         torch.optim.AdamW(model.parameters(), lr=1e-3)
     best = None
+    clipped = list(model.parameters())[-2:]
     def step(i):
         global best
         opt.zero_grad()
         loss = torch.nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
+        for p in clipped:  # weight clipping, as in a WGAN critic: a flagged line in the loop
+            p.data.clamp_(-1.0, 1.0)
         if i % 100 == 0:
             best = {k: v.detach().clone() for k, v in model.state_dict().items()}
         return loss
@@ -87,7 +92,7 @@ TRAIN = textwrap.dedent("""
 # name: (input size or image side or sequence length, hidden width, batch)
 SIZES = {"transformer": (32, 64, 16), "cnn": (32, 16, 16), "mnist-mlp": (784, 256, 64), "tiny-mlp": (64, 64, 32)}
 WAYS = (("python train.py", None), ("no-op TorchDispatchMode", "NOOP_MODE"),
-        ("detect_anomaly()", "ANOMALY"), ("detachlint run train.py", "run"))
+        ("detect_anomaly()", "ANOMALY"), ("detachlint run train.py", "run"), ("... --watch all", "all"))
 
 
 def measure(cmd, cwd, env=None) -> float:
@@ -120,8 +125,9 @@ def main(argv=None) -> int:
             runs = {label: [] for label, _ in WAYS}
             for _ in range(args.repeats):  # interleaved, so that a change of load hits every way alike
                 for label, how in WAYS:
-                    if how == "run":
-                        cmd, env = [sys.executable, "-m", "detachlint", "run", str(script), *tail], None
+                    if how in ("run", "all"):
+                        cmd, env = [sys.executable, "-m", "detachlint", "run", "--watch",
+                                    "all" if how == "all" else "flagged", str(script), *tail], None
                     else:
                         cmd = [sys.executable, str(script), *tail]
                         env = dict(os.environ, **{how: "1"}) if how else None

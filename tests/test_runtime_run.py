@@ -269,6 +269,26 @@ PROGRAMS = {
         shrink(lin)
         print("after shrink", lin(torch.ones(3)).shape)
         """,
+    # Issue 30: a write the finding does not claim is read as a copy (here a projection through
+    # `detach()`, an error only for the pending graph, which saved nothing) may be meant to reach
+    # its source: a later read of the source (even by `.tolist()`, which issues no aten op) is no
+    # evidence either way: unobservable, never confirmed; harmless only when nothing read it.
+    "intent": """
+        import torch
+        def project(bias: torch.Tensor):
+            loss = (bias * 2).sum()
+            bias.detach().clamp_(-1.0, 1.0)  # expect: TAL201 unobservable
+            loss.backward()
+            return bias.grad
+        def project_unread(bias: torch.Tensor):
+            loss = (bias * 2).sum()
+            bias.detach().clamp_(-1.0, 1.0)  # expect: TAL201 harmless-in-run
+            loss.backward()
+            return bias.grad
+        b = torch.tensor([3.0, -2.0], requires_grad=True)
+        print(project(b).tolist(), b.tolist())
+        print(project_unread(torch.tensor([3.0, -2.0], requires_grad=True)).tolist())
+        """,
     "runtime_origin": """
         import torch
         x = torch.tensor([1., 2., 3.], requires_grad=True)
@@ -429,12 +449,12 @@ def own_lines(stderr: str) -> str:
     return "\n".join(line for line in stderr.splitlines() if not line.startswith("detachlint: "))
 
 
-def run_both(tmp_path, name, *args):
+def run_both(tmp_path, name, *args, watch="flagged"):
     source = textwrap.dedent(PROGRAMS[name]).lstrip("\n")
     prog = tmp_path / f"{name}.py"
     prog.write_text(source)
     plain = run([sys.executable, str(prog), *args], tmp_path)
-    observed = run([sys.executable, "-m", "detachlint", "run", "--select", "ALL", "--output", "r.json",
+    observed = run([sys.executable, "-m", "detachlint", "run", "--select", "ALL", "--watch", watch, "--output", "r.json",
                     "--output-format", "json", str(prog), *args], tmp_path)
     assert observed.stdout == plain.stdout, (observed.stdout, plain.stdout)
     assert observed.returncode == plain.returncode, observed.stderr
@@ -458,7 +478,7 @@ def test_transparent_to_defaults_modes_warnings_and_compile(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["tal001", "tal002", "tal201", "tal202", "tal301", "tal401", "tal101", "tal102",
-                                  "tal103", "consequences"])
+                                  "tal103", "consequences", "intent"])
 def test_verdicts_per_rule(tmp_path, name):
     source, plain, observed, report = run_both(tmp_path, name)
     got = {(f["location"]["row"], f["code"]): f["confirmation"] for f in report}
@@ -483,11 +503,48 @@ def test_version_error_is_raised_as_autograd_would(tmp_path):
 
 
 def test_a_hazard_without_a_static_finding_is_reported_as_runtime_origin(tmp_path):
-    _, plain, observed, report = run_both(tmp_path, "runtime_origin")
+    # A `.data` write at a line with no finding is seen only when every op is watched (--watch all).
+    _, plain, observed, report = run_both(tmp_path, "runtime_origin", watch="all")
     assert plain.stdout == "[20.0, 40.0, 60.0]\n"  # the silent wrong gradient happens either way
     (finding,) = [f for f in report if f["confirmation"].get("origin") == "runtime"]
     assert finding["code"] == "TAL001" and finding["location"]["row"] == 5
     assert finding["confirmation"]["verdict"] == "confirmed"
+    _, _, _, report = run_both(tmp_path, "runtime_origin")  # the default: only what was flagged
+    assert not [f for f in report if f["confirmation"].get("origin") == "runtime"]
+
+
+def test_saved_tensor_tracking_that_began_late_makes_no_harmless_promise(tmp_path):
+    # Saved-tensor hooks start with the first file whose findings need them. Here that file is
+    # imported after a graph was built: what that graph saved was not watched, so its `.data` write
+    # is unobservable, never harmless-in-run. Imported before any graph: watched from the start.
+    (tmp_path / "helper.py").write_text(textwrap.dedent("""\
+        import torch
+        def scale(p: torch.Tensor):
+            p.data.mul_(10)
+        """))
+    prog = tmp_path / "late.py"
+    prog.write_text(textwrap.dedent("""\
+        import sys
+        import torch
+        if sys.argv[1] == "early":
+            import helper
+        p = torch.tensor([1., 2.], requires_grad=True)
+        loss = (p * p).sum()
+        if sys.argv[1] == "late":
+            import helper
+        helper.scale(p)
+        loss.backward()
+        print(p.grad.tolist())
+        """))
+    verdicts = {}
+    for when in ("late", "early"):
+        out = run([sys.executable, "-m", "detachlint", "run", "--output", f"{when}.json", "--output-format", "json",
+                   str(prog), when], tmp_path)
+        assert out.returncode == 0, out.stderr
+        (finding,) = [f for f in json.loads((tmp_path / f"{when}.json").read_text()) if f["code"] == "TAL001"]
+        verdicts[when] = finding["confirmation"]
+    assert verdicts["late"]["verdict"] == "unobservable" and "already alive" in verdicts["late"]["why"]
+    assert verdicts["early"]["verdict"] == "confirmed"  # the silent wrong gradient, seen
 
 
 def test_harmless_verdicts_say_what_was_checked(tmp_path):
@@ -515,10 +572,16 @@ def test_returned_snapshots_are_checked_where_the_caller_restores_or_saves_them(
     assert "optimizer state_dict() snapshot taken at line 7 was restored with load_state_dict at line 21" in text
     evidence = [e for c in found.values() for e in c["evidence"]]
     saved = [e for e in evidence if "saved at line" in e]
+    # No line is flagged, so the dispatch mode stayed off: the update is seen by the version counters
+    # the snapshot's tensors share with the live ones, and the writer's line is not known.
     assert saved == ["the state_dict() snapshot taken at line 6 was saved at line 22 after in-place updates had "
-                     "changed it (written at line 13): it aliases the live tensors"]  # torch.save([ck])
+                     "changed it: it aliases the live tensors"]  # torch.save([ck])
     assert opt["counts"]["hazards"] == 2  # restored at line 21, saved in `ck` at line 22
     assert not [e for e in evidence if "line 18" in e]  # `unchanged` was saved before the change
+    _, _, _, report = run_both(tmp_path, "returned_snapshots", watch="all")  # every write seen
+    evidence = [e for f in report for e in f["confirmation"]["evidence"]]
+    assert "the state_dict() snapshot taken at line 6 was saved at line 22 after in-place updates had changed it " \
+           "(written at line 13): it aliases the live tensors" in evidence
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])

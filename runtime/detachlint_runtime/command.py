@@ -99,6 +99,11 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: never; the exit status is the program's)")
     parser.add_argument("--select", metavar="CODES",
                         help="rule codes for the static findings (default: the default rules; ALL for all)")
+    parser.add_argument("--watch", choices=("flagged", "all"), default="flagged",
+                        help="flagged (default): observe torch's ops only while a flagged line runs and "
+                             "while an alias or snapshot it made is alive (close to the program's own "
+                             "speed); all: every op of the run, so that hazards at lines with no static "
+                             "finding are reported too (origin: runtime), at the cost of a dispatch mode")
     parser.add_argument("program", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS] | ARGS",
                         help="the script and its arguments (with -m: the module's arguments)")
 
@@ -131,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     from .observe import Observer
     from .report import failed, write_report
 
-    observer = Observer(codes)
+    observer = Observer(codes, watch_all=args.watch == "all")
     if target.path:
         observer.programs.append(target.path)
     status = target.run(observer)

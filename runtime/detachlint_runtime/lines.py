@@ -1,15 +1,16 @@
 """How many times each flagged line ran, in every frame: comprehensions, generators, lambdas,
 decorators, module code (torch-free, so that it can be tested on any Python).
 
-Only code objects that contain a flagged line are traced, and only their flagged lines are counted:
-on Python 3.12+ with ``sys.monitoring`` (``PY_START`` is turned off for every other code object
-the first time it runs, ``LINE`` for every other line), before it with a ``sys.settrace`` global
-function that returns a local tracer only for such code objects (one Python call per function
-call, none per line elsewhere). When another tool holds the tracer (a debugger, coverage.py) the
-counter stays off and says so: runs are then counted only by the ops a line issues.
+Only code objects that contain a flagged line are traced: on Python 3.12+ with ``sys.monitoring``
+(``PY_START`` is turned off for every other code object the first time it runs), before it with a
+``sys.settrace`` global function that returns a local tracer only for such code objects (one Python
+call per function call, none per line elsewhere). When another tool holds the tracer (a debugger,
+coverage.py) the counter stays off and says so: runs are then counted only by the ops a line issues.
 
-``hot`` is the flagged "alias" row (see ``alias_rows``) last entered in a traced frame, or None: a
-cheap gate that tells the observer when to look up the exact frame of a view op.
+``on_flagged`` is called at every run of a flagged line and ``on_idle`` where a traced frame moves
+on to another line or returns: the observer turns its dispatch mode on and off there. ``hot`` is
+the flagged "alias" row last entered (see ``alias_rows``), or None: a cheap gate that tells the
+observer when to look up the exact frame of a view op.
 """
 
 from __future__ import annotations
@@ -26,16 +27,25 @@ class LineCounter:
         # the user's. Called once per file name.
         self._rows_of = rows_of
         self._files: Dict[str, Optional[Tuple[str, Set[int], Set[int]]]] = {}
-        self._codes: Dict[object, Tuple[str, FrozenSet[int], FrozenSet[int]]] = {}
+        # id(code) -> (path, flagged rows in it, alias rows in it); keyed by id because a code
+        # object's hash is computed from its bytecode on every lookup. The code objects are kept
+        # (in _held), so an id is never reused while it is a key.
+        self._codes: Dict[int, Tuple[str, FrozenSet[int], FrozenSet[int]]] = {}
+        self._held: list = []
         self.counts: Dict[Site, int] = {}
         self.hot: Optional[Site] = None
         self.active = False
         self.why_off = ""
+        # Called at a flagged line, and where none runs any more (another line of a traced frame, its
+        # return): the observer turns its dispatch mode on and off there.
+        self.on_flagged: Callable[[], None] = lambda: None
+        self.on_idle: Callable[[], None] = lambda: None
         self._tool: Optional[int] = None
+        self._trace = None
 
     def _code_rows(self, code) -> Tuple[str, FrozenSet[int], FrozenSet[int]]:
         try:
-            return self._codes[code]
+            return self._codes[id(code)]
         except KeyError:
             pass
         name = code.co_filename
@@ -48,13 +58,19 @@ class LineCounter:
             path, rows, alias = found
             mine = {line for _, _, line in code.co_lines() if line is not None} & rows
             entry = (path, frozenset(mine), frozenset(mine & alias))
-        self._codes[code] = entry
+        self._codes[id(code)] = entry
+        self._held.append(code)
         return entry
 
     def _line(self, path: str, row: int, alias: FrozenSet[int]) -> None:
         site = (path, row)
         self.counts[site] = self.counts.get(site, 0) + 1
         self.hot = site if row in alias else None
+        self.on_flagged()
+
+    def _leave(self) -> None:
+        self.hot = None
+        self.on_idle()
 
     # -- Python 3.12+: sys.monitoring --------------------------------------------------------------
 
@@ -77,12 +93,13 @@ class LineCounter:
         def on_line(code, row):
             path, rows, alias = self._code_rows(code)
             if row not in rows:
-                return disable
+                self._leave()  # LINE stays on here: this is where a flagged line is left
+                return None
             self._line(path, row, alias)
             return None
 
         def on_leave(code, offset, value):
-            self.hot = None
+            self._leave()
 
         mon.register_callback(tool, events.PY_START, on_start)
         mon.register_callback(tool, events.LINE, on_line)
@@ -97,7 +114,7 @@ class LineCounter:
         if tool is None:
             return
         mon.set_events(tool, 0)
-        for code in self._codes:
+        for code in self._held:
             try:
                 mon.set_local_events(tool, code, 0)
             except (ValueError, TypeError):
@@ -109,24 +126,31 @@ class LineCounter:
 
     # -- before 3.12: sys.settrace ----------------------------------------------------------------
 
-    def _trace(self, frame, event, arg):
-        entry = self._code_rows(frame.f_code)
-        if not entry[1]:
-            return None
-        path, rows, alias = entry
+    def _tracer(self):
+        codes, code_rows, line, leave = self._codes, self._code_rows, self._line, self._leave
 
-        def local(frame, event, arg):
-            if event == "line":
-                row = frame.f_lineno
-                if row in rows:
-                    self._line(path, row, alias)
-                else:
-                    self.hot = None
-            elif event == "return":
-                self.hot = None
+        def trace(frame, event, arg):  # called at every Python call: kept to a dict lookup
+            entry = codes.get(id(frame.f_code))
+            if entry is None:
+                entry = code_rows(frame.f_code)
+            if not entry[1]:
+                return None
+            path, rows, alias = entry
+
+            def local(frame, event, arg):
+                if event == "line":
+                    row = frame.f_lineno
+                    if row in rows:
+                        line(path, row, alias)
+                    else:
+                        leave()
+                elif event == "return":
+                    leave()
+                return local
+
             return local
 
-        return local
+        return trace
 
     # -- start / stop -----------------------------------------------------------------------------
 
@@ -137,6 +161,7 @@ class LineCounter:
         if sys.gettrace() is not None:
             self.why_off = "another tracer (a debugger or coverage) holds sys.settrace"
             return
+        self._trace = self._tracer()
         sys.settrace(self._trace)
         self.active = True
 
@@ -147,5 +172,5 @@ class LineCounter:
         self.hot = None
         if self._tool is not None:
             self._stop_monitoring()
-        elif sys.gettrace() == self._trace:
+        elif sys.gettrace() is self._trace:
             sys.settrace(None)

@@ -2,9 +2,14 @@
 
 An :class:`Observer` is started before the program and stopped after it. While it runs:
 
-- a ``TorchDispatchMode`` sees every aten op; the arguments its schema marks as written
+- every flagged line (a static finding's row, its related rows) is counted wherever it runs, and
+  the file is linted when its code first runs (:mod:`.lines`);
+- a ``TorchDispatchMode`` sees aten ops; the arguments its schema marks as written
   (``alias_info.is_write``: ``foo_`` ops, ``out=``, ``copy_``, foreach ops) are the writes, and the
-  innermost frame in a user file is the line that issued them. ``.data`` writes are seen too.
+  innermost frame in a user file is the line that issued them. ``.data`` writes are seen too. It is
+  on while a flagged line runs and while an alias or snapshot such a line made is alive (or, with
+  ``watch_all``, for the whole run); pushed only onto an empty mode stack, never under our own
+  handler. The aliases a flagged line makes are watched for their whole lives (:mod:`.watch`).
 - ``torch.autograd.graph.saved_tensors_hooks`` record what each graph saved (a detached alias, which
   shares the storage and the version counter, and the version at save time). A write that overlaps
   a saved tensor whose backward has not run yet is noted on it. Autograd's own version check is off
@@ -13,15 +18,16 @@ An :class:`Observer` is started before the program and stopped after it. While i
   observed write (``.data``: a write autograd cannot see) is a silent wrong gradient, recorded and
   left silent, as the program would be without us.
 - ``nn.Module.state_dict`` / ``Optimizer.state_dict`` results are remembered with their storages
-  (wherever they are taken: a helper that returns one is followed to its caller, since the dict
-  object is what is tracked); writes to those storages mark the snapshot changed, and
-  ``load_state_dict`` / ``torch.save`` of a changed snapshot (also inside a dict, list or tuple
-  given to ``torch.save``) is the stale-snapshot hazard.
+  and versions (wherever they are taken: a helper that returns one is followed to its caller, since
+  the dict object is what is tracked); a changed version or an observed write marks the snapshot
+  changed, and ``load_state_dict`` / ``torch.save`` of a changed snapshot (also inside a dict, list
+  or tuple given to ``torch.save``) is the stale-snapshot hazard.
 - ``torch.tensor`` / ``Tensor.new_tensor`` / ``torch.Tensor`` calls are checked for tensor arguments;
   the alias ``torch.Tensor(t)`` returns is followed, and an in-place write through it is the hazard.
-- a flagged line's runs are counted by the op it issues (no ``sys.settrace``: too slow). Static
-  findings come from the core linter, one file at a time, the first time code from that file
-  issues an op, and at the end for every imported user module.
+
+The observer's own tensor calls run with torch-function and Python-dispatch modes off, so the
+program's own modes see what they see without us; warnings raised inside a wrapped call are
+attributed to the user's line.
 
 Regions the user compiles with ``torch.compile`` compile as they would without us: the mode says
 ``ignore_compile_internals`` (otherwise Dynamo skips every frame while a dispatch mode is on and the
@@ -37,6 +43,7 @@ started the observer, and what happens inside compiled regions.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import sysconfig
@@ -49,13 +56,13 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
 
 import detachlint
 
 from .lines import LineCounter
 from .static import static_findings
-from .watch import ALIAS_CODES, OVERWRITES, Watch, alias_rows
+from .watch import ALIAS_CODES, OVERWRITES, SAVED_RULES, Watch, alias_rows
 
 Site = Tuple[str, int]  # (absolute file name, line)
 _HELD = 256  # plain-dict snapshots (optimizer state) tracked at once
@@ -165,6 +172,21 @@ def _written(func, args, kwargs) -> List[torch.Tensor]:
     return out
 
 
+def _unseen(method):
+    """The observer's own work runs with torch-function and Python-dispatch modes off: the program's
+    own modes (a TorchFunctionMode counting calls, a TorchDispatchMode counting ops) must see
+    exactly what they see without us, never our ``detach()``, ``stride()`` or ``_version``."""
+    function_modes, dispatch_modes = torch._C._is_torch_function_mode_enabled, torch._C._len_torch_dispatch_stack
+
+    @functools.wraps(method)
+    def inner(*args, **kwargs):
+        if not function_modes() and not dispatch_modes():  # the common case, kept cheap
+            return method(*args, **kwargs)
+        with torch._C.DisableTorchFunction(), torch._C._DisableTorchDispatch():
+            return method(*args, **kwargs)
+    return inner
+
+
 _ALIASING: Dict[Any, bool] = {}  # op -> its output aliases its first argument (views, detach, alias)
 
 
@@ -194,8 +216,15 @@ class _Mode(TorchDispatchMode):
         self.observer = observer
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
         obs = self.observer
+        obs._dispatching += 1  # the mode stack must not be changed under our own handler
+        try:
+            return self._observe(obs, func, args, kwargs or {})
+        finally:
+            obs._dispatching -= 1
+
+    @staticmethod
+    def _observe(obs: "Observer", func, args, kwargs):
         written = _written(func, args, kwargs)
         aliasing = _aliasing(func)
         if obs.watch.tags and not aliasing:  # making a view of an alias is not reading it
@@ -217,11 +246,26 @@ class _Snapshot:
     spans: List[Any]
     total: int
     changed_by: List[Optional[Site]] = field(default_factory=list)
+    # (tensor, its version then): a state_dict()'s tensors share their version counters with the
+    # live ones (detach() / the optimizer's own state), so an update is seen with the dispatch mode
+    # off too; `.data` writes, which bump no version, only while it is on.
+    versions: List[Tuple[Any, int]] = field(default_factory=list)
+
+    def changed(self) -> bool:
+        return bool(self.changed_by) or any(t._version != v for t, v in self.versions)
 
 
 class Observer:
-    def __init__(self, codes: Optional[Iterable[str]] = None) -> None:
+    """``watch_all``: the dispatch mode is on for the whole run, so that hazards at lines with no
+    static finding are seen too (``origin: runtime``). Otherwise (the default) it is on only while a
+    flagged line runs and while an alias or snapshot made there is alive: a program whose
+    findings are not in its hot loop runs at close to its own speed."""
+
+    def __init__(self, codes: Optional[Iterable[str]] = None, watch_all: bool = False) -> None:
         self.codes = list(codes) if codes is not None else None
+        self.watch_all = watch_all
+        self._mode_on = False
+        self._dispatching = 0
         self.files: Dict[str, Optional[FileState]] = {}  # realpath -> state (None: not a user file)
         self.counts: Dict[Site, int] = {}
         self.write_counts: Dict[Site, int] = {}
@@ -241,15 +285,20 @@ class Observer:
         # A plain dict (what Optimizer.state_dict returns) cannot be weakly referenced: the newest
         # ones are held strongly, so that their id cannot be reused while they are tracked.
         self._snap_held: "OrderedDict[int, Any]" = OrderedDict()
+        self._flagged_snaps: Set[int] = set()  # snapshots taken at a flagged line, still alive
         self.snap_unchanged: Dict[Site, List[str]] = {}  # snapshot site -> harmless restores/saves
         self.snap_seen: Dict[Site, int] = {}  # optimizer snapshot site -> snapshots taken
         self.snap_changed: Dict[Site, int] = {}  # ... -> of them, changed by a later write
         self._legacy: Dict[int, Tuple[Any, Site]] = {}  # id(torch.Tensor(t) result) -> (weakref, site)
         self.ctor_calls: Dict[Site, List[str]] = {}  # site -> argument kinds seen by constructors
         self._mode = _Mode(self)
+        self.lines.on_flagged = self._flagged_line
+        self.lines.on_idle = self._idle
         self._compiled_codes: Set[int] = set()  # ids of Dynamo's output code objects (filled by torch)
         self.compiled: Dict[Tuple[str, str, int], int] = {}  # (path, function, first line) -> last line
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        self._hooks_on = False
+        self.hooks_late: Optional[Tuple[str, int]] = None  # (file, graphs alive) when they began late
         self._patches: List[Tuple[Any, str, Any]] = []
         self._busy = False
         self._stopped = False
@@ -281,6 +330,8 @@ class Observer:
                 if f.code in ALIAS_CODES:
                     for row in alias_rows(f):
                         self.alias_sites.setdefault((real, row), []).append(f)
+            if not self._hooks_on and any(f.code in SAVED_RULES for f in findings):
+                self._start_hooks(real)
         self.files[filename] = state
         return state
 
@@ -290,7 +341,48 @@ class Observer:
         if state is None:
             return None
         alias = {row for (path, row) in self.alias_sites if path == state.path}
-        return state.path, state.lines | alias, alias
+        related = {r.location.row for f in state.findings for r in f.related}
+        return state.path, state.lines | alias | related, alias
+
+    def _start_hooks(self, path: Optional[str]) -> None:
+        """Saved-tensor hooks, from the first file whose findings need them (they change the ops a
+        program's own TorchDispatchMode sees, and cost a call per saved tensor). A graph recorded
+        before is only reachable through a tensor with a ``grad_fn``: if one is alive now, what its
+        graph saved is not watched, and the verdicts that depend on it say so."""
+        if path is not None:
+            import gc
+
+            tensor = torch.Tensor  # type(), not isinstance(): no module's deprecated __getattr__ is woken
+            alive = sum(1 for o in gc.get_objects() if issubclass(type(o), tensor) and o.grad_fn is not None)
+            if alive:
+                self.hooks_late = (path, alive)
+        self._hooks.__enter__()
+        self._hooks_on = True
+
+    # -- the dispatch mode, on only while needed --------------------------------------------------
+
+    def _needed(self) -> bool:
+        return self.watch_all or bool(self.watch.open_groups() or self._legacy or self._flagged_snaps)
+
+    def _push(self) -> None:
+        # Only onto an empty stack: a mode pushed above the user's would be popped by their exit.
+        if not self._mode_on and not self._dispatching and torch._C._len_torch_dispatch_stack() == 0:
+            self._mode.__enter__()
+            self._mode_on = True
+
+    def _pop(self, force: bool = False) -> None:
+        if self._mode_on and not self._dispatching and (force or not self._needed()) \
+                and _get_current_dispatch_mode() is self._mode:
+            self._mode.__exit__(None, None, None)
+            self._mode_on = False
+
+    def _flagged_line(self) -> None:
+        if not self._mode_on and not self._busy:
+            self._push()
+
+    def _idle(self) -> None:
+        if self._mode_on and not self.watch_all:
+            self._pop()
 
     def _is_user(self, filename: str) -> bool:
         state = self.files.get(filename, 0)
@@ -302,7 +394,9 @@ class Observer:
         """The innermost frame of a user file: the line that issued what is being observed.
         ``direct``: only if the caller of the wrapped function itself is user code (torch calling
         ``torch.tensor`` or ``state_dict`` internally is not the user's call)."""
-        frame = sys._getframe(3 if direct else 2)
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename == __file__:  # our wrappers
+            frame = frame.f_back
         if direct:
             state = self._state(frame.f_code.co_filename) if frame is not None else None
             return (state.path, frame.f_lineno) if state is not None else None
@@ -319,6 +413,28 @@ class Observer:
                 return state.path, frame.f_lineno
             frame = frame.f_back
         return None
+
+    def _frame_at(self, site: Site) -> Optional[Tuple[int, Any]]:
+        """(id, code) of the innermost frame running ``site``: the call that made an alias."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            state = self.files.get(frame.f_code.co_filename)
+            if state is not None and (state.path, frame.f_lineno) == site:
+                return id(frame), frame.f_code
+            frame = frame.f_back
+        return None
+
+    @staticmethod
+    def _running(maker: Optional[Tuple[int, Any]]) -> bool:
+        """Whether the call that made an alias is still on the stack."""
+        if maker is None:
+            return True  # not known: assume the plain case
+        frame = sys._getframe(1)
+        while frame is not None:
+            if id(frame) == maker[0] and frame.f_code is maker[1]:
+                return True
+            frame = frame.f_back
+        return False
 
     def _in_compiled(self, path: str, code) -> None:
         """Note the lines of a function whose Dynamo-compiled code ran (its ops have no line)."""
@@ -343,6 +459,7 @@ class Observer:
 
     # -- autograd's saved tensors -----------------------------------------------------------------
 
+    @_unseen
     def _pack(self, t: torch.Tensor):
         saved = _Saved(t)
         if len(self.saved) > 4096:  # storages that died leave empty sets behind
@@ -351,6 +468,7 @@ class Observer:
             self.saved.setdefault(saved.span[0], weakref.WeakSet()).add(saved)
         return saved
 
+    @_unseen
     def _unpack(self, saved: _Saved) -> torch.Tensor:
         alias = saved.alias
         if alias._version != saved.version:
@@ -376,6 +494,7 @@ class Observer:
 
     # -- writes and reads -----------------------------------------------------------------------
 
+    @_unseen
     def on_write(self, func, written: Sequence[torch.Tensor]) -> None:
         if self._busy:
             return
@@ -398,8 +517,6 @@ class Observer:
                         saved.writes.append((site, op, t.requires_grad))
             for snap in self.snap_ptrs.get(span[0], ()):
                 if any(_overlap(s, span) for s in snap.spans):
-                    if not snap.changed_by and snap.site is not None and snap.what.startswith("optimizer"):
-                        self.snap_changed[snap.site] = self.snap_changed.get(snap.site, 0) + 1
                     snap.changed_by.append(site)
             if site is not None and site in self.write_lines:
                 for finding in self.write_lines[site]:
@@ -410,11 +527,13 @@ class Observer:
                                 f"`{op}` at line {site[1] if site else '?'} wrote through the tensor "
                                 f"`torch.Tensor(t)` returned at line {legacy[1][1]}: it shares `t`'s storage, so "
                                 f"`t` changed too"))
-            if pending:
-                for group, side in self.watch.members(t):
-                    linked = group.finding
-                    if linked.code != "TAL002" or side != "alias":
-                        continue
+            for group, side in self.watch.members(t) if self.watch.tags else ():
+                linked = group.finding
+                if linked.code != "TAL002" or side != "alias":
+                    continue
+                if not self._running(group.maker):  # kept past its call, written later: a shadow?
+                    group.stats.kept_writes += 1
+                if pending:
                     if any(_overlap(saved.span, span) for saved in pending):
                         self._add(Event(("TAL002",), "untracked-write", _opt(site),
                                         f"`{op}` through the `.data` alias taken at line "
@@ -422,6 +541,7 @@ class Observer:
                                         f"({_node(next(s for s in pending if _overlap(s.span, span)))})",
                                         finding=linked))
 
+    @_unseen
     def check_watched(self, func, args, written) -> None:
         """A read of an alias or source whose other side changed since: the hazard happened."""
         if self._busy:
@@ -431,6 +551,11 @@ class Observer:
             for t in (a if isinstance(a, (list, tuple)) else (a,)):
                 if isinstance(t, torch.Tensor) and id(t) not in skip and id(t) in self.watch.tags:
                     self._read(t, func.overloadpacket.__name__)
+
+    @_unseen
+    def _read_outside(self, t, how: str) -> None:
+        if not self._busy:
+            self._read(t, how)
 
     def _read(self, t, how: str) -> None:
         hits = self.watch.read(t)
@@ -448,6 +573,7 @@ class Observer:
                             f"`{op}` at line {wsite[1] if wsite else '?'} changed {seen}, and `{how}` at "
                             f"{where} read it afterwards", finding=f))
 
+    @_unseen
     def check_reads(self, args) -> None:
         if self._busy:
             return
@@ -473,6 +599,7 @@ class Observer:
                 if not entries:
                     self.dirty.pop(span[0], None)
 
+    @_unseen
     def on_alias_op(self, args, out) -> None:
         """A view / detach / alias was made: it joins its input's groups; made at a flagged line, it
         starts a group of its own."""
@@ -493,12 +620,14 @@ class Observer:
             return
         self.counts[site] = self.counts.get(site, 0) + 1
         chained = {id(g.finding) for g, side in joined if side == "alias" and g.site == site}
+        maker = self._frame_at(site)
         for f in findings:
             if id(f) not in chained:  # `x[0].view(-1)`: one alias, made in two ops
-                self.watch.make(f, site, source, outs)
+                self.watch.make(f, site, source, outs).maker = maker
 
     # -- snapshots and constructors (wrappers around public functions) ---------------------------
 
+    @_unseen
     def _remember(self, result, what: str) -> None:
         if self._busy or not isinstance(result, dict):
             return
@@ -518,19 +647,25 @@ class Observer:
             self._snap_held[key] = result
             while len(self._snap_held) > _HELD:
                 self._forget(next(iter(self._snap_held)))
-        snap = _Snapshot(site, what, spans, len(tensors))
+        snap = _Snapshot(site, what, spans, len(tensors), versions=[(t, t._version) for t in tensors])
         if what.startswith("optimizer"):
             self.snap_seen[site] = self.snap_seen.get(site, 0) + 1
         if what == "state_dict()":  # its tensors are detached aliases; an optimizer's are the live state
             for f in self.alias_sites.get(site, ()):
                 if f.code == "TAL401":
                     self.watch.make(f, site, None, tensors)
+        if site in self.alias_sites:  # watched until it dies: its staleness needs every write seen
+            self._flagged_snaps.add(key)
+            self._push()
         self.snapshots[key] = snap
         for ptr in {s[0] for s in spans}:
             self.snap_ptrs.setdefault(ptr, []).append(snap)
 
     def _forget(self, key: int) -> None:
+        self._flagged_snaps.discard(key)
         snap = self.snapshots.pop(key, None)
+        if snap is not None and snap.site is not None and snap.what.startswith("optimizer") and snap.changed():
+            self.snap_changed[snap.site] = self.snap_changed.get(snap.site, 0) + 1
         self._snap_refs.pop(key, None)
         self._snap_held.pop(key, None)
         if snap is not None:
@@ -541,6 +676,7 @@ class Observer:
                 if not held:
                     self.snap_ptrs.pop(ptr, None)
 
+    @_unseen
     def _used(self, obj, how: str) -> None:
         if self._busy or not self.snapshots:
             return
@@ -552,12 +688,12 @@ class Observer:
             self._check_snapshot(snap, how, site)
 
     def _check_snapshot(self, snap: _Snapshot, how: str, site: Optional[Site]) -> None:
-        if not snap.changed_by:
+        if not snap.changed():
             if snap.site is not None:
                 self.snap_unchanged.setdefault(snap.site, []).append(
                     f"{how} at line {site[1] if site else '?'} while the live tensors were unchanged")
             return
-        if snap.changed_by:
+        else:
             writer = next((s for s in snap.changed_by if s is not None), None)
             where = f" (written at line {writer[1]})" if writer else ""
             sites = [s for s in (snap.site, site, writer) if s is not None]
@@ -566,6 +702,7 @@ class Observer:
                                      f"was {how} at line {site[1] if site else '?'} after in-place updates had "
                                      f"changed it{where}: it aliases the live tensors"))
 
+    @_unseen
     def _on_ctor(self, name: str, data) -> Optional[Site]:
         """Note a constructor call from user code; the call's site when ``data`` is a tensor."""
         if self._busy:
@@ -574,11 +711,14 @@ class Observer:
         if site is None:
             return None
         if isinstance(data, torch.Tensor):
-            kind = "tensor"
-            if name != "torch.Tensor":  # torch.Tensor(t): the hazard is a later write through the alias
-                self._add(Event(("TAL101",), "copy-construct", [site],
-                                f"`{name}(t)` copied a tensor" + (" and dropped its graph (requires_grad=True)"
-                                                                  if data.requires_grad else "")))
+            kind = "tensor-requiring-grad" if data.requires_grad else "tensor"
+            # torch.tensor(t) of a tensor that requires grad drops its graph; of one that does not, it
+            # is a copy that computes the same values (torch's warning is style). torch.Tensor(t): the
+            # hazard is a later write through the alias it returns.
+            if name != "torch.Tensor" and data.requires_grad:
+                self._add(Event(("TAL101",), "graph-dropped", [site],
+                                f"`{name}(t)` copied a tensor that requires grad: the copy has no graph, so no "
+                                f"gradient reaches `t` through it"))
             self.ctor_calls.setdefault(site, []).append(kind)
             return site
         elif isinstance(data, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in data):
@@ -594,6 +734,7 @@ class Observer:
         self.ctor_calls.setdefault(site, []).append(kind)
         return None
 
+    @_unseen
     def _on_legacy_alias(self, result, site: Site) -> None:
         """Follow the alias ``torch.Tensor(t)`` returned: a write through it changes ``t``."""
         if not isinstance(result, torch.Tensor):
@@ -606,11 +747,12 @@ class Observer:
                 del self._legacy[key]
 
         self._legacy[key] = (weakref.ref(result, gone), site)
+        self._push()  # a write through it is the hazard
 
     def _patch(self, owner, name: str, wrapper_factory) -> None:
-        original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)
-        setattr(owner, name, wrapper_factory(original))
-        self._patches.append((owner, name, original))
+        own = owner.__dict__.get(name)  # None: inherited, so deleted again at stop
+        setattr(owner, name, wrapper_factory(getattr(owner, name)))
+        self._patches.append((owner, name, own))
 
     def _install_patches(self) -> None:
         # Each wrapper first hands over to the original while Dynamo traces a region the user
@@ -661,6 +803,14 @@ class Observer:
                 return _as_caller(original, self, data, *args, **kwargs)
             return wrapper
 
+        def reading(original, how):
+            # Reads that reach no aten op: a watched alias read this way is read all the same.
+            def wrapper(self, *args, **kwargs):
+                if obs.watch.tags and id(self) in obs.watch.tags and not compiling():
+                    obs._read_outside(self, how)
+                return original(self, *args, **kwargs)
+            return wrapper
+
         def legacy(original):
             def __new__(cls, *args, **kwargs):
                 if compiling():
@@ -681,6 +831,8 @@ class Observer:
         self._patch(torch, "save", saving)
         self._patch(torch, "tensor", lambda o: ctor(o, "torch.tensor"))
         self._patch(torch.Tensor, "new_tensor", lambda o: method_ctor(o, "new_tensor"))
+        for name in ("tolist", "numpy", "__repr__"):
+            self._patch(torch.Tensor, name, lambda o, name=name: reading(o, name))
         new = torch.Tensor.__dict__.get("__new__")
         original_new = new.__func__ if isinstance(new, staticmethod) else torch._C.TensorBase.__new__
         torch.Tensor.__new__ = legacy(original_new)
@@ -703,8 +855,9 @@ class Observer:
 
         _prime_device()
         self._install_patches()
-        self._hooks.__enter__()
-        self._mode.__enter__()
+        if self.watch_all:
+            self._start_hooks(None)
+            self._push()
         # Flagged lines are counted wherever they run (lines.py: only code objects that hold one are
         # traced); a file is linted when its code first runs, and at the end every user module that
         # was imported (its findings that never ran: not-run).
@@ -716,8 +869,12 @@ class Observer:
         self._stopped = True
         self.lines.stop()
         self.watch.end()  # what is still alive was watched until the run ended
-        self._mode.__exit__(None, None, None)
-        self._hooks.__exit__(None, None, None)
+        for key in list(self.snapshots):
+            self._forget(key)
+        if self._mode_on:
+            self._pop(force=True)
+        if self._hooks_on:
+            self._hooks.__exit__(None, None, None)
         for owner, name, original in reversed(self._patches):
             if original is None:
                 delattr(owner, name)
@@ -725,6 +882,20 @@ class Observer:
                 setattr(owner, name, original)
         self._patches.clear()
         self._busy = True  # nothing after this point is the program's
+
+    def _compiled_regions(self) -> None:
+        """Functions of user files that Dynamo compiled: their lines run as compiled code, which
+        neither the line counter nor (with the dispatch mode off) the op observer attributes."""
+        try:
+            from torch._dynamo.convert_frame import input_codes
+        except ImportError:
+            return
+        for ref in list(input_codes.seen):
+            code = ref()
+            state = self._state(code.co_filename) if code is not None else None
+            if state is not None:
+                last = max([code.co_firstlineno] + [line for _, _, line in code.co_lines() if line])
+                self.compiled.setdefault((state.path, code.co_name, code.co_firstlineno), last)
 
     def results(self) -> List[Any]:
         from .verdicts import verdicts
@@ -734,6 +905,7 @@ class Observer:
         for name in names:
             if isinstance(name, str) and name not in self.files:
                 self._state(name)  # imported user code: its findings are at least not-run
+        self._compiled_regions()
 
         return verdicts(self)
 

@@ -13,6 +13,8 @@ def pytest_addoption(parser) -> None:
     group.addoption("--detachlint", action="store_true", default=False,
                     help="observe aliasing/detach hazards while the tests run and give each static "
                          "finding in the code that ran a verdict (confirmed / harmless-in-run / not-run)")
+    group.addoption("--detachlint-watch", choices=("flagged", "all"), default="flagged",
+                    help="as `detachlint run --watch` (default: flagged)")
     group.addoption("--detachlint-output", metavar="FILE", default=None,
                     help="also write the report to FILE (format from --detachlint-output-format)")
     group.addoption("--detachlint-output-format", choices=("text", "json", "sarif"), default="text",
@@ -24,7 +26,7 @@ def pytest_configure(config) -> None:
         return
     from .observe import Observer
 
-    observer = Observer()
+    observer = Observer(watch_all=config.getoption("detachlint_watch") == "all")
     config._detachlint_observer = observer
     observer.start()
 

@@ -37,6 +37,14 @@ class NoReproducer(Exception):
     """The signature names an op (or a combination) that no recipe table covers."""
 
 
+class NotApplicable(Exception):
+    """The pattern cannot happen on this configuration's device (the reason says why): reported
+    as ``not-applicable``, never as a failed recipe."""
+
+
+NUMPY_OPS = frozenset({"numpy", "array", "asarray", "from_numpy", "__array__"})
+
+
 @dataclass(frozen=True)
 class Config:
     device: str  # "cpu" | "cuda"
@@ -686,6 +694,9 @@ def alias_write_case(sig: dict, config: Config, *, default_write: Optional[str],
         pending or facts.get("requires_grad", facts.get("leaf", default_requires_grad)) or facts.get("module_state"))
     # which side is written: the chain's result or the source (the rules send ``written``)
     mutated = sig.get("written") or facts.get("mutated", "alias")
+    if config.device != "cpu" and (from_array or any(short_op(op) in NUMPY_OPS for op in chain)):
+        raise NotApplicable(f"on {config.device} a NumPy array cannot share the tensor's memory (`.cpu()` copies "
+                            f"and `.numpy()` needs a CPU tensor), so this alias cannot happen there")
 
     def source():
         t = make_source(facts, config.device, requires_grad=requires_grad)

@@ -31,7 +31,7 @@ DEVICES: Tuple[str, ...] = ("cpu", "cuda")
 # Seconds one reproduction may take; inductor's first compile is 15-40 s cold on two cores.
 TIME_LIMITS: Dict[str, float] = {"eager": 60.0, "aot_eager": 120.0, "inductor": 300.0}
 STARTUP_LIMIT = 120.0  # importing torch in the worker
-CACHEABLE = {"reproduced", "not-reproduced", "no-reproducer"}
+CACHEABLE = {"reproduced", "not-reproduced", "no-reproducer", "not-applicable"}
 OBSERVED = {"reproduced", "not-reproduced"}
 _HERE = Path(__file__).resolve().parent
 _DIST_ROOT = _HERE.parent  # the directory that holds ``detachlint_runtime``: the worker's only extra path
@@ -450,7 +450,7 @@ def aggregate(configs: List[dict], torch: str, key: str) -> dict:
     elif any(c["status"] == "no-reproducer" for c in configs):
         verdict = "no-reproducer"
     else:
-        verdict = "inconclusive"  # every configuration timed out, crashed or was skipped
+        verdict = "inconclusive"  # every configuration timed out, crashed, was skipped or cannot apply
     divergent = []
     for c in observed:
         if c["backend"] == "eager":
@@ -497,8 +497,9 @@ def verdict_line(confirmation: dict) -> str:
     verdict = confirmation.get("verdict", "?")
     if not configs and verdict == "no-reproducer":
         return "no-reproducer (no signature)"  # nothing to run: a noqa finding, a parse error
-    ran = [c for c in configs if c["status"] != "skipped"]
+    ran = [c for c in configs if c["status"] not in ("skipped", "not-applicable")]
     skipped = sorted({c["device"] for c in configs if c["status"] == "skipped"})
+    inapplicable = sorted({c["device"] for c in configs if c["status"] == "not-applicable"})
     parts: List[str] = []
     if verdict in OBSERVED and all(c["status"] == verdict for c in ran):
         parts.append(", ".join(c["config"] for c in ran))
@@ -513,6 +514,8 @@ def verdict_line(confirmation: dict) -> str:
                      for label, names in groups.items())
     if skipped:
         parts.append(f"{'/'.join(skipped)} skipped")
+    if inapplicable:
+        parts.append(f"{'/'.join(inapplicable)} not-applicable")
     if confirmation.get("divergent"):
         parts.append("compiled differs: " + ", ".join(d["config"] for d in confirmation["divergent"]))
     return f"{verdict} ({'; '.join(parts)})" if parts else verdict

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 
 from detachlint.findings import Finding, Location, Severity
 
-from .watch import ALIAS_CODES
+from .watch import ALIAS_CODES, SAVED_RULES, claims_read
 
 WHY = {
     "TAL001": "none of its writes hit memory that a pending backward had saved (no silent wrong gradient)",
@@ -26,7 +26,8 @@ WHY = {
     "TAL301": "the name that was not written was never read after the write, and no pending backward had saved "
               "the memory",
     "TAL401": "the snapshot was never read, restored or saved after the live tensors changed",
-    "TAL101": "it was never called with a tensor",
+    "TAL101": "it was never called with a tensor that requires grad (a copy of one that does not computes "
+              "the same values)",
     "TAL102": "none of the elements required grad: there was no graph to drop",
     "TAL103": "no in-place write went through the alias it returned",
 }
@@ -128,9 +129,14 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
     if blind and f.code in ("TAL001", "TAL002", "TAL201", "TAL202", "TAL301", "TAL401"):
         return _unobservable(counts, ran, f"{blind} of its writes went to tensors without storage (meta device, "
                                           f"sparse), whose overlap with saved or aliased memory cannot be checked")
-    if f.code in ("TAL201", "TAL202", "TAL301") and not writes or f.code not in OBSERVABLE:
+    if f.code in ("TAL001", "TAL201", "TAL202", "TAL301") and not writes or f.code not in OBSERVABLE:
         return _unobservable(counts, ran, "no write reached torch's dispatcher from it (NumPy writes and `.data =` "
                                           "bypass it), so the hazard could not be observed")
+    if observer.hooks_late is not None and f.code in SAVED_RULES:
+        where, alive = observer.hooks_late
+        return _unobservable(counts, ran, f"what autograd saved was watched only from the first run of {where}, "
+                                          f"when {alive} tensor(s) with a graph were already alive: a write to "
+                                          f"what those graphs saved could not be seen")
     why = WHY[f.code]
     uses = [u for r in _rows(f) for u in observer.snap_unchanged.get((path, r), [])] if f.code == "TAL401" else []
     if uses:
@@ -143,7 +149,21 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
                                               f"snapshots were taken, and a snapshot of optimizer state holds those "
                                               f"live tensors themselves: reads of it cannot be told from the "
                                               f"optimizer's own")
+        if stats is not None and stats.kept_writes:
+            return _unobservable(counts, ran, f"{stats.kept_writes} in-place write(s) went through the alias made "
+                                              f"here after the call that made it had returned (a kept alias, such "
+                                              f"as an EMA shadow): they changed the tensor it was taken from, "
+                                              f"outside autograd, and whether that was meant cannot be seen at "
+                                              f"runtime")
+        if stats is not None and stats.unclaimed:
+            return _unobservable(counts, ran, f"the write changed what the alias made here shares memory with, and "
+                                              f"that was read afterwards ({stats.unclaimed} of {stats.made}); the "
+                                              f"finding does not claim such a read (the write may be meant to reach "
+                                              f"it), and whether it was meant cannot be seen at runtime")
         if stats is not None and stats.made:
+            if f.code in ("TAL201", "TAL301") and not claims_read(f):
+                why = ("no pending backward had saved the written memory, and what the write reached was not read "
+                       "afterwards")
             why += "; " + _watched(stats)
         elif not (f.code == "TAL401" and observer.snap_seen.get((path, f.location.row))):
             return _unobservable(counts, ran, "the alias it makes never reached torch's dispatcher (a plain "

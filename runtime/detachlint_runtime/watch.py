@@ -13,6 +13,9 @@ Which side is watched follows the finding's claim: TAL301 "the other name is rea
 copy" (the side that was not written; both when the finding does not say), TAL201 "the write
 reaches the source" (the source), TAL401 "the snapshot is read after the update" (the snapshot),
 TAL002 "a write through the alias escapes autograd" (no read side: saved-tensor checks decide).
+A TAL201 or TAL301 finding that claims no read (a warning; an error for the pending graph alone)
+may mean its write to reach the other name: a read there is noted (``unclaimed``: the verdict is
+``unobservable``), never confirmed.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 Site = Tuple[str, int]
 ALIAS_CODES = ("TAL002", "TAL201", "TAL301", "TAL401")
+# Rules whose verdicts need to know what autograd saved (the observer's saved-tensor hooks).
+SAVED_RULES = frozenset({"TAL001", "TAL002", "TAL201", "TAL202", "TAL301"})
 # Ops that replace a tensor's values without reading them: a stale alias they write is refreshed.
 OVERWRITES = frozenset({"copy_", "fill_", "zero_", "set_"})
 
@@ -31,6 +36,21 @@ def alias_rows(finding) -> List[int]:
     """The rows where a finding's alias or snapshot is made (its own row when it names none)."""
     rows = [r.location.row for r in finding.related if "made here" in r.message]
     return rows or [finding.location.row]
+
+
+# What a finding's related lines say of a later read (the rules' wording, see tal201/tal301): only
+# these claims make a read of the other name the hazard.
+READ_CLAIMS = ("read here sees the write", "still held by the caller", "used as a copy")
+
+
+def claims_read(finding) -> bool:
+    """Whether the finding says the other name is read as if it were a copy. A TAL201 / TAL301
+    warning, or an error for the pending graph alone, does not: its write may be meant to reach the
+    other name (a helper that fills its argument, a projection through `p.detach()`)."""
+    if finding.code not in ("TAL201", "TAL301"):
+        return True
+    return getattr(finding.severity, "value", finding.severity) == "error" and \
+        any(claim in r.message for r in finding.related for claim in READ_CLAIMS)
 
 
 def watched_sides(finding) -> FrozenSet[str]:
@@ -49,20 +69,25 @@ class Stats:
     ended: int = 0  # still alive when the run ended
     changed: int = 0  # of the died/ended ones: stale (changed by the other side), never read after
     confirmed: int = 0
+    kept_writes: int = 0  # writes through the alias after the call that made it returned
+    unclaimed: int = 0  # read after the other side's write, where the finding claims no read
 
 
 class Group:
-    __slots__ = ("finding", "site", "watched", "spans", "stale", "alive", "done", "stats", "__weakref__")
+    __slots__ = ("finding", "site", "watched", "claimed", "spans", "stale", "alive", "done", "stats", "maker",
+                 "__weakref__")
 
     def __init__(self, finding, site: Site, stats: Stats) -> None:
         self.finding = finding
         self.site = site
         self.watched = watched_sides(finding)
+        self.claimed = claims_read(finding)
         self.spans: List[Any] = []  # the alias side's memory
         self.stale: Optional[Tuple[Optional[Site], str]] = None  # (write site, op) not yet read
         self.alive = 0
         self.done: Optional[str] = None  # died | ended | confirmed
         self.stats = stats
+        self.maker: Optional[Tuple[int, Any]] = None  # (id, code) of the frame that made it
 
     def live_side(self, side: str) -> bool:
         return side in self.watched or (not self.watched and side == "alias")
@@ -79,6 +104,9 @@ class Watch:
         self.by_ptr: Dict[int, List[Group]] = {}  # storage -> groups whose alias side is watched
         self.stats: Dict[int, Stats] = {}  # id(finding) -> Stats
         self._groups: Dict[int, Group] = {}  # open groups, held until they end
+
+    def open_groups(self) -> bool:
+        return bool(self._groups)
 
     def stats_for(self, finding) -> Stats:
         return self.stats.setdefault(id(finding), Stats())
@@ -131,8 +159,8 @@ class Watch:
             return
         group.done = how
         stats = group.stats
-        if how == "confirmed":
-            stats.confirmed += 1
+        if how in ("confirmed", "unclaimed"):
+            setattr(stats, how, getattr(stats, how) + 1)
         else:
             setattr(stats, how, getattr(stats, how) + 1)
             if group.stale is not None:
@@ -166,8 +194,9 @@ class Watch:
         hits = []
         for group, side in self.members(t):
             if group.stale is not None and side in group.watched:
-                hits.append((group, side, group.stale))
-                self._finish(group, "confirmed")
+                if group.claimed:
+                    hits.append((group, side, group.stale))
+                self._finish(group, "confirmed" if group.claimed else "unclaimed")
         return hits
 
     def end(self) -> None:

@@ -66,6 +66,8 @@ def main(argv=None) -> int:
         else:
             try:
                 result = recipes.reproduce(request["signature"], config)
+            except recipes.NotApplicable as exc:
+                result = {"status": "not-applicable", "observed": str(exc)}
             except recipes.NoReproducer as exc:
                 result = {"status": "no-reproducer", "observed": str(exc)}
             except Exception as exc:  # noqa: BLE001 - the recipe's own failure is never an observation

@@ -1,0 +1,75 @@
+"""The line counter of `detachlint run` (torch-free): flagged lines are counted in every frame."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("detachlint_runtime")
+
+PROGRAM = textwrap.dedent("""\
+    def gen(n):
+        for i in range(n):
+            yield i * 2
+    init = [x + 1 for x in range(3)]
+    f = lambda v: v * 3
+    total = sum(gen(4))
+    vals = {i: f(i) for i in range(2)}
+    def deco(fn):
+        return fn
+    @deco
+    def g():
+        return 1
+    g(); g()
+    def never():
+        return 0
+    """)
+DRIVER = textwrap.dedent("""\
+    import sys
+    from detachlint_runtime.lines import LineCounter
+    path, flagged = sys.argv[1], {3, 4, 5, 7, 12, 15}
+    counter = LineCounter(lambda name: (path, flagged, {4}) if name == path else None)
+    code = compile(open(path).read(), path, "exec")
+    events = []
+    counter.on_flagged = lambda: events.append("on")
+    counter.on_idle = lambda: events.append("off")
+    counter.start()
+    assert counter.active, counter.why_off
+    exec(code, {"__name__": "__main__"})
+    counter.stop()
+    print(sorted(row for (_, row), n in counter.counts.items() if n), "on" in events, "off" in events)
+    """)
+
+
+def test_flagged_lines_are_counted_in_every_frame_and_only_there(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER)
+    out = subprocess.run([sys.executable, str(driver), str(prog)], capture_output=True, text=True, timeout=60,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    # generator body, comprehension, lambda, dict comprehension calling it, decorated function; not
+    # the function that never ran
+    assert out.stdout.split() == ["[3,", "4,", "5,", "7,", "12]", "True", "True"], out.stdout
+
+
+def test_another_tracer_is_left_alone(tmp_path):
+    if sys.version_info >= (3, 12):
+        pytest.skip("sys.monitoring tools coexist with sys.settrace")  # the settrace fallback only
+    driver = tmp_path / "driver.py"
+    driver.write_text(textwrap.dedent("""\
+        import sys
+        from detachlint_runtime.lines import LineCounter
+        mine = lambda *a: None
+        sys.settrace(mine)
+        counter = LineCounter(lambda name: None)
+        counter.start()
+        print(counter.active, sys.gettrace() is mine, bool(counter.why_off))
+        """))
+    out = subprocess.run([sys.executable, str(driver)], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False", "True", "True"], out.stderr
