@@ -18,9 +18,9 @@ mkdir -p "$log"
 rm -rf "$venv"
 "$py" -m venv --system-site-packages "$venv" || exit 2
 . "$venv/bin/activate"
-# Our two distributions into the venv whatever the machine has; their dependencies only if missing
-# (torch, numpy and pytest come from the machine).
-{ pip install --no-index --find-links "$wheels" --ignore-installed --no-deps detachlint detachlint-runtime \
+# Our two distributions from this checkout, into the venv whatever the machine has; their
+# dependencies only if missing (torch, numpy and pytest come from the machine).
+{ pip install --no-index --find-links "$wheels" --ignore-installed --no-deps "$root" "$root/runtime" \
     && pip install --no-index --find-links "$wheels" "libcst>=1.1" "pathspec>=0.12"; } > "$log/install.txt" 2>&1 \
     || { cat "$log/install.txt"; echo "gpu_check: install failed"; exit 2; }
 cd "$root"
@@ -33,10 +33,10 @@ PY
 workers=$(python -c "import os; print(min(8, os.cpu_count() or 1))")
 xdist=$(python -c "import xdist" 2>/dev/null && echo "-n $workers" || echo "")
 # shellcheck disable=SC2086
-python -m pytest -q -p no:cacheprovider $xdist -o addopts="" tests/test_runtime_run.py tests/test_runtime_pattern.py \
+python -m pytest -q -p no:cacheprovider $xdist -o addopts="" tests/test_runtime_run.py tests/test_runtime_pattern.py tests/test_runtime_lines.py \
     tests/test_runtime_safety.py > "$log/tests.txt" 2>&1
 tests_rc=$?
-detachlint check --confirm --confirm-devices cpu,cuda --output-format json demo/ > "$log/confirm.json" \
+python -m detachlint check --confirm --confirm-devices cpu,cuda --output-format json demo/ > "$log/confirm.json" \
     2> "$log/confirm.err"
 python - "$log" "$tests_rc" <<'PY'
 import collections, json, re, sys
