@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from typing import Callable, Dict, FrozenSet, Optional, Set, Tuple
 
-Site = Tuple[str, int]
+from .watch import Site
 
 
 class LineCounter:

@@ -62,9 +62,8 @@ import detachlint
 
 from .lines import LineCounter
 from .static import static_findings
-from .watch import ALIAS_CODES, OVERWRITES, SAVED_RULES, Watch, alias_rows
+from .watch import ALIAS_CODES, OVERWRITES, SAVED_RULES, Site, Watch, alias_rows, overlap
 
-Site = Tuple[str, int]  # (absolute file name, line)
 _HELD = 256  # plain-dict snapshots (optimizer state) tracked at once
 
 _HERE = str(Path(__file__).resolve().parent)
@@ -122,10 +121,6 @@ def _span(t: torch.Tensor) -> Optional[Tuple[int, int, int]]:
     start = t.storage_offset()
     extent = sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride())) if t.numel() else -1
     return ptr, start * size, (start + extent + 1) * size
-
-
-def _overlap(a, b) -> bool:
-    return a is not None and b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
 
 
 def version_error(saved: _Saved) -> str:
@@ -513,10 +508,10 @@ class Observer:
             pending = self.saved.get(span[0])
             if pending:
                 for saved in list(pending):
-                    if _overlap(saved.span, span):
+                    if overlap(saved.span, span):
                         saved.writes.append((site, op, t.requires_grad))
             for snap in self.snap_ptrs.get(span[0], ()):
-                if any(_overlap(s, span) for s in snap.spans):
+                if any(overlap(s, span) for s in snap.spans):
                     snap.changed_by.append(site)
             if site is not None and site in self.write_lines:
                 for finding in self.write_lines[site]:
@@ -534,11 +529,11 @@ class Observer:
                 if not self._running(group.maker):  # kept past its call, written later: a shadow?
                     group.stats.kept_writes += 1
                 if pending:
-                    if any(_overlap(saved.span, span) for saved in pending):
+                    if any(overlap(saved.span, span) for saved in pending):
                         self._add(Event(("TAL002",), "untracked-write", _opt(site),
                                         f"`{op}` through the `.data` alias taken at line "
                                         f"{group.site[1]} wrote memory saved for backward "
-                                        f"({_node(next(s for s in pending if _overlap(s.span, span)))})",
+                                        f"({_node(next(s for s in pending if overlap(s.span, span)))})",
                                         finding=linked))
 
     @_unseen
@@ -591,7 +586,7 @@ class Observer:
                 for entry in list(entries):
                     finding, wsite, wspan = entry
                     reads = {r.location.row for r in finding.related} - {finding.location.row}
-                    if site[0] == wsite[0] and site[1] in reads and _overlap(wspan, span):
+                    if site[0] == wsite[0] and site[1] in reads and overlap(wspan, span):
                         self._add(Event((finding.code,), "read-after-write", [wsite, site],
                                                  f"the write at line {wsite[1]} changed memory that line {site[1]} "
                                                  f"read afterwards", finding=finding))

@@ -24,7 +24,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
-Site = Tuple[str, int]
+Site = Tuple[str, int]  # (absolute file name, line)
 ALIAS_CODES = ("TAL002", "TAL201", "TAL301", "TAL401")
 # Rules whose verdicts need to know what autograd saved (the observer's saved-tensor hooks).
 SAVED_RULES = frozenset({"TAL001", "TAL002", "TAL201", "TAL202", "TAL301"})
@@ -93,7 +93,8 @@ class Group:
         return side in self.watched or (not self.watched and side == "alias")
 
 
-def _overlap(a, b) -> bool:
+def overlap(a, b) -> bool:
+    """Whether two spans (storage pointer, first byte, end byte; None: no storage) share memory."""
     return a is not None and b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
 
 
@@ -186,7 +187,7 @@ class Watch:
             return
         through = {id(g) for g, _ in mine}
         for group in self.by_ptr.get(span[0], ()):
-            if id(group) not in through and any(_overlap(s, span) for s in group.spans):
+            if id(group) not in through and any(overlap(s, span) for s in group.spans):
                 group.stale = (site, op)
 
     def read(self, t) -> List[Tuple[Group, str, Tuple[Optional[Site], str]]]:
