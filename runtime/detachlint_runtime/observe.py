@@ -389,12 +389,17 @@ class Observer:
         """The innermost frame of a user file: the line that issued what is being observed.
         ``direct``: only if the caller of the wrapped function itself is user code (torch calling
         ``torch.tensor`` or ``state_dict`` internally is not the user's call)."""
+        found = self._user_frame(direct)
+        return (found[1].path, found[0].f_lineno) if found is not None else None
+
+    def _user_frame(self, direct: bool = False):
+        """``(frame, FileState)`` of :meth:`user_site`, or None."""
         frame = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename == __file__:  # our wrappers
             frame = frame.f_back
         if direct:
             state = self._state(frame.f_code.co_filename) if frame is not None else None
-            return (state.path, frame.f_lineno) if state is not None else None
+            return (frame, state) if state is not None else None
         files = self.files
         while frame is not None:
             name = frame.f_code.co_filename
@@ -405,17 +410,7 @@ class Observer:
                 if id(frame.f_code) in self._compiled_codes:
                     self._in_compiled(state.path, frame.f_code)
                     return None  # a compiled region's frame stands at its first line, whatever runs
-                return state.path, frame.f_lineno
-            frame = frame.f_back
-        return None
-
-    def _frame_at(self, site: Site) -> Optional[Tuple[int, Any]]:
-        """(id, code) of the innermost frame running ``site``: the call that made an alias."""
-        frame = sys._getframe(1)
-        while frame is not None:
-            state = self.files.get(frame.f_code.co_filename)
-            if state is not None and (state.path, frame.f_lineno) == site:
-                return id(frame), frame.f_code
+                return frame, state
             frame = frame.f_back
         return None
 
@@ -609,13 +604,14 @@ class Observer:
                 self.watch.join(o, group, side)
         if not self.alias_sites or (self.lines.active and self.lines.hot is None):
             return
-        site = self.user_site()
+        found = self._user_frame()
+        site = (found[1].path, found[0].f_lineno) if found is not None else None
         findings = self.alias_sites.get(site) if site is not None else None
         if not findings:
             return
         self.counts[site] = self.counts.get(site, 0) + 1
         chained = {id(g.finding) for g, side in joined if side == "alias" and g.site == site}
-        maker = self._frame_at(site)
+        maker = (id(found[0]), found[0].f_code)  # the call that made the alias
         for f in findings:
             if id(f) not in chained:  # `x[0].view(-1)`: one alias, made in two ops
                 self.watch.make(f, site, source, outs).maker = maker
