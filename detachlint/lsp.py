@@ -14,7 +14,8 @@ What it does:
   client negotiated another encoding);
 - settings: the closest configuration file (``config.load_settings`` on the
   document's path) with the client's ``detachlint`` section (``workspace/configuration`` or
-  ``initializationOptions``: select, ignore, extend-select, extend-ignore) layered on top;
+  ``initializationOptions``: select, ignore, extend-select, extend-ignore, fixable, unfixable,
+  ignore-noqa) layered on top;
 - hover on a diagnostic: the rule's documentation; code actions: the finding's fix when it has
   one, and "suppress with ``# noqa: TALxxx``" (added to an existing noqa list when there is one).
 
@@ -32,7 +33,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 from urllib.parse import unquote, urlparse
 
 from . import __version__
-from .findings import PARSE_ERROR_CODE, Finding, Location, Related, Severity
+from .findings import PARSE_ERROR_CODE, Finding, Location, Related, Severity, drop_fixes
 from .noqa import noqa_edit
 from .report.common import rule_url
 
@@ -55,23 +56,31 @@ CLIENT_KEYS = {
     "select": "select", "ignore": "ignore",
     "extend-select": "extend-select", "extendSelect": "extend-select", "extend_select": "extend-select",
     "extend-ignore": "extend-ignore", "extendIgnore": "extend-ignore", "extend_ignore": "extend-ignore",
+    "fixable": "fixable", "unfixable": "unfixable",
+    "ignore-noqa": "ignore-noqa", "ignoreNoqa": "ignore-noqa", "ignore_noqa": "ignore-noqa",
 }
+FLAG_KEYS = ("ignore-noqa",)  # true or false; every other key is a list of rule codes
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
 # --- pure helpers (no server state) ----------------------------------------------------------
 
 
-def client_overrides(raw: Any) -> Dict[str, List[str]]:
-    """The client's ``detachlint`` settings as ``[tool.detachlint]`` keys (unknown keys dropped)."""
+def client_overrides(raw: Any) -> Dict[str, Any]:
+    """The client's ``detachlint`` settings as ``[tool.detachlint]`` keys (unknown keys, and
+    values of the wrong type, dropped)."""
     if not isinstance(raw, Mapping):
         return {}
     if isinstance(raw.get(SECTION), Mapping):  # a whole settings object rather than the section
         raw = raw[SECTION]
-    out: Dict[str, List[str]] = {}
+    out: Dict[str, Any] = {}
     for key, value in raw.items():
         target = CLIENT_KEYS.get(key)
         if target is None:
+            continue
+        if target in FLAG_KEYS:
+            if isinstance(value, bool):
+                out[target] = value
             continue
         if isinstance(value, str):
             value = [v for v in value.replace(",", " ").split() if v]
@@ -142,6 +151,7 @@ def lint_target(target: Target, overrides: Mapping[str, Any], fallback_root: Opt
 
     warning = None
     codes: Optional[FrozenSet[str]] = None
+    noqa, unfixable = True, frozenset()
     limit = DEFAULT_MAX_FILE_SIZE
     start = target.path or fallback_root or Path.cwd()
     try:
@@ -152,6 +162,7 @@ def lint_target(target: Target, overrides: Mapping[str, Any], fallback_root: Opt
         if target.path is not None and settings.is_excluded(target.path):
             return [], None, None
         codes = settings.codes_for(target.path or start)
+        noqa, unfixable = not settings.ignore_noqa, settings.unfixable
         if settings.max_file_size is not None:
             limit = settings.max_file_size
 
@@ -162,16 +173,17 @@ def lint_target(target: Target, overrides: Mapping[str, Any], fallback_root: Opt
         project = None
         if projects is not None and target.path is not None and not target.as_cell:
             project = projects.view(target.path)
-        result = check_source(source, target.filename, codes, max_file_size=limit, project=project,
+        result = check_source(source, target.filename, codes, noqa=noqa, max_file_size=limit, project=project,
                               units=None if target.as_cell else units)
-        placed = [Placed(target.key, f, tuple((target.key, r) for r in f.related)) for f in result.findings]
+        placed = [Placed(target.key, f, tuple((target.key, r) for r in f.related))
+                  for f in drop_fixes(result.findings, unfixable)]
         return placed, warning or result.skipped, result.internal_error
 
     cells = [CodeCell(number, source) for number, _, source in target.cells]
     uris = {number: uri for number, uri, _ in target.cells}
-    result, cmap = check_cells(cells, target.filename, codes)
+    result, cmap = check_cells(cells, target.filename, codes, noqa=noqa)
     placed = []
-    for finding in result.findings:
+    for finding in drop_fixes(result.findings, unfixable):
         where = place(finding, cmap)
         related = tuple((uris[c], rel) for rel, c in zip(where.finding.related, where.related_cells))
         placed.append(Placed(uris[where.cell], where.finding, related))

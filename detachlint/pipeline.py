@@ -191,7 +191,8 @@ def check_source(source: str, display: str, codes: Codes = None, *, noqa: bool =
     return contained(work)
 
 
-def check_cells(cells: Sequence[CodeCell], display: str, codes: Codes = None) -> Tuple[FileResult, CellMap]:
+def check_cells(cells: Sequence[CodeCell], display: str, codes: Codes = None, *,
+                noqa: bool = True) -> Tuple[FileResult, CellMap]:
     """A notebook's code cells, linted joined: findings in joined coordinates and the map back to
     cells (an editor places each location, related ones included, in its own cell)."""
     from .notebook import CellMap, lint_joined
@@ -199,7 +200,7 @@ def check_cells(cells: Sequence[CodeCell], display: str, codes: Codes = None) ->
     out: List[CellMap] = []
 
     def work() -> FileResult:
-        findings, cmap = lint_joined(cells, display, codes)
+        findings, cmap = lint_joined(cells, display, codes, noqa=noqa)
         out.append(cmap)
         return FileResult(findings)
 

@@ -322,6 +322,30 @@ async def test_initialization_options_select(client: LanguageClient, tmp_path):
 
 
 @pytest.mark.asyncio
+async def test_unfixable_and_ignore_noqa_settings(client: LanguageClient, tmp_path):
+    """ruff's ``unfixable`` and ``ignore-noqa``, from the editor's settings as on the command line."""
+    text = SOURCE.replace("# noqa: E501", "# noqa: TAL101")
+    uri, diags = await open_and_wait(client, tmp_path, "fixable.py", text, lambda d: len(d) > 0)
+    assert codes(diags) == [(4, "TAL001")]  # the noqa is honoured by default
+
+    client.set_configuration({"ignoreNoqa": True}, section="detachlint")
+    client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))
+    diags = await wait_for(client, uri, lambda d: len(d) == 2)
+    assert codes(diags) == [(4, "TAL001"), (5, "TAL101")]
+    tal101 = next(d for d in diags if d.code == "TAL101")
+    titles = [a.title for a in await actions_for(client, uri, tal101.range, [tal101])]
+    assert any(t.startswith("TAL101: ") for t in titles), titles  # its fix is offered
+
+    client.diagnostics.pop(uri)  # the same diagnostics come again: wait for the new publication
+    client.set_configuration({"ignoreNoqa": True, "unfixable": ["TAL101"]}, section="detachlint")
+    client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))
+    diags = await wait_for(client, uri, lambda d: len(d) == 2)
+    tal101 = next(d for d in diags if d.code == "TAL101")
+    titles = [a.title for a in await actions_for(client, uri, tal101.range, [tal101])]
+    assert titles == [], titles  # no fix; and the line's noqa already names TAL101
+
+
+@pytest.mark.asyncio
 async def test_pull_diagnostics(client: LanguageClient, tmp_path):
     await start(client, tmp_path, pull=True)
     uri = (tmp_path / "pull.py").as_uri()
@@ -507,6 +531,8 @@ def test_noqa_edit(line, expected):
         ({"select": ["TAL1"], "extendSelect": ["TAL002"]}, {"select": ["TAL1"], "extend-select": ["TAL002"]}),
         ({"detachlint": {"extend-ignore": ["TAL103"]}}, {"extend-ignore": ["TAL103"]}),  # Helix, glspc
         ({"ignore": "TAL101, TAL102", "unknown": 1}, {"ignore": ["TAL101", "TAL102"]}),
+        ({"unfixable": ["TAL001"], "ignoreNoqa": True}, {"unfixable": ["TAL001"], "ignore-noqa": True}),
+        ({"ignore-noqa": "yes", "fixable": "TAL101"}, {"fixable": ["TAL101"]}),  # a flag must be a boolean
         (None, {}),
         ([1, 2], {}),
     ],
