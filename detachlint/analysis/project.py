@@ -32,7 +32,7 @@ from .firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc
 from .units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from .units import dotted as _dotted
 
-FORMAT = "12"
+FORMAT = "13"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
@@ -138,6 +138,10 @@ class FunctionFacts:
     # parameters written by ``p op= v`` on the bare name: in place when the caller passes a tensor
     # or an array, a new value bound to the local name when it passes a number
     array_writes: Tuple[int, ...] = ()
+    # (parameter, line): written in place through its own name or a view of it, with no
+    # conversion between (``val.clamp_()``, ``x[0] = v``), on a path where it is still the
+    # caller's value: the function fills its argument on purpose
+    fills: Tuple[Tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -168,7 +172,7 @@ class ModuleFacts:
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
-                              f.returns_converted, f.makes_steps, f.callables, f.array_writes]
+                              f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills]
                           for k, f in self.functions.items()},
         }
 
@@ -181,12 +185,12 @@ class ModuleFacts:
             facts.classes[name] = ClassFacts(name, tuple(bases), line)
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
-             makes_steps, callables, array_writes) = row
+             makes_steps, callables, array_writes, fills) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
                 [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted,
-                makes_steps, dict(callables), tuple(array_writes))
+                makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills))
         return facts
 
 
@@ -204,6 +208,7 @@ class _FunctionScanner(ast.NodeVisitor):
         self.param_index = {p: i for i, p in enumerate(facts.params)}
         self.writes: Set[int] = set()
         self.array_writes: Set[int] = set()
+        self.fills: Dict[int, int] = {}
         self.rebound: Set[str] = set()  # parameters assigned a new value: no longer the caller's
         self.snapshot_names: Dict[str, Tuple[int, str]] = {}  # local name -> (line, of what)
         # local name -> the parameters whose memory it may share (``x = p.cpu()``, ``x = p[0]``)
@@ -247,6 +252,7 @@ class _FunctionScanner(ast.NodeVisitor):
             self.visit(stmt)
         self.facts.writes = tuple(sorted(self.writes))
         self.facts.array_writes = tuple(sorted(self.array_writes - self.writes))
+        self.facts.fills = tuple(sorted(self.fills.items()))
         self.facts.returns = tuple(sorted(self.returns - ({0} if self.facts.is_method else set())))
         if len(self.returned_kinds) == 1:
             self.facts.returns_kind = next(iter(self.returned_kinds))
@@ -351,6 +357,17 @@ class _FunctionScanner(ast.NodeVisitor):
         index = self._param(target)
         if index >= 0 and not (self.facts.is_method and index == 0):
             self.writes.add(index)
+        self._fill(target)
+
+    def _fill(self, target: ast.AST) -> None:
+        while isinstance(target, (ast.Attribute, ast.Subscript)):
+            if isinstance(target, ast.Attribute) and target.attr not in ("data", "grad"):
+                return
+            target = target.value
+        if isinstance(target, ast.Name) and not self.converted.get(target.id, False):
+            for index in self.shares.get(target.id, ()):
+                if not (self.facts.is_method and index == 0):
+                    self.fills.setdefault(index, getattr(target, "lineno", self.facts.line))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         snapshot = _snapshot_of(node.value)
@@ -407,6 +424,8 @@ class _FunctionScanner(ast.NodeVisitor):
             index = self._param(node.target)
             if index >= 0 and not (self.facts.is_method and index == 0):
                 self.array_writes.add(index)
+            if self._value_kind(node.target) is not None:
+                self._fill(node.target)  # ``p -= m`` writes in place only where ``p`` is a tensor or an array
         self.generic_visit(node)
 
     def visit_Return(self, node: ast.Return) -> None:
@@ -731,6 +750,7 @@ class ProjectIndex:
                             s.returns_converted, sorted(s.array_writes))
                            for k, s in self._summaries.items()))
         text += repr(sorted((k, c.bases) for k, c in self._classes.items())) + repr(sorted(self.aliases.items()))
+        text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     # resolution
@@ -839,6 +859,26 @@ class ProjectIndex:
             candidate = f"{ancestor}.{name}"
             if candidate in self._functions:
                 return candidate
+        return None
+
+    def filled_by_override(self, qualname: str, index: int) -> Optional[Tuple[str, int]]:
+        """Another override of the method ``qualname`` (in a class below the highest project class
+        that declares it) that writes its parameter ``index`` in place through that parameter
+        itself, as ``(Class.method, line)``: writing the caller's value is then the method's
+        contract, not a copy gone wrong."""
+        cls = self.class_of(qualname)
+        if cls is None:
+            return None
+        name = qualname.rpartition(".")[2]
+        declaring = [a for a in self.ancestors(cls) if f"{a}.{name}" in self._functions]
+        root = declaring[-1]
+        for other, facts in self._functions.items():
+            if other == qualname or not other.endswith("." + name):
+                continue
+            owner = self.class_of(other)
+            line = dict(facts.fills).get(index) if owner is not None and root in self.ancestors(owner) else None
+            if line is not None:
+                return facts.name, line
         return None
 
     def summary(self, qualname: str) -> Optional[Summary]:

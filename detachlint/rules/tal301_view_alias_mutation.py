@@ -29,6 +29,9 @@ class ViewAliasMutation(AliasRule):
     float tensor, `.numpy()`, `torch.as_tensor`) never copy, so the write shows through the
     other name: the "old" value, the "original" batch or the caller's tensor silently changes.
     Writing through a view on purpose (`x.view(-1)[idx] = 0`, then using `x`) is not flagged.
+    A write that reaches the caller's argument is a **warning** instead of an error where
+    another override of the same method in the project writes that argument in place itself:
+    changing the caller's tensor is then the method's contract.
 
     ## Example
     ```python
@@ -142,9 +145,22 @@ class ViewAliasMutation(AliasRule):
         scope = self.ctx.scope
         return isinstance(scope, cst.FunctionDef) and scope.name.value in catalog.SAMPLE_ACCESS_METHODS
 
+    def _filled_by_override(self, read: StaleRead, analysis: AliasAnalysis):
+        """A parameter of a method that another override of the method, elsewhere in the project,
+        writes in place through the parameter itself (``Categorical._project`` clamping ``val``):
+        the caller's value is written under the method's contract, not through a copy gone wrong."""
+        project, scope = self.ctx.project, self.ctx.scope
+        if project is None or analysis.cls is None or not isinstance(scope, cst.FunctionDef) \
+                or read.key not in analysis.params:
+            return None
+        module = f"{project.module}." if project.module else ""
+        return project.index.filled_by_override(f"{module}{analysis.cls}.{scope.name.value}",
+                                                analysis.params.index(read.key))
+
     def _report(self, mutation: Mutation, read: StaleRead, written: Origin, direction: str, alias: Origin,
                 analysis: AliasAnalysis) -> None:
         written_text = self._text(mutation.node)
+        severity, evidence = self.severity, ""
         made = self._made(alias)
         line = self.ctx.line(made)
         what = {Relation.PLAIN: "the same tensor", Relation.VIEW: "a view of it",
@@ -159,8 +175,13 @@ class ViewAliasMutation(AliasRule):
             shared = {Relation.PLAIN: f"`{read.key}` itself", Relation.VIEW: f"a view of `{read.key}`",
                       Relation.CONVERSION: f"which is `{read.key}`'s own memory when no conversion is needed"
                       }[alias.relation]
+            contract = self._filled_by_override(read, analysis) if read.escape else None
+            if contract is not None:
+                severity = Severity.WARNING
+                evidence = (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
+                            f"write may be meant to reach the caller.")
             message = (f"`{written_text}` also changes `{read.key}`: `{name}` is `{self._text(alias.node)}` "
-                       f"(line {line}), {shared}, and {self._where(read)}. Copy first "
+                       f"(line {line}), {shared}, and {self._where(read)}.{evidence} Copy first "
                        f"(`.clone()`, or `.copy()` for an array)")
             origin_for_signature = written
         related = [(made, "the alias is made here"),
@@ -170,7 +191,7 @@ class ViewAliasMutation(AliasRule):
                                     analysis, False, mutation)
         # which side is written: the source (a stale alias is read) or the alias (the source changes)
         signature["written"] = "source" if direction == "copy" else "alias"
-        self.ctx.report(mutation.node, self.code, message, self.severity, related,
+        self.ctx.report(mutation.node, self.code, message, severity, related,
                         fix=lambda ctx: alias_copy_fix(ctx, alias), signature=signature)
 
 
