@@ -232,3 +232,27 @@ def test_tal202_fixture_raises_exactly_where_it_expects():
         assert raised == bool(rows & expected_rows), name
         checked += 1
     assert checked >= 12
+
+
+def test_optimizer_classes_are_what_torch_optim_calls_optimizers():
+    """``torch_facts.is_optimizer_class`` on every public class ``torch.optim`` and its submodules
+    define: an optimizer exactly when it subclasses ``torch.optim.Optimizer`` (schedulers and
+    averaged models are not)."""
+    import inspect
+    import pkgutil
+
+    from detachlint.analysis.torch_facts import is_optimizer_class
+
+    names = ["torch.optim"] + [f"torch.optim.{m.name}" for m in pkgutil.iter_modules(torch.optim.__path__)
+                               if not m.name.startswith("_")]
+    seen = 0
+    for name in names:
+        module = importlib.import_module(name)
+        for attr, value in vars(module).items():
+            if inspect.isclass(value) and not attr.startswith("_") and value.__module__.startswith("torch.optim"):
+                seen += 1
+                expected = issubclass(value, torch.optim.Optimizer)  # the base class too: ``opt: Optimizer``
+                assert is_optimizer_class(f"{value.__module__}.{value.__qualname__}") == expected, (name, attr)
+                if value.__module__ == name or name == "torch.optim":  # as imported (not a re-export)
+                    assert is_optimizer_class(f"{name}.{attr}") == expected, (name, attr)
+    assert seen > 20

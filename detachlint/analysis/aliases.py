@@ -34,7 +34,8 @@ from . import catalog
 from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
                           join_states)
 from .base import Analysis, AnalysisContext
-from .project import ModuleView, Summary, is_optimizer_name
+from .project import ModuleView, Summary
+from .torch_facts import is_optimizer_name
 from .saved_ops import SAVES_INPUT
 from .tensors import Frame, Kind, TensorFacts, target_names
 from .torchnames import TorchNames, dotted_name

@@ -27,15 +27,15 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
+from .torch_facts import is_optimizer_class, is_optimizer_name
 from ..files import SourceError, decode_source, file_digest
 from .firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
 from .units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from .units import dotted as _dotted
 
-FORMAT = "13"
+FORMAT = "14"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
-_OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
 # Hugging Face ``TrainerCallback``, hand-written early stopping): state stored there is taken
 # before the next steps run.
@@ -66,13 +66,6 @@ def _last_name(node: ast.AST) -> str:
     if isinstance(node, ast.Call):
         return _last_name(node.func)
     return ""
-
-
-def is_optimizer_name(name: str) -> bool:
-    """Whether a name (its last dotted part) reads as an optimizer's: ``opt``, ``optimizer_g``; not
-    ``optim_checkpoint_name`` or ``optimizer_cls``."""
-    last = name.rsplit(".", 1)[-1]
-    return bool(_OPTIMIZER_NAME.search(last)) and last.rsplit("_", 1)[-1].lower() not in catalog.NOT_OPTIMIZER_SUFFIXES
 
 
 def _live_state_receiver(node: ast.AST) -> Optional[str]:
@@ -202,9 +195,14 @@ _VISIT_NAMES: Dict[type, str] = {}
 class _FunctionScanner(ast.NodeVisitor):
     """One function body (nested functions and classes are scanned on their own)."""
 
-    def __init__(self, facts: FunctionFacts, self_name: Optional[str]) -> None:
+    def __init__(self, facts: FunctionFacts, self_name: Optional[str], imports: Mapping[str, str],
+                 optimizers: Iterable[str] = ()) -> None:
         self.facts = facts
         self.self_name = self_name
+        self.imports = imports
+        # names known to hold an optimizer by kind: annotated with, or bound to a call of, an
+        # optimizer class (the name alone decides only for the others)
+        self.optimizers: Set[str] = set(optimizers)
         self.param_index = {p: i for i, p in enumerate(facts.params)}
         self.writes: Set[int] = set()
         self.array_writes: Set[int] = set()
@@ -326,7 +324,7 @@ class _FunctionScanner(ast.NodeVisitor):
         if self.self_name is None or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return
         inner = FunctionFacts(node.name, _params(node), node.lineno)
-        _FunctionScanner(inner, self.self_name).scan(node.body)
+        _FunctionScanner(inner, self.self_name, self.imports, self.optimizers).scan(node.body)
         if inner.steps is not None:
             self.closures[node.name] = inner.steps
 
@@ -386,6 +384,10 @@ class _FunctionScanner(ast.NodeVisitor):
                     self.facts.callables.setdefault(attr, maker)  # ``self.train_step_fn = self._make_...()``
             if isinstance(target, ast.Name):
                 self.rebound.add(target.id)
+                if isinstance(node.value, ast.Call) and is_optimizer_class(_qualified(node.value.func, self.imports)):
+                    self.optimizers.add(target.id)
+                elif not self._in_branch:
+                    self.optimizers.discard(target.id)
                 kind = self._value_kind(node.value)
                 self.kinds[target.id] = kind if not self._in_branch or self.kinds.get(target.id) == kind else None
                 self.converted[target.id] = self._through_conversion(node.value) or (
@@ -449,9 +451,9 @@ class _FunctionScanner(ast.NodeVisitor):
             receiver = func.value
             if method in catalog.INPLACE_METHODS or method in catalog.INPLACE_VIEW_METHODS:
                 self._write(receiver)
-            elif method in catalog.OPTIMIZER_UPDATE_METHODS and not node.args and is_optimizer_name(_last_name(receiver)):
+            elif method in catalog.OPTIMIZER_UPDATE_METHODS and not node.args and self._is_optimizer(receiver):
                 self._first("steps", line)
-            elif method == "step" and node.args and is_optimizer_name(_last_name(node.args[0])):
+            elif method == "step" and node.args and self._is_optimizer(node.args[0]):
                 self._first("steps", line)  # ``scaler.step(optimizer)``
             elif method == "backward":
                 self._first("backward", line)  # loss.backward(), accelerator/fabric.backward(loss)
@@ -471,6 +473,11 @@ class _FunctionScanner(ast.NodeVisitor):
             for callee in sorted(self.attr_names.get(name, ())) or [name]:
                 self.facts.calls.append(CallSite(callee, args, line))
         self.generic_visit(node)
+
+    def _is_optimizer(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Name) and node.id in self.optimizers:
+            return True
+        return is_optimizer_name(_last_name(node))
 
     def _param_arg(self, node: ast.AST) -> int:
         if isinstance(node, ast.Name) and node.id not in self.rebound:
@@ -502,24 +509,33 @@ def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFa
     is_method = in_class and "staticmethod" not in decorators and bool(params)
     summary = FunctionFacts(qualname, params, node.lineno, is_method)  # type: ignore[attr-defined]
     self_name = params[0] if is_method and "classmethod" not in decorators else None
-    _FunctionScanner(summary, self_name).scan(node.body)  # type: ignore[attr-defined]
+    args = node.args  # type: ignore[attr-defined]
+    optimizers = [a.arg for a in list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
+                  if is_optimizer_class(_qualified(a.annotation, facts.imports))]
+    _FunctionScanner(summary, self_name, facts.imports, optimizers).scan(node.body)  # type: ignore[attr-defined]
     if summary.returns_kind is None and _annotated_tensor(node.returns, facts.imports):  # type: ignore[attr-defined]
         summary.returns_kind = "tensor"
     facts.functions[qualname] = summary
 
 
-def _annotated_tensor(annotation: Optional[ast.AST], imports: Mapping[str, str]) -> bool:
-    """``-> torch.Tensor``, ``-> "Tensor"`` (imported from torch), ``-> nn.Parameter``."""
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        name = annotation.value.strip()
+def _qualified(node: Optional[ast.AST], imports: Mapping[str, str]) -> Optional[str]:
+    """A name or a string annotation, qualified through the module's imports (``optim.SGD`` after
+    ``from torch import optim``: ``torch.optim.SGD``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        name = node.value.strip()
     else:
-        name = _dotted(annotation) if annotation is not None else None
+        name = _dotted(node) if node is not None else None
     if not name:
-        return False
+        return None
     head, dot, rest = name.partition(".")
     full = imports.get(head, head) + dot + rest
-    full = catalog.CANONICAL_NAMES.get(full, full)
-    return full in catalog.TENSOR_TYPES or full in catalog.TENSOR_CLASSES
+    return catalog.CANONICAL_NAMES.get(full, full)
+
+
+def _annotated_tensor(annotation: Optional[ast.AST], imports: Mapping[str, str]) -> bool:
+    """``-> torch.Tensor``, ``-> "Tensor"`` (imported from torch), ``-> nn.Parameter``."""
+    full = _qualified(annotation, imports)
+    return full is not None and (full in catalog.TENSOR_TYPES or full in catalog.TENSOR_CLASSES)
 
 
 def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts) -> None:

@@ -17,6 +17,7 @@ import libcst as cst
 from . import catalog
 from .base import Analysis, AnalysisContext
 from .project import ModuleView
+from .torch_facts import is_optimizer_class
 from .torchnames import TorchNames, dotted_name
 from ..walk import STATEMENTS_ONLY, walk
 
@@ -297,7 +298,7 @@ class TensorFacts(Analysis):
                 return Kind.NDARRAY
             if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
                 return Kind.MODULE
-            if q.startswith("torch.optim."):
+            if is_optimizer_class(q):
                 return Kind.OPTIMIZER
             if self._project_tensor_class(q):
                 return Kind.TENSOR  # ``isinstance(p, ShardedParam)``: a Parameter subclass of the project
@@ -349,6 +350,8 @@ class TensorFacts(Analysis):
             return Kind.TENSOR if "Tensor" in self.names.bindings or "torch" in self.names.bindings else Kind.UNKNOWN
         if q is not None and q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
             return Kind.MODULE
+        if is_optimizer_class(q):
+            return Kind.OPTIMIZER
         if node.__class__ is cst.Name and self._builtin(node) in ("int", "float", "str", "bool", "list", "dict", "tuple"):
             return Kind.OTHER
         if node.__class__ is cst.Subscript:
@@ -532,7 +535,7 @@ class TensorFacts(Analysis):
             return Kind.TENSOR
         if head.startswith("torch.nn") and member[:1].isupper() and not head.startswith("torch.nn.utils"):
             return Kind.TENSOR_MODULE if member in catalog.NN_TENSOR_MODULES else Kind.MODULE
-        if head.startswith("torch.optim") and member[:1].isupper() and "lr_scheduler" not in head:
+        if is_optimizer_class(q):
             return Kind.OPTIMIZER
         if q in ("copy.deepcopy", "copy.copy") and node.args:
             inner = self.kind(node.args[0].value)

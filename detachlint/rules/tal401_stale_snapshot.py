@@ -10,7 +10,8 @@ from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.base import Analysis, AnalysisContext
-from ..analysis.project import SnapshotHazard, is_optimizer_name
+from ..analysis.project import SnapshotHazard
+from ..analysis.torch_facts import is_optimizer_name
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity

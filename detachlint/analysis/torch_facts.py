@@ -1,0 +1,32 @@
+"""PyTorch facts as predicates over plain strings (qualified names, method and variable names),
+asked alike by the LibCST analyses (``tensors.py``, ``aliases.py``), the ``ast`` project index
+(``project.py``) and the rules, so that each fact is decided in one place. The data they read is
+in ``catalog.py``; ``tests/test_catalog.py`` checks both against the installed torch."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from . import catalog
+
+_OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
+# Submodules of ``torch.optim`` whose classes are not optimizers (schedulers, averaged models).
+_NOT_OPTIMIZER_MODULES = ("torch.optim.lr_scheduler", "torch.optim.swa_utils")
+
+
+def is_optimizer_class(qualified: Optional[str]) -> bool:
+    """``torch.optim.SGD``, ``torch.optim.adamw.AdamW``: a class of ``torch.optim`` that is an
+    optimizer, whether it is called, annotated or tested with ``isinstance``; not a scheduler
+    (``torch.optim.lr_scheduler.StepLR``, whose ``step()`` updates no parameter)."""
+    if not qualified or not qualified.startswith("torch.optim."):
+        return False
+    head, _, member = qualified.rpartition(".")
+    return member[:1].isupper() and not head.startswith(_NOT_OPTIMIZER_MODULES)
+
+
+def is_optimizer_name(name: str) -> bool:
+    """Whether a name (its last dotted part) reads as an optimizer's: ``opt``, ``optimizer_g``; not
+    ``optim_checkpoint_name`` or ``optimizer_cls``. Asked only where the kind is unknown."""
+    last = name.rsplit(".", 1)[-1]
+    return bool(_OPTIMIZER_NAME.search(last)) and last.rsplit("_", 1)[-1].lower() not in catalog.NOT_OPTIMIZER_SUFFIXES
