@@ -35,7 +35,7 @@ from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead,
                           join_states)
 from .base import Analysis, AnalysisContext
 from .project import ModuleView, Summary
-from .torch_facts import is_optimizer_name
+from .torch_facts import is_optimizer_class, is_optimizer_name, writes_receiver
 from .saved_ops import SAVES_INPUT
 from .tensors import Frame, Kind, TensorFacts, target_names
 from .torchnames import TorchNames, dotted_name
@@ -1074,7 +1074,7 @@ class AliasAnalysis(Analysis):
             return set()
         if effect == catalog.SHALLOW_COPY and len(positional) == 1:
             return {o for o in first if o.relation not in (Relation.ENTRY, Relation.FRESH)}
-        if head == "torch.optim" and member[:1].isupper():
+        if is_optimizer_class(q):
             self._link_optimizer(node)
             return set()
         if effect == catalog.WRITE and positional:
@@ -1437,7 +1437,7 @@ def _surely_tensor(origins: Set[Origin]) -> bool:
 
 def _is_inplace_call(node: cst.BaseExpression) -> bool:
     return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-            and (node.func.attr.value in catalog.INPLACE_METHODS or node.func.attr.value in catalog.INPLACE_VIEW_METHODS))
+            and writes_receiver(node.func.attr.value))
 
 
 def strip_aliases(node: cst.BaseExpression) -> cst.BaseExpression:

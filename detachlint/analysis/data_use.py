@@ -9,6 +9,7 @@ from typing import List, Optional
 import libcst as cst
 
 from . import catalog
+from .torch_facts import writes_receiver
 from .torchnames import TorchNames
 
 
@@ -47,7 +48,7 @@ def classify_data_use(node: cst.Attribute, parents: List[cst.CSTNode], names: To
     p = parent()
     if isinstance(p, cst.Attribute) and p.value is cur and isinstance(parent(1), cst.Call) and parent(1).func is p:
         method = p.attr.value
-        if method in catalog.INPLACE_METHODS or method in catalog.INPLACE_VIEW_METHODS:
+        if writes_receiver(method):
             top, k = parent(1), 2
             # p.data.mul_(a).add_(b): in-place ops return their receiver; one finding per chain.
             while (isinstance(parent(k), cst.Attribute) and parent(k).value is top

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
-from .torch_facts import is_optimizer_class, is_optimizer_name
+from .torch_facts import is_optimizer_class, is_optimizer_name, writes_first_argument, writes_receiver
 from ..files import SourceError, decode_source, file_digest
 from .firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
 from .units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from .units import dotted as _dotted
 
-FORMAT = "14"
+FORMAT = "15"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -449,7 +449,7 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(func, ast.Attribute):
             method = func.attr
             receiver = func.value
-            if method in catalog.INPLACE_METHODS or method in catalog.INPLACE_VIEW_METHODS:
+            if writes_receiver(method):
                 self._write(receiver)
             elif method in catalog.OPTIMIZER_UPDATE_METHODS and not node.args and self._is_optimizer(receiver):
                 self._first("steps", line)
@@ -462,7 +462,7 @@ class _FunctionScanner(ast.NodeVisitor):
             if method == "save" and _dotted(receiver) == "torch" and node.args:
                 self._use(node.args[0], line, "saved by `torch.save()`")
         name = _dotted(func) or ""
-        if name.rsplit(".", 1)[-1] in catalog.INIT_FUNCTIONS and "init" in name and node.args:
+        if node.args and writes_first_argument(_qualified(func, self.imports)):
             self._write(node.args[0])
         for keyword in node.keywords:
             if keyword.arg == "out":

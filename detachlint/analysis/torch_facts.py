@@ -30,3 +30,21 @@ def is_optimizer_name(name: str) -> bool:
     ``optim_checkpoint_name`` or ``optimizer_cls``. Asked only where the kind is unknown."""
     last = name.rsplit(".", 1)[-1]
     return bool(_OPTIMIZER_NAME.search(last)) and last.rsplit("_", 1)[-1].lower() not in catalog.NOT_OPTIMIZER_SUFFIXES
+
+
+def writes_receiver(method: str) -> bool:
+    """``x.add_(y)``, ``x.unsqueeze_(0)``: a tensor method that writes its receiver in place (its
+    values, or its shape and strides)."""
+    return method in catalog.INPLACE_METHODS or method in catalog.INPLACE_VIEW_METHODS
+
+
+def writes_first_argument(qualified: Optional[str]) -> bool:
+    """``torch.nn.init.normal_(w)``, ``torch.relu_(x)``, ``numpy.copyto(a, b)``: a function of the
+    public API that writes its first argument in place (by torch's naming convention; torch's
+    private helpers, ``torch._inductor...copy_strided_storage_``, follow none, and are analysed
+    by the project index when torch is the project)."""
+    if not qualified:
+        return False
+    return qualified in catalog.NUMPY_INPLACE_FUNCTIONS or (
+        qualified.startswith("torch.") and qualified.endswith("_") and not qualified.endswith("__")
+        and "._" not in qualified)

@@ -14,6 +14,7 @@ from ..analysis.alias_model import HANDLES, Mutation, Origin, Relation, StaleRea
 from ..analysis.aliases import AliasAnalysis, strip_aliases
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
+from ..analysis.torch_facts import writes_first_argument, writes_receiver
 from ..analysis.torchnames import TorchNames, dotted_name
 from .base import Rule
 from ..walk import walk
@@ -42,8 +43,7 @@ class AliasRule(Rule):
     # look-up is decided once per node for all the alias rules, ``Context.memo``)
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if func.__class__ is cst.Attribute and (func.attr.value in catalog.INPLACE_METHODS
-                                                or func.attr.value in catalog.INPLACE_VIEW_METHODS):
+        if func.__class__ is cst.Attribute and writes_receiver(func.attr.value):
             self._check_write(node)
         elif any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in node.args):
             self._check_write(node)
@@ -71,7 +71,7 @@ class AliasRule(Rule):
         """A torch function that writes its argument, or a function of the project that writes one
         in place (here or imported)."""
         func = node.func
-        if func.__class__ is cst.Name and _torch_write(self.analysis(TorchNames).qualified(func)):
+        if func.__class__ is cst.Name and writes_first_argument(self.analysis(TorchNames).qualified(func)):
             return True
         return self.ctx.project is not None \
             and (func.attr if func.__class__ is cst.Attribute else func).value in self.ctx.project.index.writing_names
@@ -255,11 +255,6 @@ class _NameUses(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.key and id(node) not in self._skip:
             self.values.append(node)
-
-
-def _torch_write(q: Optional[str]) -> bool:
-    return q is not None and (q.startswith("torch.nn.init.") or q in catalog.NUMPY_INPLACE_FUNCTIONS
-                              or (q.startswith("torch.") and q.endswith("_")))
 
 
 def mutation_ops(mutation: Mutation, origin: Origin) -> List[str]:
