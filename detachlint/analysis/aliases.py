@@ -35,7 +35,7 @@ from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead,
                           join_states)
 from .base import Analysis, AnalysisContext
 from .project import ModuleView, Summary
-from .torch_facts import is_optimizer_class, is_optimizer_name, writes_receiver
+from .torch_facts import is_optimizer_class, is_optimizer_name, stepped_optimizer, writes_receiver
 from .saved_ops import SAVES_INPUT
 from .tensors import Frame, Kind, TensorFacts, target_names
 from .torchnames import TorchNames, dotted_name
@@ -1339,11 +1339,9 @@ class AliasAnalysis(Analysis):
                 return self._module_state(receiver, node, Relation.PARAMS, method)
             return set()
         if effect == catalog.UPDATE:
-            if self._is_optimizer(receiver):
-                self._optimizer_step(node, receiver)
-            elif positional and isinstance(positional[0], (cst.Name, cst.Attribute)) \
-                    and self._is_optimizer(positional[0]):
-                self._optimizer_step(node, positional[0])  # scaler.step(optimizer)
+            stepped = stepped_optimizer(method, receiver, positional, self._is_optimizer)
+            if stepped is not None:
+                self._optimizer_step(node, stepped)
             return set()
         if effect == catalog.LOAD:
             if rkey is not None:

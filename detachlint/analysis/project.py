@@ -27,13 +27,14 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
-from .torch_facts import is_optimizer_class, is_optimizer_name, writes_first_argument, writes_receiver
+from .torch_facts import (is_optimizer_class, is_optimizer_name, stepped_optimizer, writes_first_argument,
+                          writes_receiver)
 from ..files import SourceError, decode_source, file_digest
 from .firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
 from .units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from .units import dotted as _dotted
 
-FORMAT = "15"
+FORMAT = "16"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -451,10 +452,8 @@ class _FunctionScanner(ast.NodeVisitor):
             receiver = func.value
             if writes_receiver(method):
                 self._write(receiver)
-            elif method in catalog.OPTIMIZER_UPDATE_METHODS and not node.args and self._is_optimizer(receiver):
+            elif stepped_optimizer(method, receiver, node.args, self._is_optimizer) is not None:
                 self._first("steps", line)
-            elif method == "step" and node.args and self._is_optimizer(node.args[0]):
-                self._first("steps", line)  # ``scaler.step(optimizer)``
             elif method == "backward":
                 self._first("backward", line)  # loss.backward(), accelerator/fabric.backward(loss)
             elif method in catalog.STATE_LOAD_METHODS and node.args:

@@ -6,7 +6,9 @@ in ``catalog.py``; ``tests/test_catalog.py`` checks both against the installed t
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Callable, Optional, Sequence, TypeVar
+
+Node = TypeVar("Node")
 
 from . import catalog
 
@@ -48,3 +50,16 @@ def writes_first_argument(qualified: Optional[str]) -> bool:
     return qualified in catalog.NUMPY_INPLACE_FUNCTIONS or (
         qualified.startswith("torch.") and qualified.endswith("_") and not qualified.endswith("__")
         and "._" not in qualified)
+
+
+def stepped_optimizer(method: str, receiver: Node, args: Sequence[Node],
+                      is_optimizer: Callable[[Node], bool]) -> Optional[Node]:
+    """The optimizer that ``<receiver>.<method>(*args)`` steps, for any tree (LibCST or ``ast``):
+    the receiver (``opt.step()``, LBFGS's ``opt.step(closure)``) or the first argument
+    (``scaler.step(opt)``); None when the call steps none. ``is_optimizer`` says what the caller
+    knows of a node: its kind, else its name."""
+    if method not in catalog.OPTIMIZER_UPDATE_METHODS:
+        return None
+    if is_optimizer(receiver):
+        return receiver
+    return args[0] if args and is_optimizer(args[0]) else None

@@ -11,7 +11,7 @@ from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.base import Analysis, AnalysisContext
 from ..analysis.project import SnapshotHazard
-from ..analysis.torch_facts import is_optimizer_name
+from ..analysis.torch_facts import is_optimizer_name, stepped_optimizer
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
@@ -323,14 +323,10 @@ class _LoopScan(cst.CSTVisitor):
             return
         func = node.func
         args = [a.value for a in node.args if a.keyword is None and not a.star]
-        if func.__class__ is cst.Attribute and func.attr.value in catalog.OPTIMIZER_UPDATE_METHODS:
-            receiver = dotted_name(func.value)
-            if receiver is not None and not args and is_optimizer_name(receiver):
-                self.step = node
-                return
-            if func.attr.value == "step" and args and is_optimizer_name(dotted_name(args[0]) or ""):
-                self.step = node
-                return
+        if func.__class__ is cst.Attribute and stepped_optimizer(
+                func.attr.value, func.value, args, lambda n: is_optimizer_name(dotted_name(n) or "")) is not None:
+            self.step = node
+            return
         project = self.ctx.project
         name = dotted_name(func)
         if project is None or name is None:
