@@ -21,7 +21,7 @@ rm -rf "$venv"
 # Our two distributions from this checkout, into the venv whatever the machine has; their
 # dependencies only if missing (torch, numpy and pytest come from the machine).
 { pip install --no-index --find-links "$wheels" --ignore-installed --no-deps "$root" "$root/runtime" \
-    && pip install --no-index --find-links "$wheels" "libcst>=1.1" "pathspec>=0.12"; } > "$log/install.txt" 2>&1 \
+    && pip install --no-index --find-links "$wheels" "libcst>=1.1,<1.10" "pathspec>=0.12"; } > "$log/install.txt" 2>&1 \
     || { cat "$log/install.txt"; echo "gpu_check: install failed"; exit 2; }
 cd "$root"
 python - <<'PY' > "$log/device.txt" 2>&1

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, cast
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper
 
+from . import cstcompat
 from .analysis.base import Analysis
 from .analysis.project import ModuleView
 from .analysis.tensors import TensorFacts
@@ -80,7 +81,7 @@ class Context:
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         if self._positions is None:
-            self._positions = _positions(self._wrapper)
+            self._positions = cstcompat.positions(self._wrapper)
         return self._positions[node]
 
     def line(self, node: cst.CSTNode) -> int:
@@ -100,14 +101,3 @@ class Context:
     def scope(self) -> cst.CSTNode:
         """The function being visited, or the module at top level."""
         return self.get(TensorFacts).function or self.module
-
-
-def _positions(wrapper: MetadataWrapper) -> Mapping[cst.CSTNode, CodeRange]:
-    """``wrapper.resolve(PositionProvider)`` for half its cost: ``resolve`` follows the provider's
-    code generation with a visit of the whole module for the batchable providers, rebuilding
-    every node even when there are none, as here. The provider's own ``_gen`` is LibCST's private
-    API: where it is gone, the public way."""
-    gen = getattr(PositionProvider(), "_gen", None)
-    if gen is None:
-        return wrapper.resolve(PositionProvider)
-    return gen(wrapper)

@@ -9,8 +9,7 @@ import ast
 import bisect
 import itertools
 import re
-import threading
-from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple, Type
+from typing import Iterable, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -22,6 +21,7 @@ from .analysis.precheck import may_have_findings
 from .analysis.units import LINE_RE, Span, Unit, blanked, quiet_code
 from .analysis.project import ModuleView
 from .context import Context
+from .cstcompat import parse_module, positions  # parse_module: LibCST's, without its node validation
 from .findings import PARSE_ERROR_CODE, Finding, Location, Related, parse_error_finding
 from .noqa import apply_noqa, file_exempt_codes, mentions_noqa, skips_file
 from .rules import ALL_RULES
@@ -59,6 +59,15 @@ def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[
                     fix, related, rep.signature)
         )
     return findings
+
+
+def check_libcst() -> None:
+    """Run ``cstcompat``'s checks of LibCST's private API now instead of on first use: a process
+    about to fork workers runs them once, and each worker inherits the verdicts (and the visit
+    orders read) instead of paying for them."""
+    module = parse_module("x = 1\n")
+    positions(MetadataWrapper(module, unsafe_skip_copy=True))
+    Walker([]).walk(module)
 
 
 def _walk(ctx: Context, module: cst.Module, rules: Sequence[Type[Rule]]) -> None:
@@ -201,33 +210,6 @@ def _touches(findings: Sequence[Finding], spans: Sequence[Span]) -> bool:
     return any(span.overlaps(start.row, start.column, end.row, max(end.column, start.column + 1) if
                              end.row == start.row else end.column)
                for start, end in ranges for span in spans)
-
-
-# LibCST validates every node it builds (``CSTNode.__post_init__``), the parser's output too,
-# where the parser has already checked what validation checks: a tenth to a fifth of a parse
-# (LibCST's own PERF note there says as much). The threads listed here are inside
-# ``parse_module`` and skip it; nodes built anywhere else (fixes, other threads of the language
-# server, other plugins in a flake8 process) are validated as before.
-_PARSING: Set[int] = set()
-_VALIDATE = getattr(cst.CSTNode, "__post_init__", None)
-
-
-def _post_init(node: cst.CSTNode, parsing: Set[int] = _PARSING, thread: Callable[[], int] = threading.get_ident) -> None:
-    if thread() not in parsing:
-        _VALIDATE(node)  # type: ignore[misc]
-
-
-def parse_module(source: str) -> cst.Module:
-    """``libcst.parse_module`` without validating the nodes the parser builds (same tree)."""
-    if _VALIDATE is None:  # a LibCST that validates some other way
-        return cst.parse_module(source)
-    cst.CSTNode.__post_init__ = _post_init  # type: ignore[method-assign]
-    thread = threading.get_ident()
-    _PARSING.add(thread)
-    try:
-        return cst.parse_module(source)
-    finally:
-        _PARSING.discard(thread)
 
 
 def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],

@@ -189,7 +189,9 @@ def _run_parallel(tasks: Sequence[Task], jobs: int, init: Tuple[Optional[str], O
 
     batches = [[(i, tasks[i]) for i in batch] for batch in _batches([_file_size(t) for t in tasks], jobs)]
     if multiprocessing.get_start_method() == "fork":
-        from . import engine  # noqa: F401  LibCST and the rules: imported once here, not in each worker
+        from . import engine  # LibCST and the rules: imported once here, not in each worker
+
+        engine.check_libcst()  # and LibCST's private API checked once
     try:
         with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=init) as pool:
             futures: List[Future] = [pool.submit(_work, batch) for batch in batches]

@@ -1,28 +1,28 @@
 """A fast, read-only traversal of a LibCST tree, event for event what ``node.visit(visitor)`` does.
 
 LibCST's ``CSTNode.visit`` serves transformers as well as visitors, so even a read-only visit
-rebuilds and re-validates every node (``_visit_and_replace_children``), whitespace included; on
-real code that costs several times the parse itself. This walker reads the children in the very
-order LibCST visits them (taken once per node class from LibCST's own
-``_visit_and_replace_children``), calls the same hooks in the same order (``visit_X``,
-``visit_X_attr``, ``leave_X_attr``, ``leave_X``), and rebuilds nothing.
+rebuilds and re-validates every node, whitespace included; on real code that costs several times
+the parse itself. This walker reads the children in the very order LibCST visits them (read once
+per node class from LibCST's private API: ``cstcompat.visit_order``), calls the same hooks in the
+same order (``visit_X``, ``visit_X_attr``, ``leave_X_attr``, ``leave_X``), and rebuilds nothing.
+Where that order cannot be read for a class, LibCST's own ``node.visit`` walks its nodes; where
+the walker's events on ``cstcompat.SAMPLE`` are not LibCST's (checked once per process), it walks
+everything (``_ViaLibcst``).
 
 It also skips *trivia* (whitespace, comments, parentheses, commas, operators) unless a
 participant asks for one of those node types: no analysis or rule looks at them, and they are
-most of the nodes. ``tests/test_walk.py`` proves the event sequence equal to LibCST's.
+most of the nodes. ``tests/test_walk.py`` proves the event sequence equal to LibCST's, and
+``tests/test_cstcompat.py`` the findings equal where LibCST's private API fails.
 """
 
 from __future__ import annotations
 
-import ast
-import inspect
-import linecache
-import textwrap
-import typing
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
-from libcst._nodes.base import CSTNode
+from libcst import CSTNode
+
+from . import cstcompat
 
 # Node classes that hold no expression or statement below them: what the walker may skip.
 _TRIVIA_BASES: Tuple[type, ...] = (
@@ -46,94 +46,42 @@ def _subclasses(base: type) -> List[type]:
 TRIVIA: FrozenSet[type] = frozenset(c for base in _TRIVIA_BASES for c in _subclasses(base))
 TRIVIA_NAMES: FrozenSet[str] = frozenset(c.__name__ for c in TRIVIA)
 
-_ORDER: Dict[type, Tuple[str, ...]] = {}
-# Fields LibCST visits only when they are not None (``visit_sequence(...) if x is not None else
-# None``): no attribute hooks fire for them when they are None.
-_WHEN_PRESENT: Dict[type, FrozenSet[str]] = {}
-
-
-def field_order(cls: Type[CSTNode]) -> Tuple[str, ...]:
-    """The child fields of ``cls`` in the order LibCST visits them."""
-    order = _ORDER.get(cls)
-    if order is None:
-        method = getattr(cls, "_visit_and_replace_children")
-        names: List[str] = []
-        try:
-            tree = ast.parse(textwrap.dedent(_source_of(method)))
-        except (OSError, TypeError, SyntaxError):  # pragma: no cover - source unavailable
-            tree = None
-        present = set()
-        if tree is not None:
-            nodes = list(ast.walk(tree))  # walked once, read twice
-            for n in nodes:
-                if isinstance(n, ast.IfExp) and isinstance(n.body, ast.Call) and len(n.body.args) >= 2 \
-                        and isinstance(n.body.args[1], ast.Constant):
-                    present.add(n.body.args[1].value)
-            calls = [n for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                     and n.func.id.startswith("visit_") and len(n.args) >= 2
-                     and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)]
-            for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
-                if call.args[1].value not in names:
-                    names.append(call.args[1].value)
-        _WHEN_PRESENT[cls] = frozenset(present)
-        order = _ORDER[cls] = tuple(names)
-    return order
-
-
-def _source_of(function: Callable) -> str:
-    """``inspect.getsource(function)``, its lines found from the code object's positions instead of
-    by tokenizing the file from the first line on: a quarter of the cost, which every worker
-    process pays once per node class it meets. ``inspect`` where the positions say nothing."""
-    code = getattr(function, "__code__", None)
-    positions = getattr(code, "co_positions", None)  # Python 3.11+
-    lines = linecache.getlines(code.co_filename) if positions is not None else []
-    ends = [end for _, end, _, _ in positions()] if lines else []
-    if not ends or None in ends:  # ``-X no_debug_ranges``
-        return inspect.getsource(function)
-    return "".join(lines[code.co_firstlineno - 1:max(ends)])
-
-
-def when_present(cls: Type[CSTNode]) -> FrozenSet[str]:
-    field_order(cls)
-    return _WHEN_PRESENT[cls]
-
-
 _TRIVIA_FIELDS: Dict[type, FrozenSet[str]] = {}
-
-
-def _classes_in(hint: object) -> List[type]:
-    if isinstance(hint, type):
-        return [hint]
-    out: List[type] = []
-    for arg in typing.get_args(hint):
-        out.extend(_classes_in(arg))
-    return out
 
 
 def trivia_fields(cls: Type[CSTNode]) -> FrozenSet[str]:
     """Fields whose declared type admits only trivia nodes."""
     fields = _TRIVIA_FIELDS.get(cls)
     if fields is None:
-        try:
-            hints = typing.get_type_hints(cls)
-        except Exception:  # pragma: no cover - unresolvable annotations: skip nothing
-            hints = {}
-        out = set()
-        for name in field_order(cls):
-            nodes = [c for c in _classes_in(hints.get(name)) if isinstance(c, type) and issubclass(c, CSTNode)]
-            # ``TRIVIA`` holds the trivia bases and their subclasses: a set look-up, not the ABC
-            # subclass checks (about 8 ms of what every worker process pays once)
-            if nodes and all(c in TRIVIA for c in nodes):
-                out.add(name)
-        fields = _TRIVIA_FIELDS[cls] = frozenset(out)
+        # ``TRIVIA`` holds the trivia bases and their subclasses: a set look-up, not the ABC
+        # subclass checks (about 8 ms of what every worker process pays once)
+        fields = _TRIVIA_FIELDS[cls] = frozenset(
+            name for name, nodes in (cstcompat.field_classes(cls) or {}).items() if all(c in TRIVIA for c in nodes))
     return fields
+
+
+_CHILD_FIELDS: Dict[type, Optional[Tuple[str, ...]]] = {}
+
+
+def _child_fields(cls: Type[CSTNode]) -> Optional[Tuple[str, ...]]:
+    """The child fields of ``cls`` in LibCST's order, None where LibCST's property must say."""
+    try:
+        return _CHILD_FIELDS[cls]
+    except KeyError:
+        pass
+    order = cstcompat.visit_order(cls) if _agrees(cls in TRIVIA) else None
+    found = _CHILD_FIELDS[cls] = order[0] if order is not None else None
+    return found
 
 
 def children(node: CSTNode) -> List[CSTNode]:
     """``node.children`` (all direct children, trivia included, in source order), without the
     node rebuild that LibCST's property costs."""
+    fields = _child_fields(node.__class__)
+    if fields is None:
+        return list(node.children)
     out: List[CSTNode] = []
-    for name in field_order(type(node)):
+    for name in fields:
         value = getattr(node, name)
         if isinstance(value, CSTNode):
             out.append(value)
@@ -191,6 +139,7 @@ class Walker:
         self.parents = parents if parents is not None else []
         self.honour_false = honour_false
         self._plans: Dict[type, _Plan] = {}
+        self._libcst_visitor: Optional[_ViaLibcst] = None
         self._types = tuple(_type_key(type(p)) for p in self.participants)
         # Participants with instance-level hooks (``__getattr__``, attributes) are inspected per
         # instance; the usual classes once per process.
@@ -216,13 +165,17 @@ class Walker:
                 _HOOK_CACHE[key] = found
         return bool(found)
 
-    def _plan(self, cls: type) -> _Plan:
+    def _plan(self, cls: type) -> Optional[_Plan]:
+        """None where LibCST's order of ``cls``'s children is unknown (``node.visit`` then)."""
         # Which participant hooks what is a property of the participants' classes: worked out
         # once per process (names and indexes), then bound to this walker's instances.
         key = (self._types, bool(self.skip), self.prune, cls)
         shape = None if self._per_instance else _PLAN_CACHE.get(key)
         if shape is None:
-            shape = self._shape(cls)
+            order = cstcompat.visit_order(cls)
+            if order is None:
+                return None
+            shape = self._shape(cls, *order)
             if not self._per_instance:
                 _PLAN_CACHE[key] = shape
         ps = self.participants
@@ -246,7 +199,7 @@ class Walker:
                 _UNHOOKED_PLANS.setdefault(key[:3], {})[cls] = plan
         return plan
 
-    def _shape(self, cls: type):
+    def _shape(self, cls: type, order: Tuple[str, ...], conditional: FrozenSet[str]):
         def hooks(name: str) -> Tuple[Tuple[int, str], ...]:
             found = [(i, name) for i, p in enumerate(self.participants) if _hook(p, name) is not None]
             if name.startswith("leave_"):
@@ -255,14 +208,24 @@ class Walker:
 
         name = cls.__name__
         skip_fields = trivia_fields(cls) if self.skip else frozenset()
-        conditional = when_present(cls)
         fields = []
-        for field in field_order(cls):
+        for field in order:
             fields.append((field, hooks(f"visit_{name}_{field}"), hooks(f"leave_{name}_{field}"),
                            field not in skip_fields, field in conditional))
         return hooks("visit_" + name), hooks("leave_" + name), tuple(fields)
 
     def walk(self, root: CSTNode) -> None:
+        if _agrees(not self.skip):
+            self._walk_fast(root)
+        else:
+            root.visit(self._via_libcst())
+
+    def _via_libcst(self) -> "_ViaLibcst":
+        if self._libcst_visitor is None:
+            self._libcst_visitor = _ViaLibcst(self)
+        return self._libcst_visitor
+
+    def _walk_fast(self, root: CSTNode) -> None:
         plans = self._plans
         skip = self._skipped
         parents = self.parents
@@ -275,6 +238,9 @@ class Walker:
             plan = plans.get(node.__class__)
             if plan is None:
                 plan = make_plan(node.__class__)
+                if plan is None:  # LibCST's order unknown for this class: LibCST walks the node
+                    node.visit(self._via_libcst())
+                    return
             visits, leaves, fields, descend = plan
             for method in visits:
                 if method(node) is False and honour:
@@ -311,6 +277,68 @@ class Walker:
             # ``visit`` holds itself through its closure: a cycle through the participants to the
             # tree, which would live on until the cyclic GC (the engine pauses it while a tree lives)
             visit = None  # type: ignore[assignment]
+
+
+class _ViaLibcst(cst.CSTVisitor):
+    """A walker's events through LibCST's public visitor API (``node.visit``): the same hooks in
+    the same order, trivia skipped and subtrees pruned alike, at LibCST's cost. For where the fast
+    walk cannot know LibCST's order."""
+
+    def __init__(self, walker: Walker) -> None:
+        super().__init__()
+        self.walker = walker
+        self.hooks: Dict[str, Tuple[Callable, ...]] = {}
+
+    def _hooks(self, name: str) -> Tuple[Callable, ...]:
+        found = self.hooks.get(name)
+        if found is None:
+            found = tuple(m for m in (_hook(p, name) for p in self.walker.participants) if m is not None)
+            if name.startswith("leave_"):
+                found = found[::-1]
+            self.hooks[name] = found
+        return found
+
+    def on_visit(self, node: CSTNode) -> bool:
+        walker = self.walker
+        if node.__class__ in walker.skip:
+            return False
+        descend = not (walker.prune and isinstance(node, walker.prune))
+        for method in self._hooks("visit_" + node.__class__.__name__):
+            if method(node) is False and walker.honour_false:
+                descend = False
+        walker.parents.append(node)
+        return descend
+
+    def on_leave(self, original_node: CSTNode) -> None:
+        if original_node.__class__ in self.walker.skip:
+            return
+        self.walker.parents.pop()
+        for method in self._hooks("leave_" + original_node.__class__.__name__):
+            method(original_node)
+
+    def on_visit_attribute(self, node: CSTNode, attribute: str) -> None:
+        for method in self._hooks(f"visit_{node.__class__.__name__}_{attribute}"):
+            method(node)
+
+    def on_leave_attribute(self, original_node: CSTNode, attribute: str) -> None:
+        for method in self._hooks(f"leave_{original_node.__class__.__name__}_{attribute}"):
+            method(original_node)
+
+
+def _agrees(trivia: bool) -> bool:
+    """Whether the fast walk fires LibCST's events, ``trivia`` included or skipped (each checked
+    on first use, once per process)."""
+    if trivia:
+        return cstcompat.walker_agrees(_walk_over_trivia)
+    return cstcompat.walker_agrees(_walk_skipping_trivia, TRIVIA)
+
+
+def _walk_over_trivia(module: cst.Module, recorder: object) -> None:
+    Walker([recorder], skip_trivia=False)._walk_fast(module)
+
+
+def _walk_skipping_trivia(module: cst.Module, recorder: object) -> None:
+    Walker([recorder])._walk_fast(module)
 
 
 # For a visitor that only looks at statements and reads what it needs from the statement's own

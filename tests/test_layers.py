@@ -12,7 +12,8 @@ PACKAGE = Path(__file__).parents[1] / "detachlint"
 
 # Lowest first. A module may import modules of its own layer or below, never above.
 LAYERS: List[List[str]] = [
-    ["detachlint", "detachlint.findings", "detachlint.edits", "detachlint.noqa", "detachlint.walk"],
+    ["detachlint", "detachlint.findings", "detachlint.edits", "detachlint.noqa", "detachlint.cstcompat",
+     "detachlint.walk"],
     ["detachlint.files", "detachlint.analysis"],
     ["detachlint.context", "detachlint.rules"],
     ["detachlint.config", "detachlint.engine", "detachlint.docs"],

@@ -11,7 +11,8 @@ from typing import List, Tuple
 import libcst as cst
 import pytest
 
-from detachlint.walk import TRIVIA, Walker, _source_of, _subclasses, children, significant_children, trivia_fields, walk
+from detachlint.cstcompat import _source_of
+from detachlint.walk import TRIVIA, Walker, _subclasses, children, significant_children, trivia_fields, walk
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SOURCES = sorted(FIXTURES.glob("*.py")) + [Path(__file__).parents[1] / "demo" / "train.py"]
@@ -128,7 +129,7 @@ def test_children_match_libcst():
 
 
 def test_the_visit_order_is_read_from_the_source_inspect_finds():
-    """``field_order`` reads each class's ``_visit_and_replace_children`` through ``_source_of``
+    """``cstcompat.visit_order`` reads each class's ``_visit_and_replace_children`` through ``_source_of``
     (lines by the code's positions, not by tokenizing the file): the same text as ``inspect``'s,
     for every node class of the installed LibCST."""
     classes = [c for c in _subclasses(cst.CSTNode) if "_visit_and_replace_children" in vars(c)]
