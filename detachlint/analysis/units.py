@@ -40,16 +40,20 @@ top-level statements a list at a time, so that a large module's first pass can g
 time (``firstpass.first_pass_in_pieces``) without a tree of the whole module.
 
 The engine blanks the quiet units before LibCST parses the module (``engine.py``), which is
-what most of a module costs; the language server's re-lint by function splits a module by
-``function_units`` (``incremental.py``), and blanks the top-level statements whose names the
-function it lints cannot read (``top_statements``: what each binds and spells). ``python bench/run.py --blank-equality`` proves the
-findings equal with and without blanking on every torch source file; ``tests/test_units.py``
-on the fixtures (also rewritten as module-level scripts), the demo and a sample of torch.
+what most of a module costs, and hands LibCST each run of the lines that leaves empty as one
+(``collapsed``: a generated module's are hundreds of thousands), mapping rows back; the
+language server's re-lint by function splits a module by ``function_units``
+(``incremental.py``), and blanks the top-level statements whose names the function it lints
+cannot read (``top_statements``: what each binds and spells). ``python bench/run.py
+--blank-equality`` proves the findings equal with and without blanking on every torch source
+file; ``tests/test_units.py`` on the fixtures (also rewritten as module-level scripts), the demo
+and a sample of torch.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import keyword
 import re
@@ -1016,6 +1020,7 @@ def _calls_capitalised(node: ast.expr) -> bool:
 
 
 _NEWLINE_END_RE = re.compile(r"(?:\r\n|\r|\n)\Z")
+_EMPTY_LINES = frozenset({"\n", "\r\n", "\r", ""})
 LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
@@ -1024,11 +1029,77 @@ def blanked(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span] =
     spaces, a line it covers whole becomes empty, its line breaks stay), rows and columns
     unchanged.
     ``lines``: the physical lines, with their line breaks (``LINE_RE``)."""
+    return "".join(_blanked_lines(lines, units, spans)[0])
+
+
+def collapsed(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span] = ()) -> Tuple[str, "RowMap"]:
+    """``blanked``, with each run of empty lines that blanking made kept as its first line alone,
+    and the map of the rows of that text to the module's (columns unchanged). A generated
+    module's quiet statements are hundreds of thousands of emptied lines, each of which LibCST
+    would make a node of, with its position (about 600 bytes a line).
+    An empty line goes when the line before it is empty too and one of the two was emptied by
+    blanking: neither is then inside a string (blanking empties whole statements, and a string's
+    lines within a span), so what LibCST makes of the text differs only in how many empty lines a
+    run has (leading lines, a block's footer), which no rule reads; a statement has leading lines
+    or not as before, and every row a position can point at, a run's first included, is the
+    module's row once mapped."""
+    out, emptied = _blanked_lines(lines, units, spans)
+    count, empty = len(out), _EMPTY_LINES
+    # the lines that go: in each run of emptied lines all but its first, its first too after an
+    # empty line, and an empty line right after it (a run is a few steps, whatever its length)
+    drop = bytearray(count)
+    first = emptied.find(1)
+    while first != -1:
+        end = emptied.find(0, first)
+        end = count if end == -1 else end
+        drop[first + 1:end] = b"\x01" * (end - first - 1)
+        if first and out[first - 1] in empty:
+            drop[first] = 1
+        if end < count and out[end] in empty:
+            drop[end] = 1
+        first = emptied.find(1, end)
+    parts: List[str] = []
+    starts, rows = array("l"), array("l")
+    at = kept = 0  # the next line to keep, and how many are kept before it
+    gone = drop.find(1)
+    while gone != -1:
+        back = drop.find(0, gone)
+        back = count if back == -1 else back
+        parts.append("".join(out[at:gone]))
+        kept += gone - at
+        if back < count:  # from this row on, the text's rows are the module's, shifted
+            starts.append(kept + 1)
+            rows.append(back + 1)
+        at, gone = back, drop.find(1, back)
+    parts.append("".join(out[at:]))
+    return "".join(parts), RowMap(starts, rows)
+
+
+class RowMap:
+    """The module's row of each row of a ``collapsed`` text."""
+
+    def __init__(self, starts: "array[int]", rows: "array[int]") -> None:
+        self._starts, self._rows = starts, rows  # sorted: where each shift begins, and to which row
+
+    def __bool__(self) -> bool:
+        """Whether any row moves."""
+        return bool(self._starts)
+
+    def __call__(self, row: int) -> int:
+        at = bisect.bisect_right(self._starts, row) - 1
+        return row if at < 0 else self._rows[at] + row - self._starts[at]
+
+
+def _blanked_lines(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span]) -> Tuple[List[str], bytearray]:
+    """The lines of ``blanked``, and which of them blanking emptied (left with their line break
+    alone)."""
     out = list(lines)
+    emptied = bytearray(len(out))
     for unit in units:
         for row in range(unit.first, unit.last + 1):
             end = _NEWLINE_END_RE.search(out[row - 1])
             out[row - 1] = ("" if row > unit.first else unit.indent + "pass") + (end.group() if end else "")
+            emptied[row - 1] = row > unit.first
     for span in spans:
         for row in range(span.row, span.end_row + 1):
             line = out[row - 1]
@@ -1038,6 +1109,7 @@ def blanked(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span] =
             stop = span.end_column if row == span.end_row else len(text)
             if start == 0 and stop >= len(text):  # empty, not spaces: less for LibCST to keep
                 out[row - 1] = end.group() if end else ""
+                emptied[row - 1] = True
             else:
                 out[row - 1] = text[:start] + " " * (stop - start) + text[stop:] + (end.group() if end else "")
-    return "".join(out)
+    return out, emptied
