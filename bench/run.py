@@ -5,6 +5,7 @@
     python bench/run.py --corpus all         # all of torch's .py files
     python bench/run.py --precheck-equality  # findings with and without the pre-check, all of torch
     python bench/run.py --blank-equality     # findings with and without blanking quiet bodies, all of torch
+    python bench/run.py --blank-equality --libcst  # the same, LibCST parsing every blanked module
     python bench/run.py --screen-equality    # findings with and without the screen on Python's tree, all of torch
 
 Everything runs in one invocation so that the ratios compare like with like on a shared machine;
@@ -17,6 +18,7 @@ with pip: TorchFix pins an older libcst than detachlint's).
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import os
@@ -388,7 +390,7 @@ def precheck_equality(root: Path, jobs: int = 1, full: bool = False) -> dict:
     }
 
 
-def _blank_worker(path):
+def _blank_worker(path, libcst=False):
     import ast
 
     from detachlint.analysis import units
@@ -408,19 +410,22 @@ def _blank_worker(path):
         return path, None, 0, 0
     if not quiet:
         return path, True, 0, 0  # nothing to blank: lint_source runs the same code either way
-    same = lint_source(source, path, codes) == lint_source(source, path, codes, blank=False)
+    # with ``libcst``, the screen off on the blanked side: LibCST parses every blanked module, its
+    # emptied lines collapsed (``units.collapsed``), and the rows are mapped back
+    same = lint_source(source, path, codes, screen=not libcst) == lint_source(source, path, codes, blank=False)
     return path, same, quiet, statements
 
 
-def blank_equality(root: Path, jobs: int = 1) -> dict:
+def blank_equality(root: Path, jobs: int = 1, libcst: bool = False) -> dict:
     """Findings (every rule, plus TAL999) with and without blanking the bodies, top-level
     statements and table elements that can hold no finding (``analysis/units.py``), on every .py
-    file under ``root`` that has such code; top-level statements in every file, whatever its size."""
+    file under ``root`` that has such code; top-level statements in every file, whatever its size.
+    ``libcst``: the blanked side with the screen off (LibCST parses every blanked module)."""
     from multiprocessing import Pool
 
     paths = [str(root / f) for f in corpus_files(root)]
     with Pool(max(1, jobs)) as pool:
-        rows = pool.map(_blank_worker, paths, chunksize=8)
+        rows = pool.map(functools.partial(_blank_worker, libcst=libcst), paths, chunksize=8)
     return {
         "files": len(rows),
         "compared": sum(1 for _, same, quiet, _ in rows if same is not None and quiet),
@@ -591,6 +596,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "whole-module linting, on every K-th torch file (default: all)")
     parser.add_argument("--blank-equality", action="store_true",
                         help="only compare findings with and without blanking quiet bodies on all of torch")
+    parser.add_argument("--libcst", action="store_true",
+                        help="with --blank-equality: the blanked side without the screen, parsed by LibCST")
     parser.add_argument("--screen-equality", nargs="?", const="", metavar="DIR",
                         help="only compare findings with and without the screen on the tree built from "
                              "Python's, on all of torch (or on every .py file under DIR)")
@@ -608,7 +615,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     if args.blank_equality:
         start = time.perf_counter()
-        result = blank_equality(root, jobs=args.jobs or os.cpu_count() or 1)
+        result = blank_equality(root, jobs=args.jobs or os.cpu_count() or 1, libcst=args.libcst)
         result["seconds"] = round(time.perf_counter() - start, 1)
         print(json.dumps(result, indent=2))
         return 0 if not result["differences"] else 1

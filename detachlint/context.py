@@ -40,8 +40,11 @@ class Context:
     """Per-module facts every rule may ask for, computed once."""
 
     def __init__(self, source: str, filename: str, module: cst.Module, wrapper: MetadataWrapper,
-                 project: Optional[ModuleView] = None) -> None:
+                 project: Optional[ModuleView] = None, rows: Optional[Callable[[int], int]] = None) -> None:
         self.source = source
+        # the module's row of each row of ``source``, where that is a ``units.collapsed`` text:
+        # ``position`` and ``source`` count its rows, ``line`` (what messages spell) the module's
+        self._rows = rows
         self.filename = filename
         self.module = module
         self.project = project  # what the project index knows beyond this file (None: this file alone)
@@ -85,7 +88,9 @@ class Context:
         return self._positions[node]
 
     def line(self, node: cst.CSTNode) -> int:
-        return self.position(node).start.line
+        """The module's row where ``node`` starts."""
+        row = self.position(node).start.line
+        return self._rows(row) if self._rows else row
 
     def code_for(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import dataclasses
 import itertools
 import re
 from typing import Iterable, List, Optional, Sequence, Tuple, Type
@@ -18,7 +19,7 @@ from .analysis.fromast import to_cst
 from .analysis.firstpass import (CHUNKED_CHECK_SIZE, PIECES_SIZE, FirstPass, compiles_in_chunks, first_pass,
                                  first_pass_in_pieces, gc_paused, physical_lines, too_deep)
 from .analysis.precheck import may_have_findings
-from .analysis.units import LINE_RE, Span, Unit, blanked, quiet_code
+from .analysis.units import LINE_RE, RowMap, Span, Unit, blanked, collapsed, quiet_code
 from .analysis.project import ModuleView
 from .context import Context
 from .cstcompat import parse_module, positions  # parse_module: LibCST's, without its node validation
@@ -43,9 +44,11 @@ def select_rules(codes: Optional[Iterable[str]]) -> List[Type[Rule]]:
 
 
 def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[Type[Rule]],
-                project: Optional[ModuleView] = None) -> List[Finding]:
+                project: Optional[ModuleView] = None, rows: Optional[RowMap] = None) -> List[Finding]:
+    """``rows``: the module's row of each row of ``source``, where that is a ``units.collapsed``
+    text; the findings, their related places and their fixes' edits are given in the module's."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    ctx = Context(source, filename, wrapper.module, wrapper, project)
+    ctx = Context(source, filename, wrapper.module, wrapper, project, rows)
     _walk(ctx, wrapper.module, rules)
     findings = []
     for rep in ctx.reports:
@@ -54,10 +57,9 @@ def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[
             Related(_location(ctx.position(n).start), _location(ctx.position(n).end), msg) for n, msg in rep.related
         )
         fix = rep.fix(ctx) if rep.fix is not None else None
-        findings.append(
-            Finding(rep.code, rep.message, rep.severity, filename, _location(pos.start), _location(pos.end),
-                    fix, related, rep.signature)
-        )
+        finding = Finding(rep.code, rep.message, rep.severity, filename, _location(pos.start), _location(pos.end),
+                          fix, related, rep.signature)
+        findings.append(_moved(finding, rows) if rows else finding)
     return findings
 
 
@@ -68,6 +70,21 @@ def check_libcst() -> None:
     module = parse_module("x = 1\n")
     positions(MetadataWrapper(module, unsafe_skip_copy=True))
     Walker([]).walk(module)
+
+
+def _moved(finding: Finding, rows: RowMap) -> Finding:
+    """``finding`` with the rows of a ``collapsed`` text mapped to the module's."""
+    def at(location: Location) -> Location:
+        return Location(rows(location.row), location.column)
+
+    fix = finding.fix
+    if fix is not None:
+        fix = dataclasses.replace(fix, edits=tuple(dataclasses.replace(
+            e, location=at(e.location), end_location=at(e.end_location)) for e in fix.edits))
+    related = tuple(dataclasses.replace(r, location=at(r.location), end_location=at(r.end_location))
+                    for r in finding.related)
+    return dataclasses.replace(finding, location=at(finding.location), end_location=at(finding.end_location),
+                               fix=fix, related=related)
 
 
 def _walk(ctx: Context, module: cst.Module, rules: Sequence[Type[Rule]]) -> None:
@@ -224,15 +241,27 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
     if refusal is not None:
         message, row, column = refusal
         return [parse_error_finding(filename, message, row, column)]
-    text = blanked(lines, quiet, spans) if quiet or spans else source
+    text, rows = collapsed(lines, quiet, spans) if quiet or spans else (source, None)
     # LibCST's own verdict is wanted where it may differ from Python's (``_LIBCST_STRICTER_RE``)
     if screen and _LIBCST_STRICTER_RE.search(source) is None and _code_size(text) <= LIBCST_LIMIT and not _may_report(
             text, filename, rules, project, tree, lines or LINE_RE.findall(source), quiet, spans):
         return []  # most modules: nothing reported on the tree built from Python's, and LibCST never parses them
     del tree
-    findings = _parse_and_lint_text(text, filename, rules, project)
+    findings = _lint_blanked(text, rows, lines, quiet, spans, filename, rules, project)
     if spans and _touches(findings, spans):
-        findings = _parse_and_lint_text(blanked(lines, quiet), filename, rules, project)
+        findings = _lint_blanked(*collapsed(lines, quiet), lines, quiet, (), filename, rules, project)
+    return findings
+
+
+def _lint_blanked(text: str, rows: Optional[RowMap], lines: Sequence[str], quiet: Sequence[Unit],
+                  spans: Sequence[Span], filename: str, rules: Sequence[Type[Rule]],
+                  project: Optional[ModuleView]) -> List[Finding]:
+    """The findings of ``text``, the module ``lines`` with ``quiet`` and ``spans`` blanked and
+    ``collapsed`` (``rows``). Where LibCST rejects it, the blanked module uncollapsed is parsed
+    instead, for the error's position in it."""
+    findings = _parse_and_lint_text(text, filename, rules, project, rows)
+    if findings is None:
+        findings = _parse_and_lint_text(blanked(lines, quiet, spans), filename, rules, project) or []
     return findings
 
 
@@ -243,11 +272,14 @@ LIBCST_LIMIT = 2_000_000
 
 
 def _code_size(source: str) -> int:
-    return len(source) - source.count(" ") - source.count("\n")
+    """Characters other than spaces and line breaks (a ``collapsed`` text has the module's)."""
+    return len(source) - source.count(" ") - source.count("\n") - source.count("\r")
 
 
 def _parse_and_lint_text(source: str, filename: str, rules: Sequence[Type[Rule]],
-                         project: Optional[ModuleView]) -> List[Finding]:
+                         project: Optional[ModuleView], rows: Optional[RowMap] = None) -> Optional[List[Finding]]:
+    """The findings of ``source``; None where ``rows`` moves rows (a ``collapsed`` text) and LibCST
+    rejects it."""
     code = _code_size(source)
     if code > LIBCST_LIMIT:
         return [parse_error_finding(filename, f"too large for detachlint's parser: {code:,} characters of code that "
@@ -256,13 +288,15 @@ def _parse_and_lint_text(source: str, filename: str, rules: Sequence[Type[Rule]]
     try:
         module = parse_module(source)
     except cst.ParserSyntaxError as exc:
+        if rows:
+            return None
         row, column = _inside(source, exc.raw_line, exc.raw_column)  # LibCST may point past the end
         findings = [parse_error_finding(filename, f"SyntaxError: {exc.message}", row, column)]
     except (RecursionError, MemoryError) as exc:
         findings = [parse_error_finding(filename, f"too deeply nested for detachlint's parser: {type(exc).__name__}")]
     else:
         try:
-            findings = lint_module(module, source, filename, rules, project)
+            findings = lint_module(module, source, filename, rules, project, rows)
         except Exception as exc:
             if not _caused_by_recursion(exc):
                 raise

@@ -391,6 +391,103 @@ def test_a_statement_calling_a_project_function_stays(tmp_path, any_size):
     _same_either_way(source, str(tmp_path / "script.py"), view)
 
 
+# LibCST parses the blanked module with each run of emptied lines as one (``units.collapsed``); the
+# findings come back in the module's rows.
+from detachlint.analysis.units import collapsed  # noqa: E402
+
+COLLAPSED = '''\
+"""Quiet code before the findings: the rows LibCST sees are fewer than the module's."""
+from torch import Tensor, nn
+import numpy as np
+
+SEED = 1
+
+SIZES = [1, 2]
+WIDTH = 3
+
+
+def quiet_one(x):
+    y = x + 1
+    z = y * 2
+
+    return z
+
+
+def quiet_two(x):
+    return x.sum()
+
+
+def train(model):
+    for p in model.parameters():
+        p.data.mul_(
+            0.5,
+        )
+
+
+def running_max(scores: Tensor):
+    best = scores[0]
+
+    scores.mul_(0.5)
+    return best
+
+
+def ignored(model):
+    for p in model.parameters():
+        p.data.zero_()  # noqa: TAL001
+'''
+
+
+def _collapsed_rows(source: str) -> int:
+    """How many rows ``collapsed`` drops from the blanked module; every row it keeps is that row
+    of the blanked module, and every row it drops is empty there."""
+    lines, quiet, spans = _quiet_code(source, first_pass(source), None)
+    text, rows = collapsed(lines, quiet, spans)
+    whole, short = LINE_RE.findall(blanked(lines, quiet, spans)), LINE_RE.findall(text)
+    kept = [rows(row) for row in range(1, len(short) + 1)]
+    assert kept == sorted(set(kept)) and [whole[row - 1] for row in kept] == short
+    assert all(whole[row - 1] in ("\n", "\r\n", "") for row in set(range(1, len(whole) + 1)) - set(kept))
+    return len(whole) - len(short)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_collapsed_runs_of_emptied_lines_keep_positions_messages_fixes_and_noqa(newline, any_size):
+    """The import a fix adds goes where it went (before the quiet statements), the continuation
+    lines of a multi-line write are each re-indented, a message's "line N" and the related
+    places are the module's rows, and the ``noqa`` after the quiet code still silences its line."""
+    source = COLLAPSED.replace("\n", newline)
+    assert _collapsed_rows(source) == 8
+    found = lint_source(source, "m.py", ALL_CODES)
+    assert found == lint_source(source, "m.py", ALL_CODES, blank=False)
+    assert [(f.code, f.location.row, f.location.column) for f in found] == [("TAL001", 24, 8), ("TAL301", 32, 4)]
+    assert [(e.location.row, e.content) for e in found[0].fix.edits if not e.content.strip()][-2:] == \
+        [(25, "    "), (26, "    ")]
+    assert found[0].fix.edits[0].location.row == 2 and found[0].fix.edits[0].content == "import torch\n"
+    assert "(line 30)" in found[1].message and "line 33" in found[1].message
+    assert [r.location.row for r in found[1].related] == [30, 33]
+
+
+def test_collapsing_drops_only_empty_lines_of_the_blanked_fixtures():
+    assert sum(_collapsed_rows(path.read_text(encoding="utf-8")) for path in SOURCES) > 0
+
+
+def test_where_libcst_rejects_the_collapsed_module_the_error_is_the_blanked_modules(monkeypatch):
+    """LibCST's position of an error is one in the text it was given: for it, the blanked module
+    is parsed uncollapsed."""
+    import libcst as cst
+
+    import detachlint.engine as engine
+
+    def reject(text):
+        last = len(LINE_RE.findall(text))
+        raise cst.ParserSyntaxError("rejected", lines=text.splitlines(), raw_line=last, raw_column=0)
+
+    monkeypatch.setattr(engine, "parse_module", reject)
+    monkeypatch.setattr(engine, "_may_report", lambda *args: True)
+    (finding,) = lint_source(COLLAPSED, "m.py")
+    assert (finding.code, finding.location.row) == ("TAL999", len(LINE_RE.findall(COLLAPSED)))
+    assert finding == lint_source(COLLAPSED, "m.py", blank=False)[0]
+
+
 # A body with no site but something read module-wide keeps only the statements that hold it
 # (``units._slimmed``); the rest become ``pass``, each run of them one.
 from detachlint.analysis.units import quiet_code  # noqa: E402

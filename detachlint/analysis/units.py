@@ -40,21 +40,25 @@ top-level statements a list at a time, so that a large module's first pass can g
 time (``firstpass.first_pass_in_pieces``) without a tree of the whole module.
 
 The engine blanks the quiet units before LibCST parses the module (``engine.py``), which is
-what most of a module costs; the language server's re-lint by function splits a module by
-``function_units`` (``incremental.py``), and blanks the top-level statements whose names the
-function it lints cannot read (``top_statements``: what each binds and spells). ``python bench/run.py --blank-equality`` proves the
-findings equal with and without blanking on every torch source file; ``tests/test_units.py``
-on the fixtures (also rewritten as module-level scripts), the demo and a sample of torch.
+what most of a module costs, and hands LibCST each run of the lines that leaves empty as one
+(``collapsed``: a generated module's are hundreds of thousands), mapping rows back; the
+language server's re-lint by function splits a module by ``function_units``
+(``incremental.py``), and blanks the top-level statements whose names the function it lints
+cannot read (``top_statements``: what each binds and spells). ``python bench/run.py
+--blank-equality`` proves the findings equal with and without blanking on every torch source
+file; ``tests/test_units.py`` on the fixtures (also rewritten as module-level scripts), the demo
+and a sample of torch.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import keyword
 import re
-import sys
 import threading
+from array import array
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
@@ -613,13 +617,47 @@ def quiet_statements(tree: ast.Module, lines: Sequence[str], bodies: Sequence[Un
     module of 40,000 ``vN = torch.zeros(k)`` lines and one ``.data`` write then needs LibCST for
     is two statements, not a megabyte."""
     scan = ModuleScan.of(tree, lines)
-    return scan.statements(scan.candidates(tree.body), bodies) if scan.statements_worth else []
+    if not scan.statements_worth:
+        return []
+    candidates = Candidates()
+    scan.candidates(tree.body, candidates)
+    return scan.statements(candidates, bodies)
 
 
-# A top-level statement that ``quiet_statements`` may blank: its first row and how many more it
-# has, the words it spells (less keywords), the names it reads or binds, and the dotted names it
-# calls; strings interned, since a generated module may have hundreds of thousands of these.
-_Candidate = Tuple[int, int, Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]
+class Candidates:
+    """The top-level statements that ``quiet_statements`` may blank, kept compact: a generated
+    module may have hundreds of thousands of them (a tuple of tuples of the words each spells,
+    the names it reads and the calls it makes, and the index of names built from them, took
+    about 470 bytes a statement, 190 MB for the bench's 400,000-line module; this, about 165).
+    Of each: its first row and how many more it has (``rows``, ``more``) and the dotted names it
+    calls (``calls``, one tuple for all the statements that call the same); for every name the
+    statements read or bind, which of them do (``by_name``: one index, or an array of them). The
+    words a statement spells are not kept: read again from its lines for the few that stay."""
+
+    def __init__(self) -> None:
+        self.rows = array("l")
+        self.more = array("l")
+        self.calls: List[Tuple[str, ...]] = []
+        self.by_name: Dict[str, Union[int, "array[int]"]] = {}
+        self._same_calls: Dict[Tuple[str, ...], Tuple[str, ...]] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def add(self, first: int, last: int, names: Iterable[str], calls: Tuple[str, ...]) -> None:
+        i = len(self.rows)
+        self.rows.append(first)
+        self.more.append(last - first)
+        self.calls.append(self._same_calls.setdefault(calls, calls))
+        by_name = self.by_name
+        for name in names:
+            found = by_name.get(name)
+            if found is None:
+                by_name[name] = i
+            elif found.__class__ is int:
+                by_name[name] = array("l", (found, i))  # type: ignore[arg-type]
+            else:
+                found.append(i)  # type: ignore[union-attr]
 
 
 class ModuleScan:
@@ -702,26 +740,26 @@ class ModuleScan:
     def quiet_code(self, bodies: Callable[[], Iterable[Sequence[ast.stmt]]]) -> Tuple[List[Unit], List["Span"]]:
         """``units.quiet_code`` of the module whose top-level statements ``bodies`` yields."""
         units: List[Unit] = []
-        candidates: List[_Candidate] = []
+        candidates = Candidates()
         worth = self.statements_worth
         for body in bodies():
             units.extend(_function_units(body, self.lines, True, self.sites, True))
             if worth:
-                candidates.extend(self.candidates(body))
+                self.candidates(body, candidates)
+        body = ()  # a piece's tree (the last one's) is not kept through the decisions below
         units.sort(key=lambda u: u.first)
-        quiet = self.statements(candidates, units) if candidates else []
+        quiet = self.statements(candidates, units) if len(candidates) else []
         if not self._tables:
             return units, quiet
         rows = {row for span in quiet for row in range(span.row, span.end_row + 1)}
         elements = self.elements(bodies)
         return units, quiet + [span for span in elements if span.row not in rows]
 
-    def candidates(self, body: Sequence[ast.stmt]) -> List[_Candidate]:
+    def candidates(self, body: Sequence[ast.stmt], out: Candidates) -> None:
         """The simple statements of ``body`` with no site, nothing read module-wide and no
-        backward pass or optimizer step: what ``statements`` may blank."""
+        backward pass or optimizer step, added to ``out``: what ``statements`` may blank."""
         lines, sites = self.lines, self.sites
         effects = _also_as(_EFFECT_NAMES, self.imported)
-        out: List[_Candidate] = []
         for i, stmt in enumerate(body):
             if not _blankable(body, i):
                 continue
@@ -738,12 +776,11 @@ class ModuleScan:
                     called = dotted(node.func)
                     if called:
                         calls.append(called)
-            out.append((first, last - first, tuple(map(sys.intern, spelt - _KEYWORDS)),
-                        tuple(map(sys.intern, names)), tuple(map(sys.intern, dict.fromkeys(calls)))))
-        return out
+            out.add(first, last, names, tuple(dict.fromkeys(calls)))
 
-    def statements(self, candidates: Sequence[_Candidate], bodies: Sequence[Unit]) -> List[Span]:
-        """The candidates that share no name with the code that stays (``quiet_statements``)."""
+    def statements(self, candidates: Candidates, bodies: Sequence[Unit]) -> List[Span]:
+        """The candidates that share no name with the code that stays (``quiet_statements``);
+        ``candidates.by_name`` is used up."""
         lines = self.lines
         # The code but the imports (quiet bodies blank): an ``import`` binds nothing but modules, a
         # ``from`` import the names it lists. Without the candidates: what stays.
@@ -754,28 +791,29 @@ class ModuleScan:
         modules = self._modules - self._top_imported
         if modules:  # a module spelt bare, not ``torch.attr``, may be bound to something else
             modules -= set(re.findall(r"\b(%s)\b(?!\s*\.)" % "|".join(map(re.escape, modules)), "".join(shown)))
-        for first, more, _, _, _ in candidates:
-            shown[first - 1:first + more] = [""] * (more + 1)
+        rows, more = candidates.rows, candidates.more
+        for first, extra in zip(rows, more):
+            shown[first - 1:first + extra] = [""] * (extra + 1)
         needed = (words("".join(shown)) | self._top_imported) - _KEYWORDS - modules
-        by_name: Dict[str, List[int]] = {}
-        for i, (_, _, _, names, _) in enumerate(candidates):
-            for name in names:
-                if name not in modules:
-                    by_name.setdefault(name, []).append(i)
-        stays = [False] * len(candidates)
+        del shown
+        # ``needed`` never holds a module: what a statement reads of one is no reason to keep it
+        by_name = candidates.by_name
+        stays = bytearray(len(candidates))
         pending = list(needed)
         while pending:
-            for i in by_name.pop(pending.pop(), ()):
+            found = by_name.pop(pending.pop(), ())
+            for i in (found,) if found.__class__ is int else found:  # type: ignore[union-attr]
                 if not stays[i]:
                     stays[i] = True
-                    fresh = set(candidates[i][2]) - modules - needed
+                    spelt = words("".join(lines[rows[i] - 1:rows[i] + more[i]]))
+                    fresh = spelt - _KEYWORDS - modules - needed
                     needed |= fresh
                     pending.extend(fresh)
         out: List[Span] = []
-        for (first, more, _, _, calls), stay in zip(candidates, stays):
+        for first, extra, calls, stay in zip(rows, more, candidates.calls, stays):
             if stay:
                 continue
-            last = first + more
+            last = first + extra
             if out and out[-1].end_row + 1 == first:  # one span for adjacent statements
                 first, calls = out[-1].row, tuple(dict.fromkeys(out.pop().calls + calls))
             out.append(Span(first, 0, last, len(lines[last - 1].rstrip("\r\n")), calls))
@@ -982,6 +1020,7 @@ def _calls_capitalised(node: ast.expr) -> bool:
 
 
 _NEWLINE_END_RE = re.compile(r"(?:\r\n|\r|\n)\Z")
+_EMPTY_LINES = frozenset({"\n", "\r\n", "\r", ""})
 LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
@@ -990,11 +1029,77 @@ def blanked(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span] =
     spaces, a line it covers whole becomes empty, its line breaks stay), rows and columns
     unchanged.
     ``lines``: the physical lines, with their line breaks (``LINE_RE``)."""
+    return "".join(_blanked_lines(lines, units, spans)[0])
+
+
+def collapsed(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span] = ()) -> Tuple[str, "RowMap"]:
+    """``blanked``, with each run of empty lines that blanking made kept as its first line alone,
+    and the map of the rows of that text to the module's (columns unchanged). A generated
+    module's quiet statements are hundreds of thousands of emptied lines, each of which LibCST
+    would make a node of, with its position (about 600 bytes a line).
+    An empty line goes when the line before it is empty too and one of the two was emptied by
+    blanking: neither is then inside a string (blanking empties whole statements, and a string's
+    lines within a span), so what LibCST makes of the text differs only in how many empty lines a
+    run has (leading lines, a block's footer), which no rule reads; a statement has leading lines
+    or not as before, and every row a position can point at, a run's first included, is the
+    module's row once mapped."""
+    out, emptied = _blanked_lines(lines, units, spans)
+    count, empty = len(out), _EMPTY_LINES
+    # the lines that go: in each run of emptied lines all but its first, its first too after an
+    # empty line, and an empty line right after it (a run is a few steps, whatever its length)
+    drop = bytearray(count)
+    first = emptied.find(1)
+    while first != -1:
+        end = emptied.find(0, first)
+        end = count if end == -1 else end
+        drop[first + 1:end] = b"\x01" * (end - first - 1)
+        if first and out[first - 1] in empty:
+            drop[first] = 1
+        if end < count and out[end] in empty:
+            drop[end] = 1
+        first = emptied.find(1, end)
+    parts: List[str] = []
+    starts, rows = array("l"), array("l")
+    at = kept = 0  # the next line to keep, and how many are kept before it
+    gone = drop.find(1)
+    while gone != -1:
+        back = drop.find(0, gone)
+        back = count if back == -1 else back
+        parts.append("".join(out[at:gone]))
+        kept += gone - at
+        if back < count:  # from this row on, the text's rows are the module's, shifted
+            starts.append(kept + 1)
+            rows.append(back + 1)
+        at, gone = back, drop.find(1, back)
+    parts.append("".join(out[at:]))
+    return "".join(parts), RowMap(starts, rows)
+
+
+class RowMap:
+    """The module's row of each row of a ``collapsed`` text."""
+
+    def __init__(self, starts: "array[int]", rows: "array[int]") -> None:
+        self._starts, self._rows = starts, rows  # sorted: where each shift begins, and to which row
+
+    def __bool__(self) -> bool:
+        """Whether any row moves."""
+        return bool(self._starts)
+
+    def __call__(self, row: int) -> int:
+        at = bisect.bisect_right(self._starts, row) - 1
+        return row if at < 0 else self._rows[at] + row - self._starts[at]
+
+
+def _blanked_lines(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span]) -> Tuple[List[str], bytearray]:
+    """The lines of ``blanked``, and which of them blanking emptied (left with their line break
+    alone)."""
     out = list(lines)
+    emptied = bytearray(len(out))
     for unit in units:
         for row in range(unit.first, unit.last + 1):
             end = _NEWLINE_END_RE.search(out[row - 1])
             out[row - 1] = ("" if row > unit.first else unit.indent + "pass") + (end.group() if end else "")
+            emptied[row - 1] = row > unit.first
     for span in spans:
         for row in range(span.row, span.end_row + 1):
             line = out[row - 1]
@@ -1004,7 +1109,7 @@ def blanked(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span] =
             stop = span.end_column if row == span.end_row else len(text)
             if start == 0 and stop >= len(text):  # empty, not spaces: less for LibCST to keep
                 out[row - 1] = end.group() if end else ""
+                emptied[row - 1] = True
             else:
                 out[row - 1] = text[:start] + " " * (stop - start) + text[stop:] + (end.group() if end else "")
-    return "".join(out)
-
+    return out, emptied
