@@ -366,7 +366,7 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(target, ast.Name) and not self.converted.get(target.id, False):
             for index in self.shares.get(target.id, ()):
                 if not (self.facts.is_method and index == 0):
-                    self.fills.setdefault(index, getattr(target, "lineno", self.facts.line))
+                    self.fills.setdefault(index, target.lineno)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         snapshot = _snapshot_of(node.value)

@@ -8,10 +8,9 @@ from __future__ import annotations
 import re
 from typing import Callable, Optional, Sequence, TypeVar
 
-Node = TypeVar("Node")
-
 from . import catalog
 
+Node = TypeVar("Node")  # a LibCST or an ``ast`` node: ``stepped_optimizer`` serves both trees
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
 # Submodules of ``torch.optim`` whose classes are not optimizers (schedulers, averaged models).
 _NOT_OPTIMIZER_MODULES = ("torch.optim.lr_scheduler", "torch.optim.swa_utils")
