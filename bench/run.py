@@ -356,7 +356,7 @@ def lsp_relint(root: Path, all_files: Sequence[str], rounds: int = 7) -> List[di
 def _equality_worker(args):
     path, full = args
     from detachlint.analysis.precheck import may_have_findings
-    from detachlint.engine import lint_source
+    from detachlint.engine import every_site, lint_source
     from detachlint.findings import PARSE_ERROR_CODE
     from detachlint.rules import ALL_RULES
 
@@ -365,7 +365,7 @@ def _equality_worker(args):
         source = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return path, None, False
-    skipped = not may_have_findings(source)
+    skipped = not may_have_findings(source, every_site())
     if not skipped and not full:
         return path, True, False  # the pre-check let it through: lint_source runs the same code either way
     same = lint_source(source, path, codes) == lint_source(source, path, codes, precheck=False)
@@ -394,7 +394,7 @@ def _blank_worker(path, libcst=False):
     import ast
 
     from detachlint.analysis import units
-    from detachlint.engine import lint_source
+    from detachlint.engine import every_site, lint_source
     from detachlint.findings import PARSE_ERROR_CODE
     from detachlint.rules import ALL_RULES
 
@@ -403,9 +403,11 @@ def _blank_worker(path, libcst=False):
     try:
         source = Path(path).read_text(encoding="utf-8")
         tree, lines = ast.parse(source), units.LINE_RE.findall(source)
-        bodies, spans = units.quiet_code(tree, lines)
+        sites = every_site()
+        assert sites is not None  # every built-in rule declares its sites
+        bodies, spans = units.quiet_code(tree, lines, sites)
         quiet = len(bodies) + len(spans)
-        statements = len(units.quiet_statements(tree, lines, bodies=bodies))
+        statements = len(units.quiet_statements(tree, lines, sites, bodies=bodies))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return path, None, 0, 0
     if not quiet:
