@@ -16,12 +16,12 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from .analysis.fromast import to_cst
-from .analysis.firstpass import (CHUNKED_CHECK_SIZE, PIECES_SIZE, FirstPass, compiles_in_chunks, first_pass,
+from .frontend.fromast import to_cst
+from .frontend.firstpass import (CHUNKED_CHECK_SIZE, PIECES_SIZE, FirstPass, compiles_in_chunks, first_pass,
                                  first_pass_in_pieces, gc_paused, physical_lines, too_deep)
-from .analysis.precheck import may_have_findings
-from .analysis.sites import Sites
-from .analysis.units import LINE_RE, RowMap, Span, Unit, blanked, collapsed, quiet_code
+from .frontend.precheck import may_have_findings
+from .frontend.sites import Sites
+from .frontend.units import LINE_RE, RowMap, Span, Unit, blanked, collapsed, quiet_code
 from .analysis.project import ModuleView
 from .context import Context
 from .cstcompat import parse_module, positions  # parse_module: LibCST's, without its node validation
@@ -127,7 +127,7 @@ def _may_report(text: str, filename: str, rules: Sequence[Type[Rule]], project: 
                 tree: Optional[ast.Module] = None, lines: Sequence[str] = (), quiet: Sequence[Unit] = (),
                 spans: Sequence[Span] = ()) -> bool:
     """Whether the rules report anything on LibCST's tree of ``text``, asked of the tree built
-    from Python's (``analysis/fromast.py``: the same statements and expressions, for about an
+    from Python's (``frontend/fromast.py``: the same statements and expressions, for about an
     eighth of the cost, Python's parse included). True also wherever that tree cannot be built
     or linted: LibCST's decides.
     ``tree``: Python's tree of the module ``text`` is ``blanked(lines, quiet, spans)`` of, when
@@ -209,7 +209,7 @@ def _inside(source: str, row: int, column: int) -> Tuple[int, int]:
 def _quiet_code(source: str, first: FirstPass, project: Optional[ModuleView],
                 sites: Sites) -> Tuple[List[str], List[Unit], List[Span]]:
     """The lines of ``source``, the function bodies and the arguments of table elements that can
-    hold no finding of rules whose sites are ``sites`` (``analysis/units.py``): LibCST's parse,
+    hold no finding of rules whose sites are ``sites`` (``frontend/units.py``): LibCST's parse,
     most of what a module costs, skips them once blanked. ``first``: its quiet code, when it has
     no tree, was decided for ``sites`` or more. An element that calls a function of the project
     stays (its summary may write, step or return an argument), and so does a body that calls one
@@ -332,10 +332,10 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     """Lint Python source text. ``codes`` are the enabled rule codes (None: the default set).
 
     Never raises for bad input: a file that does not parse yields one TAL999 finding.
-    ``precheck``: skip the LibCST parse when no rule can fire (``analysis/precheck.py``); a
+    ``precheck``: skip the LibCST parse when no rule can fire (``frontend/precheck.py``); a
     skipped file still gets TAL999 when Python cannot parse it. ``blank``: LibCST does not parse
-    the function bodies that can hold no finding (``analysis/units.py``). ``screen``: the rules
-    run first on the tree built from Python's (``analysis/fromast.py``), and LibCST parses the
+    the function bodies that can hold no finding (``frontend/units.py``). ``screen``: the rules
+    run first on the tree built from Python's (``frontend/fromast.py``), and LibCST parses the
     module only when they report something there. Results are the same either way.
     ``noqa=False`` leaves ``# noqa`` comments to the caller (flake8 applies them itself, and
     its ``--disable-noqa`` must be able to bring the findings back). ``project``: what the

@@ -21,7 +21,7 @@ from .cache import Cache, FileStamps
 from .files import file_digest
 from .findings import PARSE_ERROR_CODE, parse_error_finding
 from .analysis.project import FactsOf, ModuleFacts, ProjectIndex, facts_here
-from .analysis.sites import Sites
+from .frontend.sites import Sites
 from .pipeline import FileResult, FixMode, Task, cache_options, lint_file
 
 Indexes = Dict[str, ProjectIndex]

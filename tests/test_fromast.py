@@ -1,4 +1,4 @@
-"""The tree built from Python's (``analysis/fromast.py``) is LibCST's, trivia aside, and the
+"""The tree built from Python's (``frontend/fromast.py``) is LibCST's, trivia aside, and the
 screen the engine runs on it (``engine._may_report``) never hides a finding."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import textwrap
 import libcst as cst
 import pytest
 
-from detachlint.analysis import units
-from detachlint.analysis.fromast import Unsupported, to_cst
-from detachlint.analysis.units import LINE_RE, blanked, quiet_code
+from detachlint.frontend import units
+from detachlint.frontend.fromast import Unsupported, to_cst
+from detachlint.frontend.units import LINE_RE, blanked, quiet_code
 from detachlint.engine import every_site, lint_source, parse_module, screen_reports, select_rules
 from detachlint.walk import TRIVIA
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from detachlint import engine
-from detachlint.analysis import firstpass, project, units
+from detachlint.analysis import project
+from detachlint.frontend import firstpass, units
 from detachlint.analysis.project import module_facts
 from detachlint.engine import every_site, lint_source
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from detachlint.analysis import catalog
-from detachlint.analysis.precheck import ATTRIBUTE_EVIDENCE, WORD_EVIDENCE, may_have_findings
+from detachlint.frontend.precheck import ATTRIBUTE_EVIDENCE, WORD_EVIDENCE, may_have_findings
 from detachlint.engine import every_site, lint_source
 from detachlint.findings import PARSE_ERROR_CODE
 from detachlint.rules import ALL_RULES
@@ -140,7 +140,7 @@ def test_a_project_helper_that_writes_is_a_trigger(tmp_path):
 
 
 def test_large_clean_file_is_checked_in_pieces_and_bad_pieces_fall_back():
-    from detachlint.analysis.firstpass import CHUNKED_CHECK_SIZE, compiles_in_chunks
+    from detachlint.frontend.firstpass import CHUNKED_CHECK_SIZE, compiles_in_chunks
 
     body = "".join(f"v{i} = zeros({i})\n" for i in range(CHUNKED_CHECK_SIZE // 12))
     assert compiles_in_chunks(body)

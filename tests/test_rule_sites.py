@@ -14,10 +14,10 @@ import pytest
 
 import detachlint.rules as registry
 from detachlint import engine
-from detachlint.analysis.precheck import may_have_findings
+from detachlint.frontend.precheck import may_have_findings
 from detachlint.analysis.project import ModuleView, build_index
 from detachlint.analysis.tensors import TensorFacts
-from detachlint.analysis.units import LINE_RE, quiet_units
+from detachlint.frontend.units import LINE_RE, quiet_units
 from detachlint.engine import every_site, lint_source, select_rules, vocabulary
 from detachlint.findings import Severity
 from detachlint.pipeline import facts_with_sites

@@ -1,4 +1,4 @@
-"""Blanking the function bodies that can hold no finding (``analysis/units.py``) before LibCST
+"""Blanking the function bodies that can hold no finding (``frontend/units.py``) before LibCST
 parses a module leaves every finding as it was; bodies that hold a site are never blanked."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from detachlint.analysis.project import ModuleView, build_index, module_name
-from detachlint.analysis.units import LINE_RE, blanked, quiet_units
+from detachlint.frontend.units import LINE_RE, blanked, quiet_units
 from detachlint.engine import every_site, lint_source
 
 from test_incremental import _torch_sample
@@ -160,7 +160,7 @@ def test_a_finding_between_quiet_bodies_keeps_its_position_and_fix():
 
 # --- table elements (``quiet_elements``) ---------------------------------------------------------
 
-from detachlint.analysis.units import quiet_elements  # noqa: E402
+from detachlint.frontend.units import quiet_elements  # noqa: E402
 
 _PADDING = "".join(f"    Info('op{i}', ref=torch.abs, dtypes=(torch.float32, torch.half), skips=(Skip('x'),)),\n"
                    for i in range(250))  # past the size from which a table's elements are walked
@@ -280,9 +280,9 @@ def test_a_literal_tables_tuples_and_dicts_are_blanked_and_its_lists_keep_their_
 
 # --- top-level statements (``quiet_statements``) ---------------------------------------------------
 
-from detachlint.analysis import units  # noqa: E402
-from detachlint.analysis.firstpass import first_pass  # noqa: E402
-from detachlint.analysis.units import quiet_statements  # noqa: E402
+from detachlint.frontend import units  # noqa: E402
+from detachlint.frontend.firstpass import first_pass  # noqa: E402
+from detachlint.frontend.units import quiet_statements  # noqa: E402
 from detachlint.engine import _quiet_code  # noqa: E402
 
 
@@ -395,7 +395,7 @@ def test_a_statement_calling_a_project_function_stays(tmp_path, any_size):
 
 # LibCST parses the blanked module with each run of emptied lines as one (``units.collapsed``); the
 # findings come back in the module's rows.
-from detachlint.analysis.units import collapsed  # noqa: E402
+from detachlint.frontend.units import collapsed  # noqa: E402
 
 COLLAPSED = '''\
 """Quiet code before the findings: the rows LibCST sees are fewer than the module's."""
@@ -492,7 +492,7 @@ def test_where_libcst_rejects_the_collapsed_module_the_error_is_the_blanked_modu
 
 # A body with no site but something read module-wide keeps only the statements that hold it
 # (``units._slimmed``); the rest become ``pass``, each run of them one.
-from detachlint.analysis.units import quiet_code  # noqa: E402
+from detachlint.frontend.units import quiet_code  # noqa: E402
 
 SLIM = """\
 import torch
@@ -597,7 +597,7 @@ def test_child_nodes_are_the_node_children_but_contexts_and_operators():
     flags such as ``Name.id``): never a node that ``ast.iter_child_nodes`` yields otherwise."""
     import ast
 
-    from detachlint.analysis.units import child_nodes
+    from detachlint.frontend.units import child_nodes
 
     leaves = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
     sources = [CHILDREN_SAMPLE] + [p.read_text(encoding="utf-8") for p in SOURCES]

@@ -30,10 +30,10 @@ from . import catalog
 from .torch_facts import (is_optimizer_class, is_optimizer_name, stepped_optimizer, writes_first_argument,
                           writes_receiver)
 from ..files import SourceError, decode_source, file_digest
-from .firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
-from .sites import Sites
-from .units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
-from .units import dotted as _dotted
+from ..frontend.firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
+from ..frontend.sites import Sites
+from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
+from ..frontend.units import dotted as _dotted
 
 FORMAT = "17"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)

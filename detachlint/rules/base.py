@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, ClassVar, Dict, Optional, Tuple, Type, TypeVar
 
 from ..analysis import catalog
 from ..analysis.base import Analysis
-from ..analysis.sites import Sites
+from ..frontend.sites import Sites
 from ..findings import Severity, rules_doc_uri
 from .registry import anchor, rule_info
 
@@ -53,7 +53,7 @@ class Rule:
     summary: ClassVar[str] = ""
     # The analyses the rule asks for (``self.analysis(TensorFacts)``): only these are built for it.
     requires: ClassVar[Tuple[Type[Analysis], ...]] = ()
-    # The nodes the rule reports at (``analysis/sites.py``). The engine skips a file that spells
+    # The nodes the rule reports at (``frontend/sites.py``). The engine skips a file that spells
     # none of the selected rules' sites, skips the function bodies that hold none, and first runs
     # the rules on a tree built from Python's, which has no comments: a rule that reads comments,
     # or whose sites are unknown, leaves it None, and then every file is parsed whole.

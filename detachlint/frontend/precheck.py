@@ -5,7 +5,7 @@ looks for in the text: a file that spells none of the selected rules' sites cann
 finding and need not be parsed by LibCST (the engine still checks that it compiles, for TAL999).
 Every rule also needs one piece of *evidence* that the analyses can only get from a name spelled
 in the source, so a file that spells none of them cannot produce a finding either. The evidence,
-as the analyses consult it (``tensors.py``, ``aliases.py``, ``rules/``):
+as the analyses consult it (``analysis/tensors.py``, ``analysis/aliases.py``, ``rules/``):
 
 - a tensor kind: ``torch`` (imports, qualified names, ``isinstance``), ``Tensor`` (string
   annotations), the methods only tensors have (``catalog.TENSOR_ONLY_METHODS``), parameter and
@@ -31,7 +31,7 @@ import functools
 import re
 from typing import FrozenSet, Optional
 
-from . import catalog
+from ..analysis import catalog
 from .sites import Sites
 
 # Names that are evidence wherever they appear (imports, annotations, keyword arguments).
