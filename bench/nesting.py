@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where deep code breaks LibCST and detachlint: the measurement behind ``analysis/firstpass.py``.
+"""Where deep code breaks LibCST and detachlint: the measurement behind ``frontend/firstpass.py``.
 
     python bench/nesting.py            # both measurements, every shape (a few minutes)
     python bench/nesting.py --native   # only LibCST's native parser (subprocesses: it segfaults)
@@ -93,7 +93,7 @@ def lint_fails(name: str, n: int):
 
 
 def weighted_depth(text: str) -> int:
-    from detachlint.analysis.firstpass import too_deep
+    from detachlint.frontend.firstpass import too_deep
     from detachlint.engine import physical_lines
 
     tree, lines = ast.parse(text), physical_lines(text)
@@ -108,7 +108,7 @@ def weighted_depth(text: str) -> int:
 
 
 def measure_lint(names) -> None:
-    from detachlint.analysis import firstpass
+    from detachlint.frontend import firstpass
 
     firstpass.too_deep.__defaults__ = (1 << 30, 1 << 30)  # lift the guard
     for name in names:

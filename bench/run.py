@@ -355,8 +355,8 @@ def lsp_relint(root: Path, all_files: Sequence[str], rounds: int = 7) -> List[di
 
 def _equality_worker(args):
     path, full = args
-    from detachlint.analysis.precheck import may_have_findings
-    from detachlint.engine import lint_source
+    from detachlint.frontend.precheck import may_have_findings
+    from detachlint.engine import every_site, lint_source
     from detachlint.findings import PARSE_ERROR_CODE
     from detachlint.rules import ALL_RULES
 
@@ -365,7 +365,7 @@ def _equality_worker(args):
         source = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return path, None, False
-    skipped = not may_have_findings(source)
+    skipped = not may_have_findings(source, every_site())
     if not skipped and not full:
         return path, True, False  # the pre-check let it through: lint_source runs the same code either way
     same = lint_source(source, path, codes) == lint_source(source, path, codes, precheck=False)
@@ -393,8 +393,8 @@ def precheck_equality(root: Path, jobs: int = 1, full: bool = False) -> dict:
 def _blank_worker(path, libcst=False):
     import ast
 
-    from detachlint.analysis import units
-    from detachlint.engine import lint_source
+    from detachlint.frontend import units
+    from detachlint.engine import every_site, lint_source
     from detachlint.findings import PARSE_ERROR_CODE
     from detachlint.rules import ALL_RULES
 
@@ -403,9 +403,11 @@ def _blank_worker(path, libcst=False):
     try:
         source = Path(path).read_text(encoding="utf-8")
         tree, lines = ast.parse(source), units.LINE_RE.findall(source)
-        bodies, spans = units.quiet_code(tree, lines)
+        sites = every_site()
+        assert sites is not None  # every built-in rule declares its sites
+        bodies, spans = units.quiet_code(tree, lines, sites)
         quiet = len(bodies) + len(spans)
-        statements = len(units.quiet_statements(tree, lines, bodies=bodies))
+        statements = len(units.quiet_statements(tree, lines, sites, bodies=bodies))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return path, None, 0, 0
     if not quiet:
@@ -418,7 +420,7 @@ def _blank_worker(path, libcst=False):
 
 def blank_equality(root: Path, jobs: int = 1, libcst: bool = False) -> dict:
     """Findings (every rule, plus TAL999) with and without blanking the bodies, top-level
-    statements and table elements that can hold no finding (``analysis/units.py``), on every .py
+    statements and table elements that can hold no finding (``frontend/units.py``), on every .py
     file under ``root`` that has such code; top-level statements in every file, whatever its size.
     ``libcst``: the blanked side with the screen off (LibCST parses every blanked module)."""
     from multiprocessing import Pool
@@ -438,8 +440,8 @@ def blank_equality(root: Path, jobs: int = 1, libcst: bool = False) -> dict:
 
 def _screen_worker(path):
     from detachlint import engine
-    from detachlint.analysis import units
-    from detachlint.analysis.fromast import Unsupported
+    from detachlint.frontend import units
+    from detachlint.frontend.fromast import Unsupported
     from detachlint.findings import PARSE_ERROR_CODE
     from detachlint.rules import ALL_RULES
 
@@ -473,7 +475,7 @@ def _screen_worker(path):
 
 def screen_equality(root: Path, jobs: int = 1) -> dict:
     """Findings (every rule, plus TAL999) with and without the screen on the tree built from
-    Python's (``analysis/fromast.py``), on every .py file under ``root``, top-level statements
+    Python's (``frontend/fromast.py``), on every .py file under ``root``, top-level statements
     blanked in every file; and what the screen said of each module it was asked about."""
     from collections import Counter
     from multiprocessing import Pool

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
+import functools
 import itertools
 import re
 from typing import Iterable, List, Optional, Sequence, Tuple, Type
@@ -15,11 +16,12 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from .analysis.fromast import to_cst
-from .analysis.firstpass import (CHUNKED_CHECK_SIZE, PIECES_SIZE, FirstPass, compiles_in_chunks, first_pass,
+from .frontend.fromast import to_cst
+from .frontend.firstpass import (CHUNKED_CHECK_SIZE, PIECES_SIZE, FirstPass, compiles_in_chunks, first_pass,
                                  first_pass_in_pieces, gc_paused, physical_lines, too_deep)
-from .analysis.precheck import may_have_findings
-from .analysis.units import LINE_RE, RowMap, Span, Unit, blanked, collapsed, quiet_code
+from .frontend.precheck import may_have_findings
+from .frontend.sites import Sites
+from .frontend.units import LINE_RE, RowMap, Span, Unit, blanked, collapsed, quiet_code
 from .analysis.project import ModuleView
 from .context import Context
 from .cstcompat import parse_module, positions  # parse_module: LibCST's, without its node validation
@@ -28,8 +30,6 @@ from .noqa import apply_noqa, file_exempt_codes, mentions_noqa, skips_file
 from .rules import ALL_RULES
 from .rules.base import Rule
 from .walk import Walker
-
-_BUILTIN_RULES = "detachlint.rules."
 
 
 def _location(pos) -> Location:
@@ -41,6 +41,23 @@ def select_rules(codes: Optional[Iterable[str]]) -> List[Type[Rule]]:
         return [r for r in ALL_RULES if r.default_enabled]
     wanted = set(codes)
     return [r for r in ALL_RULES if r.code in wanted]
+
+
+def vocabulary(rules: Sequence[Type[Rule]]) -> Optional[Sites]:
+    """The sites of ``rules`` together (``Rule.sites``): what the fast paths look for; None when
+    one of them declares none (then they are off)."""
+    return _vocabulary(tuple(rules))
+
+
+def every_site() -> Optional[Sites]:
+    """The sites of every registered rule: the project index decides the quiet code for these,
+    which serves any selection (a body quiet for more sites is quiet for fewer)."""
+    return vocabulary(ALL_RULES)
+
+
+@functools.lru_cache(maxsize=16)  # one selection per run; the language server may change it
+def _vocabulary(rules: Tuple[Type[Rule], ...]) -> Optional[Sites]:
+    return Sites.union(rule.sites for rule in rules)
 
 
 def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[Type[Rule]],
@@ -110,7 +127,7 @@ def _may_report(text: str, filename: str, rules: Sequence[Type[Rule]], project: 
                 tree: Optional[ast.Module] = None, lines: Sequence[str] = (), quiet: Sequence[Unit] = (),
                 spans: Sequence[Span] = ()) -> bool:
     """Whether the rules report anything on LibCST's tree of ``text``, asked of the tree built
-    from Python's (``analysis/fromast.py``: the same statements and expressions, for about an
+    from Python's (``frontend/fromast.py``: the same statements and expressions, for about an
     eighth of the cost, Python's parse included). True also wherever that tree cannot be built
     or linted: LibCST's decides.
     ``tree``: Python's tree of the module ``text`` is ``blanked(lines, quiet, spans)`` of, when
@@ -189,16 +206,20 @@ def _inside(source: str, row: int, column: int) -> Tuple[int, int]:
     return row, max(0, min(column, len(lines[row - 1])))
 
 
-def _quiet_code(source: str, first: FirstPass, project: Optional[ModuleView]) -> Tuple[List[str], List[Unit], List[Span]]:
+def _quiet_code(source: str, first: FirstPass, project: Optional[ModuleView],
+                sites: Sites) -> Tuple[List[str], List[Unit], List[Span]]:
     """The lines of ``source``, the function bodies and the arguments of table elements that can
-    hold no finding (``analysis/units.py``): LibCST's parse, most of what a module costs, skips
-    them once blanked. An element that calls a function of the project stays (its summary may
-    write, step or return an argument), and so does a body that calls one writing an argument.
-    Nothing where LibCST may reject what Python accepts (its verdict is wanted)."""
+    hold no finding of rules whose sites are ``sites`` (``frontend/units.py``): LibCST's parse,
+    most of what a module costs, skips them once blanked. ``first``: its quiet code, when it has
+    no tree, was decided for ``sites`` or more. An element that calls a function of the project
+    stays (its summary may write, step or return an argument), and so does a body that calls one
+    writing an argument. Nothing where LibCST may reject what Python accepts (its verdict is
+    wanted)."""
     lines = LINE_RE.findall(source)
     if _LIBCST_STRICTER_RE.search(source) is not None:
         return lines, [], []
-    quiet, spans = (first.quiet or [], first.elements or []) if first.tree is None else quiet_code(first.tree, lines)
+    quiet, spans = (first.quiet or [], first.elements or []) if first.tree is None else quiet_code(
+        first.tree, lines, sites)
     if project is not None:
         spans = [s for s in spans if not any(project.index.function(project.module, c) for c in s.calls)]
         if quiet and project.calls_effects():
@@ -229,14 +250,15 @@ def _touches(findings: Sequence[Finding], spans: Sequence[Span]) -> bool:
                for start, end in ranges for span in spans)
 
 
-def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]],
-                    project: Optional[ModuleView] = None, first: Optional[FirstPass] = None,
-                    blank: bool = True, screen: bool = True) -> List[Finding]:
+def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]], project: Optional[ModuleView],
+                    first: Optional[FirstPass], sites: Optional[Sites], screen: bool) -> List[Finding]:
+    """``sites``: the rules' sites, for blanking the quiet code (None: nothing is blanked)."""
     if first is None and len(source) > PIECES_SIZE:
-        first = first_pass_in_pieces(source)  # no tree of the whole module (None: not shown)
+        first = first_pass_in_pieces(source, sites)  # no tree of the whole module (None: not shown)
     first = first if first is not None else first_pass(source)
     refusal = refused(source, first)
-    lines, quiet, spans = _quiet_code(source, first, project) if refusal is None and blank else ([], [], [])
+    lines, quiet, spans = _quiet_code(source, first, project, sites) if refusal is None and sites is not None \
+        else ([], [], [])
     tree, first.tree = first.tree, None  # freed before LibCST's tree is built: peak memory is LibCST's alone
     if refusal is not None:
         message, row, column = refusal
@@ -310,10 +332,10 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
     """Lint Python source text. ``codes`` are the enabled rule codes (None: the default set).
 
     Never raises for bad input: a file that does not parse yields one TAL999 finding.
-    ``precheck``: skip the LibCST parse when no rule can fire (``analysis/precheck.py``); a
+    ``precheck``: skip the LibCST parse when no rule can fire (``frontend/precheck.py``); a
     skipped file still gets TAL999 when Python cannot parse it. ``blank``: LibCST does not parse
-    the function bodies that can hold no finding (``analysis/units.py``). ``screen``: the rules
-    run first on the tree built from Python's (``analysis/fromast.py``), and LibCST parses the
+    the function bodies that can hold no finding (``frontend/units.py``). ``screen``: the rules
+    run first on the tree built from Python's (``frontend/fromast.py``), and LibCST parses the
     module only when they report something there. Results are the same either way.
     ``noqa=False`` leaves ``# noqa`` comments to the caller (flake8 applies them itself, and
     its ``--disable-noqa`` must be able to bring the findings back). ``project``: what the
@@ -335,15 +357,14 @@ def lint_source(source: str, filename: str = "<stdin>", codes: Optional[Iterable
 def _lint_source(source: str, filename: str, codes: Optional[Iterable[str]], precheck: bool,
                  project: Optional[ModuleView], blank: bool, screen: bool) -> List[Finding]:
     rules = select_rules(codes)
+    # The fast paths look for the selected rules' sites; a rule that declares none (one from
+    # outside may) turns them off, and every file is parsed whole.
+    sites = vocabulary(rules)
+    screen = screen and sites is not None  # a rule that declares its sites reads no comments
     # The project index parsed the project's files with Python's parser already: what it found for
     # this very text is not parsed again.
     first = project.first_pass(source) if project is not None else None
-    # The pre-check knows what the built-in rules need; a rule added from outside (a test's, a
-    # plugin's) may need something else, so then every file is parsed.
-    builtin = all(rule.__module__.startswith(_BUILTIN_RULES) for rule in rules)
-    blank = blank and builtin  # what a body must hold to be reported in is known for these alone
-    screen = screen and builtin  # these are known to read no trivia
-    if precheck and builtin and not may_have_findings(source) and not (
+    if precheck and sites is not None and not may_have_findings(source, sites) and not (
             project is not None and project.calls_effects()):
         wants_parse_errors = codes is None or PARSE_ERROR_CODE in set(codes)
         if not wants_parse_errors:
@@ -354,8 +375,12 @@ def _lint_source(source: str, filename: str, codes: Optional[Iterable[str]], pre
             first = first or first_pass(source)
             if first.compiles:
                 return []
+    blanking = sites if blank else None
+    if first is not None and first.measured and blanking is not None and not (
+            first.sites is not None and blanking <= first.sites):
+        first = None  # its quiet code was decided for other sites than these: parsed again
     with gc_paused():
-        findings = _parse_and_lint(source, filename, rules, project, first, blank, screen)
+        findings = _parse_and_lint(source, filename, rules, project, first, blanking, screen)
     if codes is not None and PARSE_ERROR_CODE not in set(codes):
         findings = [f for f in findings if f.code != PARSE_ERROR_CODE]
     return findings

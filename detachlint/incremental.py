@@ -3,7 +3,7 @@
 A module is split with Python's parser into *units*, the bodies of its top-level functions (from
 the first body line to the last), and the *context*, every other line: imports, module-level
 code, classes whole, each function's decorators and signature, and the bodies that hold
-something the analyses read module-wide (``analysis.units.function_units``). A unit's findings are those
+something the analyses read module-wide (``frontend.units.function_units``). A unit's findings are those
 located in its body; the context's are the rest. The analyses that cross statements see a
 function's body only through the project index (built from files on disk, with its own key), so
 a unit's findings depend on its body and the context, and the context's on the context alone:
@@ -35,22 +35,22 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .analysis.firstpass import first_pass
-from .analysis.units import LINE_RE, Statement, Unit, blanked, function_units, top_statements
+from .frontend.firstpass import first_pass
+from .frontend.units import LINE_RE, Statement, Unit, blanked, function_units, top_statements
 from .engine import lint_source
 from .findings import PARSE_ERROR_CODE, Finding
 from .noqa import skips_file
 
 def units(source: str) -> Optional[Tuple[List[str], List[Unit]]]:
     """The source's physical lines (with their line breaks) and its units, the bodies of its
-    top-level functions that read nothing module-wide (``analysis.units.function_units``); None
+    top-level functions that read nothing module-wide (``frontend.units.function_units``); None
     when Python cannot parse it (the whole module is linted, and reports the error)."""
     parsed = _parsed(source)
     return parsed[:2] if parsed is not None else None
 
 
 def _parsed(source: str) -> Optional[Tuple[List[str], List[Unit], List[Statement]]]:
-    """``units``, and the module's top-level statements (``analysis.units.top_statements``)."""
+    """``units``, and the module's top-level statements (``frontend.units.top_statements``)."""
     tree = first_pass(source).tree
     if tree is None:  # SyntaxError, ValueError (NUL), RecursionError, MemoryError
         return None

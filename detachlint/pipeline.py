@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from .analysis.project import FactsOf, ModuleView, ProjectIndex, Source, build_index, facts_here, text_digest
+from .analysis.project import (FactsOf, ModuleFacts, ModuleView, ProjectIndex, Source, build_index, facts_here,
+                               text_digest)
 from .cache import Cache, FactsCache, FileStamps
 from .config import DEFAULT_MAX_FILE_SIZE, ConfigError, SettingsResolver
 from .files import LINTED_SUFFIXES, GitIgnore, SourceError, decode_source, display_path, file_digest
@@ -450,8 +451,15 @@ def project_root(path: os.PathLike, fallback: Optional[Path] = None,
     return None
 
 
+def facts_with_sites(items: Sequence[Tuple[str, str, bool]]) -> List[Optional[ModuleFacts]]:
+    """``facts_here`` with the sites of every registered rule (``engine.every_site``): the quiet
+    code the index decides then serves whatever a file's configuration selects."""
+    from .engine import every_site
+    return facts_here(items, every_site())
+
+
 def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
-                  overrides: Optional[Mapping[str, str]] = None, facts_of: FactsOf = facts_here,
+                  overrides: Optional[Mapping[str, str]] = None, facts_of: FactsOf = facts_with_sites,
                   walked: Optional[Walked] = None, stamps: Optional[FileStamps] = None) -> ProjectIndex:
     """The index of the Python files under ``root`` (discovered as ``check`` discovers them);
     ``overrides`` maps paths to text that replaces what is on disk (an editor's buffers);
@@ -511,7 +519,7 @@ def _indexed_source(path: Path, absolute: str, stamps: Optional[FileStamps]) -> 
 
 
 def build_projects(tasks: Sequence[Task], resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
-                   facts_of: FactsOf = facts_here, walked: Optional[Walked] = None,
+                   facts_of: FactsOf = facts_with_sites, walked: Optional[Walked] = None,
                    stamps: Optional[FileStamps] = None) -> Dict[str, ProjectIndex]:
     """One index per project root among ``tasks`` (``walked``, ``stamps``: as for ``build_project``)."""
     roots = sorted({t.project for t in tasks if t.project is not None and t.error is None})
@@ -533,7 +541,7 @@ class Projects:
         index = self._index(root, overrides) if root is not None else None
         return ModuleView(index, index.module_of(path)) if index is not None else None
 
-    def prebuild(self, paths: Sequence[os.PathLike], facts_of: FactsOf = facts_here) -> None:
+    def prebuild(self, paths: Sequence[os.PathLike], facts_of: FactsOf = facts_with_sites) -> None:
         """Build now (``facts_of``: in worker processes) the indexes of the projects that ``paths``
         (files, or directories: their own project) belong to: a flake8 run builds them once,
         before it forks its workers, instead of once in every worker."""
@@ -545,7 +553,7 @@ class Projects:
                 index.load()  # a digest remembered from an earlier run leaves it unloaded
 
     def _index(self, root: Path, overrides: Optional[Mapping[str, str]] = None,
-               facts_of: FactsOf = facts_here) -> Optional[ProjectIndex]:
+               facts_of: FactsOf = facts_with_sites) -> Optional[ProjectIndex]:
         from .cache import find_cache_dir
 
         index = self._indexes.get(root)

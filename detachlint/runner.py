@@ -21,6 +21,7 @@ from .cache import Cache, FileStamps
 from .files import file_digest
 from .findings import PARSE_ERROR_CODE, parse_error_finding
 from .analysis.project import FactsOf, ModuleFacts, ProjectIndex, facts_here
+from .frontend.sites import Sites
 from .pipeline import FileResult, FixMode, Task, cache_options, lint_file
 
 Indexes = Dict[str, ProjectIndex]
@@ -63,8 +64,11 @@ def facts_in_parallel(jobs: Optional[int]) -> FactsOf:
     jobs = default_jobs() if jobs is None or jobs <= 0 else jobs
 
     def facts_of(items: Sequence[Tuple[str, str, bool]]) -> List[Optional[ModuleFacts]]:
+        from .engine import every_site  # here: a run that computes no facts imports no rule (nor LibCST)
+
+        sites = every_site()
         if jobs == 1 or len(items) < 4 * jobs:
-            return facts_here(items)
+            return facts_here(items, sites)
         from concurrent.futures import ProcessPoolExecutor  # here: a run with nothing to do starts faster
         from concurrent.futures.process import BrokenProcessPool
 
@@ -72,21 +76,21 @@ def facts_in_parallel(jobs: Optional[int]) -> FactsOf:
         out: List[Optional[ModuleFacts]] = [None] * len(items)
         try:
             with ProcessPoolExecutor(jobs) as pool:
-                futures = [pool.submit(_facts_data, [items[i] for i in batch]) for batch in batches]
+                futures = [pool.submit(_facts_data, [items[i] for i in batch], sites) for batch in batches]
                 for batch, future in zip(batches, futures):
                     for i, data in zip(batch, marshal.loads(future.result())):
                         out[i] = ModuleFacts.from_json(data) if data is not None else None
         except (BrokenProcessPool, OSError):
-            return facts_here(items)  # ``ast`` does not crash, but a pool may fail to start
+            return facts_here(items, sites)  # ``ast`` does not crash, but a pool may fail to start
         return out
 
     return facts_of
 
 
-def _facts_data(items: Sequence[Tuple[str, str, bool]]) -> bytes:
+def _facts_data(items: Sequence[Tuple[str, str, bool]], sites: Optional[Sites]) -> bytes:
     """``facts_here`` in a worker process, handed back in the facts cache's form through
     ``marshal``: unpickling the objects cost the parent 0.1 s on the 300-file subset, this 0.06 s."""
-    return marshal.dumps([facts.to_json() if facts is not None else None for facts in facts_here(items)])
+    return marshal.dumps([facts.to_json() if facts is not None else None for facts in facts_here(items, sites)])
 
 
 def default_jobs() -> int:

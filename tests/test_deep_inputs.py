@@ -2,7 +2,7 @@
 
 LibCST's native parser segfaults on some valid Python (a 12,500-operand ``or`` chain, a long
 ``elif`` ladder) and the recursive walkers raise RecursionError earlier still. The first pass
-(``analysis/firstpass.py``) measures every file on Python's own tree and reports one TAL999 for
+(``frontend/firstpass.py``) measures every file on Python's own tree and reports one TAL999 for
 it instead. A file Python's parser rejects never reaches LibCST's native parser, which recurses
 per level on invalid code too (5,000 ``a(`` lines at column 0 segfaulted it): its TAL999 is
 Python's own message. Each shape goes through the engine here, and through every surface at least
@@ -23,10 +23,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from detachlint.analysis.firstpass import MAX_FRAMES, MAX_LOOPS, first_pass, too_deep
+from detachlint.frontend.firstpass import MAX_FRAMES, MAX_LOOPS, first_pass, too_deep
 from detachlint.engine import lint_source, physical_lines
 from detachlint.analysis.project import ModuleView, build_index
-from detachlint.analysis.units import LINE_RE
+from detachlint.frontend.units import LINE_RE
 from detachlint.findings import PARSE_ERROR_CODE
 
 from test_robustness import ALL, assert_inside

@@ -1,4 +1,4 @@
-"""The tree built from Python's (``analysis/fromast.py``) is LibCST's, trivia aside, and the
+"""The tree built from Python's (``frontend/fromast.py``) is LibCST's, trivia aside, and the
 screen the engine runs on it (``engine._may_report``) never hides a finding."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import textwrap
 import libcst as cst
 import pytest
 
-from detachlint.analysis import units
-from detachlint.analysis.fromast import Unsupported, to_cst
-from detachlint.analysis.units import LINE_RE, blanked, quiet_code
-from detachlint.engine import lint_source, parse_module, screen_reports, select_rules
+from detachlint.frontend import units
+from detachlint.frontend.fromast import Unsupported, to_cst
+from detachlint.frontend.units import LINE_RE, blanked, quiet_code
+from detachlint.engine import every_site, lint_source, parse_module, screen_reports, select_rules
 from detachlint.walk import TRIVIA
 
 from test_incremental import _torch_sample
@@ -72,13 +72,13 @@ def difference(built, parsed, path="module"):
 
 def _built(source: str, blank: bool = False) -> cst.Module:
     tree, lines = ast.parse(source), LINE_RE.findall(source)
-    quiet, spans = quiet_code(tree, lines) if blank else ([], [])
+    quiet, spans = quiet_code(tree, lines, every_site()) if blank else ([], [])
     return to_cst(tree, lines, quiet, spans)
 
 
 def _parsed(source: str, blank: bool = False) -> cst.Module:
     tree, lines = ast.parse(source), LINE_RE.findall(source)
-    quiet, spans = quiet_code(tree, lines) if blank else ([], [])
+    quiet, spans = quiet_code(tree, lines, every_site()) if blank else ([], [])
     return parse_module(blanked(lines, quiet, spans))
 
 
@@ -237,7 +237,7 @@ TABLE = "import torch\n\nclass Info:\n    pass\n\nTABLE = [\n" + "".join(
 
 def test_blanked_tables_are_built_as_libcst_parses_the_blanked_text():
     tree, lines = ast.parse(TABLE), LINE_RE.findall(TABLE)
-    assert quiet_code(tree, lines)[1], "the table's elements are blanked"
+    assert quiet_code(tree, lines, every_site())[1], "the table's elements are blanked"
     assert difference(_built(TABLE, blank=True), _parsed(TABLE, blank=True)) is None
 
 

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).parents[1] / "detachlint"
 LAYERS: List[List[str]] = [
     ["detachlint", "detachlint.findings", "detachlint.edits", "detachlint.noqa", "detachlint.cstcompat",
      "detachlint.walk"],
-    ["detachlint.files", "detachlint.analysis"],
+    ["detachlint.files", "detachlint.analysis", "detachlint.frontend"],
     ["detachlint.context", "detachlint.rules"],
     ["detachlint.config", "detachlint.engine", "detachlint.docs"],
     ["detachlint.notebook", "detachlint.incremental"],

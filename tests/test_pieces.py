@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from detachlint import engine
-from detachlint.analysis import firstpass, project, units
+from detachlint.analysis import project
+from detachlint.frontend import firstpass, units
 from detachlint.analysis.project import module_facts
-from detachlint.engine import lint_source
+from detachlint.engine import every_site, lint_source
 
 from test_incremental import _torch_sample
 from test_precheck import ALL_CODES, SOURCES
@@ -58,7 +59,7 @@ print(x)
 
 
 def _facts_and_findings(source):
-    facts = module_facts(source, "m")
+    facts = module_facts(source, "m", vocabulary=every_site())
     return (facts.to_json() if facts is not None else None,
             [lint_source(source, "m.py", codes) for codes in (None, ALL_CODES)])
 
@@ -105,7 +106,7 @@ def test_a_large_module_with_a_site_is_never_parsed_whole(monkeypatch, header):
     monkeypatch.setattr(engine, "first_pass", whole)
     found = lint_source(source, "big.py")
     assert [(f.code, f.location.row) for f in found] == [("TAL001", 100_004 + shift)]
-    facts = module_facts(source, "big")
+    facts = module_facts(source, "big", vocabulary=every_site())
     assert facts is not None and facts.deep is None
     blank = {row for span in facts.elements for row in range(span.row, span.end_row + 1)}
     assert blank == set(range(4 + shift, 100_004 + shift)) | {2 + shift}  # ``k = 3`` too: nothing that stays reads it

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 
 from detachlint.analysis import catalog
-from detachlint.analysis.precheck import ATTRIBUTE_EVIDENCE, WORD_EVIDENCE, may_have_findings
-from detachlint.engine import lint_source
+from detachlint.frontend.precheck import ATTRIBUTE_EVIDENCE, WORD_EVIDENCE, may_have_findings
+from detachlint.engine import every_site, lint_source
 from detachlint.findings import PARSE_ERROR_CODE
 from detachlint.rules import ALL_RULES
 
 ROOT = Path(__file__).parents[1]
 ALL_CODES = [r.code for r in ALL_RULES] + [PARSE_ERROR_CODE]
+SITES = every_site()  # those of every built-in rule
 SOURCES = sorted((ROOT / "tests" / "fixtures").rglob("*.py")) + sorted((ROOT / "demo").rglob("*.py"))
 
 
@@ -29,7 +30,7 @@ def test_every_fixture_with_findings_passes_the_precheck():
     for path in SOURCES:
         source = path.read_text(encoding="utf-8")
         if lint_source(source, str(path), ALL_CODES, precheck=False):
-            assert may_have_findings(source), path
+            assert may_have_findings(source, SITES), path
 
 
 # Each snippet yields a finding through exactly one kind of evidence; the pre-check must see it.
@@ -48,16 +49,16 @@ EVIDENCE = {
 def test_precheck_sees_each_kind_of_evidence(name):
     source = EVIDENCE[name]
     without = lint_source(source, "x.py", ALL_CODES, precheck=False)
-    assert may_have_findings(source)
+    assert may_have_findings(source, SITES)
     assert lint_source(source, "x.py", ALL_CODES) == without
 
 
 def test_plain_python_is_skipped_but_syntax_errors_still_reported():
     plain = "import os\n\ndef main(data, view):\n    data += 1\n    view[0] = data\n    return os.path.join('a', 'b')\n"
-    assert not may_have_findings(plain)
+    assert not may_have_findings(plain, SITES)
     assert lint_source(plain, "x.py", ALL_CODES) == lint_source(plain, "x.py", ALL_CODES, precheck=False) == []
     broken = "def f(:\n    pass\n"
-    assert not may_have_findings(broken)
+    assert not may_have_findings(broken, SITES)
     got = lint_source(broken, "x.py", ALL_CODES)
     assert [f.code for f in got] == [PARSE_ERROR_CODE]
     assert got == lint_source(broken, "x.py", ALL_CODES, precheck=False)
@@ -65,9 +66,9 @@ def test_plain_python_is_skipped_but_syntax_errors_still_reported():
 
 
 def test_attribute_evidence_allows_whitespace_and_comments_after_the_dot():
-    assert may_have_findings("y = (x.  # comment\n     add_(1))\n")
-    assert may_have_findings("y = x.\\\n    detach()\n")
-    assert not may_have_findings("add_ = detach = 1\n")
+    assert may_have_findings("y = (x.  # comment\n     add_(1))\n", SITES)
+    assert may_have_findings("y = x.\\\n    detach()\n", SITES)
+    assert not may_have_findings("add_ = detach = 1\n", SITES)
 
 
 def test_evidence_covers_the_catalogue_sets_the_analyses_consult():
@@ -110,7 +111,7 @@ def test_comment_runs_after_a_dot_stay_linear():
 
     source = "x = 1.  #" + " #" * 5000 + "\ny = 2\n"
     start = time.perf_counter()
-    assert not may_have_findings(source)
+    assert not may_have_findings(source, SITES)
     assert time.perf_counter() - start < 5  # exponential backtracking took minutes on such lines
 
 
@@ -120,7 +121,7 @@ def test_comment_runs_after_a_dot_stay_linear():
     "import torch\ndef f(x: torch.Tensor):\n    y = x.view(-1)\n    return y.sum() == x.sum()\n",
 ])
 def test_no_trigger_no_parse(source):
-    assert not may_have_findings(source)
+    assert not may_have_findings(source, SITES)
     assert lint_source(source, "t.py", ALL_CODES, precheck=False) == []
 
 
@@ -133,13 +134,13 @@ def test_a_project_helper_that_writes_is_a_trigger(tmp_path):
               "    normalize(x)\n    return y\n")
     (tmp_path / "main.py").write_text(source)
     view = Projects().view(tmp_path / "main.py")
-    assert not may_have_findings(source) and view is not None and view.calls_effects()
+    assert not may_have_findings(source, SITES) and view is not None and view.calls_effects()
     with_project = lint_source(source, "main.py", ALL_CODES, project=view)
     assert with_project == lint_source(source, "main.py", ALL_CODES, precheck=False, project=view)
 
 
 def test_large_clean_file_is_checked_in_pieces_and_bad_pieces_fall_back():
-    from detachlint.analysis.firstpass import CHUNKED_CHECK_SIZE, compiles_in_chunks
+    from detachlint.frontend.firstpass import CHUNKED_CHECK_SIZE, compiles_in_chunks
 
     body = "".join(f"v{i} = zeros({i})\n" for i in range(CHUNKED_CHECK_SIZE // 12))
     assert compiles_in_chunks(body)

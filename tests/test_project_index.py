@@ -175,14 +175,16 @@ def test_cache_is_used_and_filled(tmp_path):
 
 
 def test_facts_from_worker_processes_equal_facts_computed_here(tmp_path):
+    from detachlint.pipeline import facts_with_sites
     from detachlint.runner import facts_in_parallel
 
     root = Path(__file__).resolve().parents[1]
     sources = sorted((root / "tests" / "fixtures").rglob("*.py")) + sorted((root / "detachlint").rglob("*.py"))
     files = [(path, path.read_text(encoding="utf-8")) for path in sources]
-    here, there = build_index(files), build_index(files, facts_of=facts_in_parallel(2))
+    here, there = build_index(files, facts_of=facts_with_sites), build_index(files, facts_of=facts_in_parallel(2))
     assert len(files) >= 8 and here.modules.keys() == there.modules.keys()
     assert all(here.modules[m] == there.modules[m] for m in here.modules)
+    assert any(facts.quiet for facts in here.modules.values())  # with the quiet code for every rule's sites
     assert here.digest == there.digest
 
 

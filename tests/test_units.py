@@ -1,4 +1,4 @@
-"""Blanking the function bodies that can hold no finding (``analysis/units.py``) before LibCST
+"""Blanking the function bodies that can hold no finding (``frontend/units.py``) before LibCST
 parses a module leaves every finding as it was; bodies that hold a site are never blanked."""
 
 from __future__ import annotations
@@ -9,16 +9,18 @@ import textwrap
 import pytest
 
 from detachlint.analysis.project import ModuleView, build_index, module_name
-from detachlint.analysis.units import LINE_RE, blanked, quiet_units
-from detachlint.engine import lint_source
+from detachlint.frontend.units import LINE_RE, blanked, quiet_units
+from detachlint.engine import every_site, lint_source
 
 from test_incremental import _torch_sample
 from test_precheck import ALL_CODES, SOURCES
 
+SITES = every_site()  # those of every built-in rule
+
 
 def _quiet_rows(source: str):
     source = textwrap.dedent(source)
-    return [(u.first, u.last) for u in quiet_units(ast.parse(source), LINE_RE.findall(source))]
+    return [(u.first, u.last) for u in quiet_units(ast.parse(source), LINE_RE.findall(source), SITES)]
 
 
 def _same_either_way(source: str, path: str, project=None, switch: str = "blank") -> None:
@@ -54,7 +56,7 @@ def test_the_fixtures_have_bodies_to_blank_and_bodies_that_stay():
     blanked_bodies = 0
     for path in SOURCES:
         source = path.read_text(encoding="utf-8")
-        quiet = quiet_units(ast.parse(source), LINE_RE.findall(source))
+        quiet = quiet_units(ast.parse(source), LINE_RE.findall(source), SITES)
         blanked_bodies += len(quiet)
         for finding in lint_source(source, str(path), ALL_CODES, blank=False):
             assert not any(u.first <= finding.location.row <= u.last for u in quiet), (path, finding)
@@ -130,7 +132,7 @@ def test_a_renaming_outside_a_choice_in_a_loop_is_quiet():
 def test_blanking_keeps_rows_and_columns():
     source = textwrap.dedent(QUIET)
     lines = LINE_RE.findall(source)
-    out = blanked(lines, quiet_units(ast.parse(source), lines))
+    out = blanked(lines, quiet_units(ast.parse(source), lines, SITES))
     assert out.count("\n") == source.count("\n")
     assert out.splitlines()[4] == "    pass" and out.splitlines()[5] == ""
     assert out.splitlines()[9:11] == source.splitlines()[9:11]  # __init__ kept
@@ -158,7 +160,7 @@ def test_a_finding_between_quiet_bodies_keeps_its_position_and_fix():
 
 # --- table elements (``quiet_elements``) ---------------------------------------------------------
 
-from detachlint.analysis.units import quiet_elements  # noqa: E402
+from detachlint.frontend.units import quiet_elements  # noqa: E402
 
 _PADDING = "".join(f"    Info('op{i}', ref=torch.abs, dtypes=(torch.float32, torch.half), skips=(Skip('x'),)),\n"
                    for i in range(250))  # past the size from which a table's elements are walked
@@ -172,14 +174,14 @@ def _table(head: str, elements: str, tail: str = "") -> str:
 def _spans(source: str):
     tree = ast.parse(source)
     lines = LINE_RE.findall(source)
-    return {span.row for span in quiet_elements(tree, lines)}
+    return {span.row for span in quiet_elements(tree, lines, SITES)}
 
 
 def test_the_arguments_of_a_large_tables_class_calls_are_blanked():
     source = _table("", "Info('first', ref=torch.abs),\n")
     rows = _spans(source)
     assert 4 in rows and len(rows) == 251
-    text = blanked(LINE_RE.findall(source), [], quiet_elements(ast.parse(source), LINE_RE.findall(source)))
+    text = blanked(LINE_RE.findall(source), [], quiet_elements(ast.parse(source), LINE_RE.findall(source), SITES))
     assert text.splitlines()[3] == "    Info(" + " " * len("'first', ref=torch.abs") + "),"
     ast.parse(text)
     _same_either_way(source, "table.py")
@@ -261,7 +263,7 @@ def test_a_literal_tables_tuples_and_dicts_are_blanked_and_its_lists_keep_their_
               f"PAIRS = (\n{''.join(f'    ({i}, -{i}),' + chr(10) for i in range(1500))})\n"
               "rows = torch.tensor(ROWS[0])\n")
     lines = LINE_RE.findall(source)
-    text = blanked(lines, [], quiet_elements(ast.parse(source), lines))
+    text = blanked(lines, [], quiet_elements(ast.parse(source), lines, SITES))
     ast.parse(text)
     out = text.splitlines()
     # a value made of literals goes, a key that reads a name stays
@@ -278,9 +280,9 @@ def test_a_literal_tables_tuples_and_dicts_are_blanked_and_its_lists_keep_their_
 
 # --- top-level statements (``quiet_statements``) ---------------------------------------------------
 
-from detachlint.analysis import units  # noqa: E402
-from detachlint.analysis.firstpass import first_pass  # noqa: E402
-from detachlint.analysis.units import quiet_statements  # noqa: E402
+from detachlint.frontend import units  # noqa: E402
+from detachlint.frontend.firstpass import first_pass  # noqa: E402
+from detachlint.frontend.units import quiet_statements  # noqa: E402
 from detachlint.engine import _quiet_code  # noqa: E402
 
 
@@ -343,7 +345,7 @@ print(snap["weight"])
 
 def _blank_statements(source):
     lines = LINE_RE.findall(source)
-    rows = [row for s in quiet_statements(ast.parse(source), lines) for row in range(s.row, s.end_row + 1)]
+    rows = [row for s in quiet_statements(ast.parse(source), lines, SITES) for row in range(s.row, s.end_row + 1)]
     return [lines[row - 1].split(" =")[0].split("(")[0] for row in rows]  # adjacent statements: one span
 
 
@@ -386,14 +388,14 @@ def test_a_statement_calling_a_project_function_stays(tmp_path, any_size):
              (tmp_path / "script.py", source)]
     view = ModuleView(build_index(files), "script")
     assert view.index.function("script", "util.reset") is not None
-    assert _quiet_code(source, first_pass(source), view)[2] == []
-    assert _quiet_code(source, first_pass(source), None)[2] != []
+    assert _quiet_code(source, first_pass(source), view, SITES)[2] == []
+    assert _quiet_code(source, first_pass(source), None, SITES)[2] != []
     _same_either_way(source, str(tmp_path / "script.py"), view)
 
 
 # LibCST parses the blanked module with each run of emptied lines as one (``units.collapsed``); the
 # findings come back in the module's rows.
-from detachlint.analysis.units import collapsed  # noqa: E402
+from detachlint.frontend.units import collapsed  # noqa: E402
 
 COLLAPSED = '''\
 """Quiet code before the findings: the rows LibCST sees are fewer than the module's."""
@@ -440,7 +442,7 @@ def ignored(model):
 def _collapsed_rows(source: str) -> int:
     """How many rows ``collapsed`` drops from the blanked module; every row it keeps is that row
     of the blanked module, and every row it drops is empty there."""
-    lines, quiet, spans = _quiet_code(source, first_pass(source), None)
+    lines, quiet, spans = _quiet_code(source, first_pass(source), None, SITES)
     text, rows = collapsed(lines, quiet, spans)
     whole, short = LINE_RE.findall(blanked(lines, quiet, spans)), LINE_RE.findall(text)
     kept = [rows(row) for row in range(1, len(short) + 1)]
@@ -490,7 +492,7 @@ def test_where_libcst_rejects_the_collapsed_module_the_error_is_the_blanked_modu
 
 # A body with no site but something read module-wide keeps only the statements that hold it
 # (``units._slimmed``); the rest become ``pass``, each run of them one.
-from detachlint.analysis.units import quiet_code  # noqa: E402
+from detachlint.frontend.units import quiet_code  # noqa: E402
 
 SLIM = """\
 import torch
@@ -530,7 +532,7 @@ def helpers():
 
 def test_a_body_read_only_module_wide_keeps_what_is_read_and_becomes_pass_elsewhere():
     lines = LINE_RE.findall(SLIM)
-    bodies, _ = quiet_code(ast.parse(SLIM), lines)
+    bodies, _ = quiet_code(ast.parse(SLIM), lines, SITES)
     out = blanked(lines, bodies)
     rows = out.splitlines()
     assert out.count("\n") == SLIM.count("\n")
@@ -595,7 +597,7 @@ def test_child_nodes_are_the_node_children_but_contexts_and_operators():
     flags such as ``Name.id``): never a node that ``ast.iter_child_nodes`` yields otherwise."""
     import ast
 
-    from detachlint.analysis.units import child_nodes
+    from detachlint.frontend.units import child_nodes
 
     leaves = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
     sources = [CHILDREN_SAMPLE] + [p.read_text(encoding="utf-8") for p in SOURCES]

@@ -65,6 +65,7 @@ MAY_ALIAS_METHODS = frozenset(
 
 # Ways to obtain an alias of a tensor that autograd's version counter does not see.
 UNTRACKED_ALIAS_ATTRIBUTES = frozenset({"data"})
+UNTRACKED_ALIAS_METHODS = frozenset({"detach"})
 
 # Methods that return fresh storage (the alias ends there).
 COPY_METHODS = frozenset("clone copy deepcopy".split())
@@ -101,6 +102,11 @@ LEGACY_CONSTRUCTORS = frozenset(
     ShortTensor IntTensor LongTensor BoolTensor
     """.split()
 )
+
+# Constructors that always copy their data argument (``torch.tensor(t)``, ``u.new_tensor(t)``), and
+# those that build a tensor from a sequence's values (``torch.tensor([t1, t2])``, ``torch.as_tensor``).
+COPY_CONSTRUCTORS = frozenset({"tensor", "new_tensor"})
+SEQUENCE_CONSTRUCTORS = frozenset({"tensor", "as_tensor"})
 
 # torch.* functions that return one tensor. Anything not listed is "unknown", never "tensor".
 TENSOR_FUNCTIONS = frozenset(
@@ -256,6 +262,9 @@ VIEW_FUNCTIONS = frozenset(
 
 # numpy functions whose result is the very array passed in when no conversion is needed.
 NUMPY_MAY_ALIAS_FUNCTIONS = frozenset("numpy.asarray numpy.asanyarray numpy.ascontiguousarray".split())
+
+# Keyword arguments that make a call write: ``out=`` the tensor given, ``inplace=True`` the input.
+WRITE_KEYWORDS = frozenset({"out", "inplace"})
 
 # numpy functions that write into their first argument.
 NUMPY_INPLACE_FUNCTIONS = frozenset(

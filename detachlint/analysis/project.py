@@ -30,11 +30,12 @@ from . import catalog
 from .torch_facts import (is_optimizer_class, is_optimizer_name, stepped_optimizer, writes_first_argument,
                           writes_receiver)
 from ..files import SourceError, decode_source, file_digest
-from .firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
-from .units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
-from .units import dotted as _dotted
+from ..frontend.firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
+from ..frontend.sites import Sites
+from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
+from ..frontend.units import dotted as _dotted
 
-FORMAT = "16"
+FORMAT = "17"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -155,12 +156,14 @@ class ModuleFacts:
     deep: Optional[TooDeep] = None
     quiet: List[Unit] = field(default_factory=list)  # ``units.quiet_units``: bodies the engine blanks
     elements: List[Span] = field(default_factory=list)  # ``units.quiet_elements``: and table elements
+    sites: Optional[Sites] = None  # the rules' sites ``quiet`` and ``elements`` were decided for (None: none found)
 
     def to_json(self) -> dict:
         return {
             "deep": [self.deep.message, self.deep.row, self.deep.column] if self.deep is not None else None,
             "quiet": [[u.first, u.last, u.indent] for u in self.quiet],
             "elements": [[s.row, s.column, s.end_row, s.end_column, s.calls] for s in self.elements],
+            "sites": self.sites.to_json() if self.sites is not None else None,
             "imports": self.imports,
             "classes": {k: [c.bases, c.line] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
@@ -174,7 +177,8 @@ class ModuleFacts:
     def from_json(cls, data: Mapping) -> "ModuleFacts":
         facts = cls(dict(data["imports"]), deep=TooDeep(*data["deep"]) if data["deep"] is not None else None,
                     quiet=[Unit(*u) for u in data["quiet"]],
-                    elements=[Span(*s[:4], tuple(s[4])) for s in data["elements"]])
+                    elements=[Span(*s[:4], tuple(s[4])) for s in data["elements"]],
+                    sites=Sites.from_json(data["sites"]) if data["sites"] is not None else None)
         for name, (bases, line) in data["classes"].items():
             facts.classes[name] = ClassFacts(name, tuple(bases), line)
         for name, row in data["functions"].items():
@@ -575,13 +579,15 @@ def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
     return out
 
 
-def module_facts(source: str, module: str, is_package: bool = False) -> Optional[ModuleFacts]:
-    """The local facts of one file; None when Python cannot parse it."""
+def module_facts(source: str, module: str, is_package: bool = False,
+                 vocabulary: Optional[Sites] = None) -> Optional[ModuleFacts]:
+    """The local facts of one file; None when Python cannot parse it. With ``vocabulary`` (the
+    sites of every rule that may be selected), also the code the engine may blank."""
     with gc_paused():
-        return _module_facts(source, module, is_package)
+        return _module_facts(source, module, is_package, vocabulary)
 
 
-def _module_facts(source: str, module: str, is_package: bool) -> Optional[ModuleFacts]:
+def _module_facts(source: str, module: str, is_package: bool, vocabulary: Optional[Sites]) -> Optional[ModuleFacts]:
     if len(source) > PIECES_SIZE:  # a piece at a time: no tree of the whole module
         facts = ModuleFacts()
 
@@ -590,11 +596,12 @@ def _module_facts(source: str, module: str, is_package: bool) -> Optional[Module
             _scan_body(tree.body, "", False, facts)
 
         try:
-            first = first_pass_in_pieces(source, scan)
+            first = first_pass_in_pieces(source, vocabulary, scan)
         except RecursionError:
             return None
         if first is not None:
             facts.deep, facts.quiet, facts.elements = first.deep, first.quiet or [], first.elements or []
+            facts.sites = first.sites
             return facts
     try:
         with warnings.catch_warnings():
@@ -606,8 +613,9 @@ def _module_facts(source: str, module: str, is_package: bool) -> Optional[Module
         lines = LINE_RE.findall(source)
         deep = too_deep(tree, lines)
         facts = ModuleFacts(_imports(tree, module, is_package), deep=deep)
-        if deep is None:
-            facts.quiet, facts.elements = quiet_code(tree, lines)
+        if deep is None and vocabulary is not None:
+            facts.quiet, facts.elements = quiet_code(tree, lines, vocabulary)
+            facts.sites = vocabulary
         _scan_body(tree.body, "", False, facts)
     except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
         return None
@@ -1080,14 +1088,17 @@ class ModuleView:
         facts = self.index.modules.get(self.module)
         if facts is None or self.index.keys.get(self.module) != content_key(text_digest(source), self.module):
             return None
-        return FirstPass(None, measured=True, deep=facts.deep, quiet=facts.quiet, elements=facts.elements)
+        return FirstPass(None, measured=True, deep=facts.deep, quiet=facts.quiet, elements=facts.elements,
+                         sites=facts.sites)
 
 
 FactsOf = Callable[[Sequence[Tuple[str, str, bool]]], List[Optional[ModuleFacts]]]
 
 
-def facts_here(items: Sequence[Tuple[str, str, bool]]) -> List[Optional[ModuleFacts]]:
-    return [module_facts(*item) for item in items]
+def facts_here(items: Sequence[Tuple[str, str, bool]],
+               vocabulary: Optional[Sites] = None) -> List[Optional[ModuleFacts]]:
+    """``module_facts`` of each item; ``vocabulary``: the sites of every rule that may be selected."""
+    return [module_facts(*item, vocabulary) for item in items]
 
 
 def build_index(files: Iterable[Tuple[Path, "str | Source"]], cache: Optional[MutableMapping[str, dict]] = None,

@@ -4,7 +4,19 @@ whether it is on by default are the registry's data, ``rules/registry.py``).
 A rule's docstring is its documentation, in four parts (## What it does, ## Why is this bad?,
 ## Example, ## Use instead), rendered by ``detachlint rule``, the README and the LSP hover.
 Rules receive the per-module ``Context``, declare the analyses they ask for in ``requires`` and
-report nodes; they never parse or walk on their own.
+the nodes they report at in ``sites``, and report nodes; they never parse or walk on their own.
+
+Adding a rule
+-------------
+One new file, ``rules/talNNN_<name>.py`` (after its code and name), holding the class: the
+four-part docstring, ``code``, ``severity``, ``summary``, ``requires``, ``sites`` and the
+``visit_*`` methods; its line in ``registry.RULES``; its fixture, ``tests/fixtures/talNNN_<name>.py``
+(findings marked inline: ``# expect: TALNNN warning``); and its docs, which
+``python -m detachlint.docs`` writes from the docstring (``docs/rules.md``, the README's table).
+Nothing else: the engine's fast paths (the textual pre-check, the skipping of function bodies
+that hold no site) look for the sites the selected rules declare. A rule from outside (a
+plugin's, a test's) is added with ``rules.register(cls)``, and gets the same fast paths when it
+declares its ``sites``.
 """
 
 from __future__ import annotations
@@ -13,7 +25,9 @@ import inspect
 import re
 from typing import TYPE_CHECKING, ClassVar, Dict, Optional, Tuple, Type, TypeVar
 
+from ..analysis import catalog
 from ..analysis.base import Analysis
+from ..frontend.sites import Sites
 from ..findings import Severity, rules_doc_uri
 from .registry import anchor, rule_info
 
@@ -21,6 +35,14 @@ if TYPE_CHECKING:
     from ..context import Context
 
 A = TypeVar("A", bound=Analysis)
+
+__all__ = ["Rule", "Sites", "WRITES"]
+
+# A write of any kind, where the alias rules report (``AliasRule``): an in-place method or a
+# function named like one, numpy's in-place functions, ``out=``/``inplace=``, an augmented or an
+# item assignment.
+WRITES = Sites(calls=frozenset(name.rsplit(".", 1)[-1] for name in catalog.NUMPY_INPLACE_FUNCTIONS),
+               keywords=catalog.WRITE_KEYWORDS, inplace_calls=True, writes=True)
 
 
 class Rule:
@@ -31,6 +53,11 @@ class Rule:
     summary: ClassVar[str] = ""
     # The analyses the rule asks for (``self.analysis(TensorFacts)``): only these are built for it.
     requires: ClassVar[Tuple[Type[Analysis], ...]] = ()
+    # The nodes the rule reports at (``frontend/sites.py``). The engine skips a file that spells
+    # none of the selected rules' sites, skips the function bodies that hold none, and first runs
+    # the rules on a tree built from Python's, which has no comments: a rule that reads comments,
+    # or whose sites are unknown, leaves it None, and then every file is parsed whole.
+    sites: ClassVar[Optional[Sites]] = None
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

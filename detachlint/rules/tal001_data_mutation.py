@@ -13,7 +13,7 @@ from ..analysis import catalog
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Edit, Fix, Location, Severity
-from .base import Rule
+from .base import Rule, Sites
 from .fixkit import SAFE, UNSAFE, insert_before, line_text, make_fix, replace_tail, require_import
 from ..walk import walk
 
@@ -80,6 +80,7 @@ class DataMutation(Rule):
     severity = Severity.ERROR
     summary = "in-place write through Tensor.data, invisible to autograd"
     requires = (TensorFacts, TorchNames, ScopeOrder, ForwardHooks)
+    sites = Sites(attributes=catalog.UNTRACKED_ALIAS_ATTRIBUTES)  # every write it reports goes through `.data`
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

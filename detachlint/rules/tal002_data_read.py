@@ -11,7 +11,7 @@ from ..analysis.data_use import classify_data_use
 from ..analysis.tensors import TensorFacts
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity
-from .base import Rule
+from .base import Rule, Sites
 from .fixkit import detach_fix
 
 
@@ -96,6 +96,7 @@ class DataRead(Rule):
     severity = Severity.WARNING
     summary = "reading Tensor.data where .detach() is the tracked equivalent"
     requires = (TensorFacts, TorchNames)
+    sites = Sites(attributes=catalog.UNTRACKED_ALIAS_ATTRIBUTES)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "data" or not self.analysis(TensorFacts).is_tensor(node.value):

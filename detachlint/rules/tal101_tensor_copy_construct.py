@@ -6,10 +6,11 @@ from typing import Optional
 
 import libcst as cst
 
+from ..analysis import catalog
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity
-from .base import Rule
+from .base import Rule, Sites
 from .fixkit import (SAFE, UNSAFE, copy_replacement, has_comment, is_pure, is_simple_value, keywords_of, make_fix,
                      only_args, positional_args, receiver_code, replace)
 
@@ -63,6 +64,7 @@ class TensorCopyConstruct(Rule):
     severity = Severity.WARNING
     summary = "torch.tensor(t) / u.new_tensor(t) on a tensor: copies, drops the graph, warns"
     requires = (TensorFacts, TorchNames)
+    sites = Sites(calls=catalog.COPY_CONSTRUCTORS)
 
     def visit_Call(self, node: cst.Call) -> None:
         args = positional_args(node)

@@ -11,7 +11,7 @@ from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity
-from .base import Rule
+from .base import Rule, Sites
 from .fixkit import (UNSAFE, comments_in, keywords_of, make_fix, only_args, positional_args, replace, replace_tail,
                      torch_spelling)
 from ..walk import walk
@@ -197,6 +197,7 @@ class TensorFromTensorList(Rule):
     severity = Severity.ERROR
     summary = "torch.tensor([t1, t2, ...]) drops the graph; torch.stack is meant"
     requires = (TensorFacts, TorchNames, ScopeOrder)
+    sites = Sites(calls=catalog.SEQUENCE_CONSTRUCTORS)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

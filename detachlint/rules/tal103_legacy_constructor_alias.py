@@ -9,7 +9,7 @@ from ..analysis import catalog
 from ..analysis.tensors import TensorFacts
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity
-from .base import Rule
+from .base import Rule, Sites
 from .fixkit import (UNSAFE, has_comment, make_fix, positional_args, receiver_code, replace, torch_spelling)
 
 
@@ -74,6 +74,7 @@ class LegacyConstructorAlias(Rule):
     severity = Severity.WARNING
     summary = "torch.Tensor(t) / torch.FloatTensor(t) with a tensor: an alias, not a copy"
     requires = (TensorFacts, TorchNames)
+    sites = Sites(calls=catalog.LEGACY_CONSTRUCTORS)
 
     def visit_Call(self, node: cst.Call) -> None:
         q = self.analysis(TorchNames).qualified(node.func)

@@ -10,6 +10,7 @@ from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..findings import Severity
 from .alias_rule import AliasRule, mutation_ops
+from .base import WRITES
 from .fixkit import UNSAFE, copy_after, make_fix
 
 
@@ -52,6 +53,7 @@ class DetachInplace(AliasRule):
     code = "TAL201"
     severity = Severity.ERROR
     summary = "in-place write to a .detach() result, which shares storage with the original"
+    sites = WRITES  # reported at the write
 
     def _check_write(self, node: cst.CSTNode) -> None:
         mutation = self._mutation_at(node)

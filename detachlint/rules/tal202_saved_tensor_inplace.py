@@ -16,6 +16,7 @@ from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from ..walk import walk
 from .alias_rule import AliasRule
+from .base import WRITES
 from .fixkit import UNSAFE, make_fix, replace
 
 _MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation"
@@ -64,6 +65,7 @@ class SavedTensorInplace(AliasRule):
     code = "TAL202"
     severity = Severity.ERROR
     summary = "in-place write to a tensor an op saved for backward, before that backward runs"
+    sites = WRITES  # reported at the write
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

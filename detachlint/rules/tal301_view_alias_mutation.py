@@ -12,6 +12,7 @@ from ..analysis.order import ScopeOrder
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from .alias_rule import AliasRule, mutation_ops
+from .base import WRITES
 from .fixkit import UNSAFE, copy_after, make_fix
 
 
@@ -57,6 +58,7 @@ class ViewAliasMutation(AliasRule):
     code = "TAL301"
     severity = Severity.ERROR
     summary = "in-place write to a view or alias while the other name is read as if it were a copy"
+    sites = WRITES  # reported at the write
 
     _ALIAS = (Relation.PLAIN, Relation.VIEW, Relation.CONVERSION)
 

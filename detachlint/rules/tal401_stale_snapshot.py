@@ -16,6 +16,7 @@ from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from .alias_rule import AliasRule
+from .base import Sites
 from .fixkit import UNSAFE, copy_after, make_fix, replace, require_import, wrap_call
 from ..walk import walk
 
@@ -84,6 +85,11 @@ class StaleSnapshot(AliasRule):
     severity = Severity.ERROR
     summary = "state_dict()/detach() snapshot of live state, updated before it is read"
     requires = (*AliasRule.requires, ClassSnapshots)
+    # the snapshot taken (``state_dict()``, ``p.detach()``, ``p.data``, ``list(m.parameters())``), and
+    # ``best = model`` chosen in a loop that steps an optimizer
+    sites = Sites(calls=catalog.STATE_SNAPSHOT_METHODS | catalog.UNTRACKED_ALIAS_METHODS | catalog.PARAMETER_ITERATORS
+                  | catalog.NAMED_PARAMETER_ITERATORS, attributes=catalog.UNTRACKED_ALIAS_ATTRIBUTES,
+                  loop_renames=catalog.OPTIMIZER_UPDATE_METHODS)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

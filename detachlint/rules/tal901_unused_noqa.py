@@ -6,7 +6,7 @@ this class is the rule's documentation and registry entry."""
 from __future__ import annotations
 
 from ..findings import Severity
-from .base import Rule
+from .base import Rule, Sites
 
 
 class UnusedNoqa(Rule):
@@ -46,3 +46,4 @@ class UnusedNoqa(Rule):
     code = "TAL901"
     severity = Severity.WARNING
     summary = "a `# noqa` code that silenced nothing"
+    sites = Sites()  # reports at no node: its findings are made where `# noqa` is applied

@@ -6,7 +6,7 @@ documentation and registry entry."""
 from __future__ import annotations
 
 from ..findings import Severity
-from .base import Rule
+from .base import Rule, Sites
 
 
 class InvalidNoqa(Rule):
@@ -42,3 +42,4 @@ class InvalidNoqa(Rule):
     code = "TAL902"
     severity = Severity.WARNING
     summary = "a `# noqa` comment with a lower-case code, which silences nothing"
+    sites = Sites()  # reports at no node: its findings are made where `# noqa` is applied

@@ -1,9 +1,11 @@
 """Could this source produce a finding at all? A textual test, run before the LibCST parse.
 
-Every rule needs one piece of *evidence* that the analyses can only get from a name spelled in
-the source, so a file that spells none of them cannot produce a finding and need not be parsed
-by LibCST (the engine still checks that it compiles, for TAL999). The evidence, as the analyses
-consult it (``tensors.py``, ``aliases.py``, ``rules/``):
+A finding sits at one of its rule's *sites* (``Rule.sites``, ``sites.py``), which the pre-check
+looks for in the text: a file that spells none of the selected rules' sites cannot produce a
+finding and need not be parsed by LibCST (the engine still checks that it compiles, for TAL999).
+Every rule also needs one piece of *evidence* that the analyses can only get from a name spelled
+in the source, so a file that spells none of them cannot produce a finding either. The evidence,
+as the analyses consult it (``analysis/tensors.py``, ``analysis/aliases.py``, ``rules/``):
 
 - a tensor kind: ``torch`` (imports, qualified names, ``isinstance``), ``Tensor`` (string
   annotations), the methods only tensors have (``catalog.TENSOR_ONLY_METHODS``), parameter and
@@ -25,10 +27,12 @@ superset of what can fire: it may let a file through that yields nothing, never 
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import FrozenSet
+from typing import FrozenSet, Optional
 
-from . import catalog
+from ..analysis import catalog
+from .sites import Sites
 
 # Names that are evidence wherever they appear (imports, annotations, keyword arguments).
 WORD_EVIDENCE: FrozenSet[str] = frozenset({"torch", "Tensor", "numpy", "out"})
@@ -53,31 +57,31 @@ _WORD_RE = re.compile(r"\b(?:%s)\b" % "|".join(sorted(WORD_EVIDENCE)))
 _ATTRIBUTE_RE = re.compile(r"\.(?:[ \t\f\r\n\\]|#[^\r\n]*(?=[\r\n]|\Z))*(\w+)")
 
 
-# What a finding is *about*, at least one of which every rule needs besides the evidence above:
-# an untracked alias (``.data``, ``.detach()``), a constructor (``torch.tensor``, ``new_tensor``,
-# the legacy ``torch.Tensor``), a live-state snapshot, or a write of any kind (an in-place method,
-# a project helper named like one, ``out=``, an augmented or item assignment, numpy's in-place
-# functions). A file of ``v = torch.zeros(3)`` lines has evidence but nothing to report.
-TRIGGER_CALLS: FrozenSet[str] = frozenset({"tensor", "as_tensor", "new_tensor"}) | catalog.LEGACY_CONSTRUCTORS
-TRIGGER_NAMES: FrozenSet[str] = frozenset().union(
-    catalog.UNTRACKED_ALIAS_ATTRIBUTES, {"detach"}, catalog.STATE_SNAPSHOT_METHODS, catalog.PARAMETER_ITERATORS,
-    catalog.NAMED_PARAMETER_ITERATORS, catalog.INPLACE_METHODS, catalog.INPLACE_VIEW_METHODS,
-    {name.rsplit(".", 1)[-1] for name in catalog.NUMPY_INPLACE_FUNCTIONS}, {"out"},
-)
-_TRIGGER_RE = re.compile(
-    r"\b(?:%s)\b" % "|".join(sorted(TRIGGER_NAMES))
-    + r"|\b(?:%s)\s*\(" % "|".join(sorted(TRIGGER_CALLS))  # a constructor called, not ``x: torch.Tensor``
-    + r"|\w_\s*\("  # a call of anything named like an in-place op (a project helper ``normalize_(x)``)
-    + r"|(?:\*\*|//|>>|<<|[-+*/%@&|^])=(?!=)"  # augmented assignment
-    + r"|\]\s*=(?!=)"  # item assignment
-)
-
-
-def may_have_findings(source: str) -> bool:
-    """False only when no rule can fire on ``source`` (whatever rules are selected)."""
-    if not _TRIGGER_RE.search(source):
+def may_have_findings(source: str, sites: Sites) -> bool:
+    """False only when no rule whose sites are ``sites`` can fire on ``source``."""
+    trigger = _trigger(sites)
+    if trigger is None or not trigger.search(source):
         return False
     if _WORD_RE.search(source):
         return True
     evidence = ATTRIBUTE_EVIDENCE
     return any(match.group(1) in evidence for match in _ATTRIBUTE_RE.finditer(source))
+
+
+@functools.lru_cache(maxsize=16)  # one vocabulary per run; the language server may change it
+def _trigger(sites: Sites) -> Optional["re.Pattern[str]"]:
+    """What a finding is *about*, at least one of which every rule needs besides the evidence
+    above: one of its sites, spelled (``Sites`` says how each kind is looked for). A file of
+    ``v = torch.zeros(3)`` lines has evidence but nothing to report. None: no site at all."""
+    words = sites.attributes | sites.keywords | sites.loop_renames
+    parts = []
+    if words:
+        parts.append(r"\b(?:%s)\b" % "|".join(sorted(words)))
+    if sites.calls:
+        parts.append(r"\b(?:%s)\s*\(" % "|".join(sorted(sites.calls)))  # a call, not ``x: torch.Tensor``
+    if sites.inplace_calls:
+        parts.append(r"\w_\s*\(")  # a call of anything named like an in-place op (``normalize_(x)``)
+    if sites.writes:
+        parts.append(r"(?:\*\*|//|>>|<<|[-+*/%@&|^])=(?!=)")  # augmented assignment
+        parts.append(r"\]\s*=(?!=)")  # item assignment
+    return re.compile("|".join(parts)) if parts else None

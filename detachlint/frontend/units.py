@@ -11,17 +11,10 @@ none of these (``function_units``) contributes nothing to the findings anywhere 
 blanking it (its first line ``pass``, the rest empty) changes only the findings inside it.
 
 A body is *quiet* when there are none inside it either (``quiet_units``): every rule reports at
-a node of a few syntactic kinds, and a body holding none of them cannot be reported in. Those
-*sites*, as the rules visit them (``rules/``):
-- ``.data`` (TAL001, TAL002, TAL401);
-- a call of a constructor (``tensor``, ``as_tensor``, ``new_tensor``, the legacy ``Tensor``
-  family: TAL101-TAL103), of ``state_dict``/``detach`` or a parameter iterator (TAL401), of an
-  in-place op or anything named like one (``add_``, ``nn.init.normal_``), of numpy's in-place
-  functions, or with ``out=``/``inplace=`` (the writes of TAL201/TAL301); a call through a local
-  name bound to one of these (``from torch import tensor as make``), and any call through a
-  name when the module star-imports;
-- an augmented assignment, an item assignment (writes);
-- ``kept = live`` under an ``if`` inside a loop (TAL401's second name for a module).
+a node of a few syntactic kinds, its *sites*, which it declares (``Rule.sites``, ``sites.py``),
+and a body holding none of the selected rules' sites cannot be reported in. Besides the kinds a
+rule declares, a call through a local name bound to one of its calls (``from torch import tensor
+as make``) is a site, and any call through a name when the module star-imports.
 
 In a large module-level table, the arguments of an element that calls a class are blanked too
 when no analysis can see them (``quiet_elements``: no site, nothing read module-wide, and no
@@ -63,7 +56,8 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
-from . import catalog
+from ..analysis import catalog
+from .sites import Sites
 
 _Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
@@ -75,17 +69,6 @@ _CLASS_TABLE_ATTRIBUTES = frozenset({"register_buffer", "register_parameter"})
 # Modules a fix may spell (``torch.no_grad``, ``copy.deepcopy``): any binding of the name counts.
 _FIX_MODULES = frozenset({"torch", "copy"})
 
-# Calls that are a site (by the called attribute's or name's last part), besides names ending in
-# ``_`` (in-place ops, ``nn.init.*_``, a project helper named like one).
-_SITE_CALLS = frozenset().union(
-    {"tensor", "as_tensor", "new_tensor", "detach"},
-    catalog.LEGACY_CONSTRUCTORS,
-    catalog.STATE_SNAPSHOT_METHODS,
-    catalog.PARAMETER_ITERATORS,
-    catalog.NAMED_PARAMETER_ITERATORS,
-    {name.rsplit(".", 1)[-1] for name in catalog.NUMPY_INPLACE_FUNCTIONS},
-)
-_SITE_KEYWORDS = frozenset({"out", "inplace"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 # Fields that hold contexts and operators (35% of the nodes of torch's sources), which ``_kept``
 # never looks at.
@@ -116,25 +99,28 @@ class Unit:
     indent: str
 
 
-def _is_site_name(name: str) -> bool:
-    return name in _SITE_CALLS or (name.endswith("_") and not name.endswith("__"))
+def _is_site_name(name: str, vocabulary: Sites) -> bool:
+    """Whether a call of ``name`` is a site of ``vocabulary`` (``Sites.calls``, ``inplace_calls``)."""
+    return name in vocabulary.calls or (vocabulary.inplace_calls and name.endswith("_") and not name.endswith("__"))
 
 
 @dataclass(frozen=True)
-class Sites:
-    """What calls a site in one module (``site_names``)."""
+class SiteNames:
+    """What calls a site of ``vocabulary`` in one module (``site_names``)."""
 
+    vocabulary: Sites  # the selected rules' sites
     names: FrozenSet[str]  # local names bound to a site's name (``from torch import tensor as make``)
     star: bool  # the module star-imports: any name may be one
 
     def called(self, node: ast.Call) -> bool:
         func = node.func
-        if any(k.arg in _SITE_KEYWORDS for k in node.keywords):
+        keywords = self.vocabulary.keywords
+        if keywords and any(k.arg in keywords for k in node.keywords):
             return True
         if isinstance(func, ast.Attribute):
-            return _is_site_name(func.attr)
+            return _is_site_name(func.attr, self.vocabulary)
         if isinstance(func, ast.Name):
-            return self.star or _is_site_name(func.id) or func.id in self.names
+            return self.star or _is_site_name(func.id, self.vocabulary) or func.id in self.names
         return False
 
 
@@ -153,18 +139,20 @@ def statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
             stack.extend(reversed(case.body))
 
 
-def site_names(tree: ast.Module) -> Sites:
+def site_names(tree: ast.Module, vocabulary: Sites) -> SiteNames:
     """The names bound, by an import anywhere or a module-level alias, to a site's name."""
-    return ModuleScan.of(tree, ()).sites
+    return ModuleScan.of(tree, (), vocabulary).sites
 
 
-def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites], module_wide: bool = True) -> bool:
+def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[SiteNames], module_wide: bool = True) -> bool:
     """Whether the body must stay: it holds something the analyses read module-wide (an import, a
     class, ``global``/``nonlocal``, a hook registration, the name ``torch`` or ``copy`` other
     than in ``torch.attr``, a binding that would shadow the module; in a method, what the class
     table records: ``self.<attr> = ...``, ``register_buffer``, ``register_parameter``), or, with
     ``sites``, a site a rule reports at (see the module's docstring). Without ``module_wide``,
     only a site counts. One walk, no recursion."""
+    vocabulary = sites.vocabulary if sites is not None else Sites()
+    attributes, writes, renames = vocabulary.attributes, vocabulary.writes, vocabulary.loop_renames
     references: Set[int] = set()  # ``torch`` in ``torch.attr``: a use of the module, not a binding
     # (node, inside a loop of this scope, under an ``if`` inside such a loop)
     stack: List[Tuple[Any, bool, bool]] = [(stmt, False, False) for stmt in reversed(body)]  # Any: a node of any kind, read after a class test
@@ -187,7 +175,7 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites], module
                 references.add(id(node.value))
                 if attr in _MODULE_WIDE_ATTRIBUTES or method and attr in _CLASS_TABLE_ATTRIBUTES:
                     return True
-            if sites is not None and attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES:
+            if attr in attributes:
                 return True
             push((node.value, in_loop, chosen))
             continue
@@ -197,17 +185,17 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[Sites], module
             if sites is not None and sites.called(node):
                 return True
         elif cls is ast.Subscript:
-            if sites is not None and isinstance(node.ctx, ast.Store):
+            if writes and isinstance(node.ctx, ast.Store):
                 return True  # an item assignment: a write
         elif cls is ast.Assign:
             if module_wide and method and any(
                     isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
                     for t in node.targets):
                 return True
-            if sites is not None and chosen and _renames(node):
+            if renames and chosen and _renames(node):
                 return True
         elif cls is ast.AugAssign:
-            if sites is not None:
+            if writes:
                 return True  # a write
         if isinstance(node, _SCOPES):
             in_loop = chosen = False
@@ -260,7 +248,7 @@ def _renames(node: ast.Assign) -> bool:
 
 
 def function_units(tree: ast.Module, lines: Sequence[str], methods: bool = True,
-                   sites: Optional[Sites] = None, slim: bool = False) -> List[Unit]:
+                   sites: Optional[SiteNames] = None, slim: bool = False) -> List[Unit]:
     """The bodies of the module's top-level functions (and, with ``methods``, of the methods of its
     top-level classes and of the classes nested in them) that start a line of their own and read
     nothing module-wide; with ``sites``, only those that hold no site either (``quiet_units``).
@@ -270,7 +258,7 @@ def function_units(tree: ast.Module, lines: Sequence[str], methods: bool = True,
     return _function_units(tree.body, lines, methods, sites, slim)
 
 
-def _function_units(body: Sequence[ast.stmt], lines: Sequence[str], methods: bool, sites: Optional[Sites],
+def _function_units(body: Sequence[ast.stmt], lines: Sequence[str], methods: bool, sites: Optional[SiteNames],
                     slim: bool) -> List[Unit]:
     out: List[Unit] = []
     pending: List[Tuple[ast.stmt, bool]] = [(stmt, False) for stmt in body]
@@ -472,15 +460,17 @@ def _bound_names(stmt: ast.stmt, targets_only: bool) -> Optional[FrozenSet[str]]
     return frozenset(bound)
 
 
-def quiet_units(tree: ast.Module, lines: Sequence[str]) -> List[Unit]:
-    """The bodies that can hold no finding and feed none elsewhere: safe to blank."""
-    return function_units(tree, lines, methods=True, sites=site_names(tree))
+def quiet_units(tree: ast.Module, lines: Sequence[str], vocabulary: Sites) -> List[Unit]:
+    """The bodies that can hold no finding of rules whose sites are ``vocabulary`` and feed none
+    elsewhere: safe to blank."""
+    return function_units(tree, lines, methods=True, sites=site_names(tree, vocabulary))
 
 
-def quiet_code(tree: ast.Module, lines: Sequence[str]) -> Tuple[List[Unit], List["Span"]]:
-    """What the engine blanks: the quiet bodies (and the slimmed ones'), the quiet top-level
-    statements and the quiet table elements (those outside such a statement)."""
-    return ModuleScan.of(tree, lines).quiet_code(lambda: [tree.body])
+def quiet_code(tree: ast.Module, lines: Sequence[str], vocabulary: Sites) -> Tuple[List[Unit], List["Span"]]:
+    """What the engine blanks when the selected rules' sites are ``vocabulary``: the quiet bodies
+    (and the slimmed ones'), the quiet top-level statements and the quiet table elements (those
+    outside such a statement)."""
+    return ModuleScan.of(tree, lines, vocabulary).quiet_code(lambda: [tree.body])
 
 
 @dataclass(frozen=True)
@@ -513,7 +503,7 @@ _LITERAL_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Unar
 _BRACKETS = {ast.Tuple: "()", ast.List: "[]", ast.Set: "{}", ast.Dict: "{}"}
 
 
-def quiet_elements(tree: ast.Module, lines: Sequence[str]) -> List[Span]:
+def quiet_elements(tree: ast.Module, lines: Sequence[str], vocabulary: Sites) -> List[Span]:
     """What no analysis can see in large module-level tables, safe to blank (``Span``): literals,
     and the arguments of class calls.
     A literal (constants and displays of them) has no name, no kind but "not a tensor" and no
@@ -524,7 +514,7 @@ def quiet_elements(tree: ast.Module, lines: Sequence[str]) -> List[Span]:
     ``OrderedDict(d)``), holds no site and nothing read module-wide (``_kept``), binds nothing
     (``:=``), names no backward pass or optimizer step, and spells no name that module-level
     code may hold as state (``_state_parts``)."""
-    scan = ModuleScan.of(tree, lines)
+    scan = ModuleScan.of(tree, lines, vocabulary)
     return scan.elements(lambda: [tree.body])
 
 
@@ -557,7 +547,7 @@ def _literal_spans(node: Optional[ast.expr], lines: Sequence[str]) -> Optional[L
     return [] if empty else [Span(node.lineno, column + 1, node.end_lineno, end_column, ())]
 
 
-def _quiet_call(element: ast.Call, lines: Sequence[str], sites: Sites, state: Set[str], effects: FrozenSet[str],
+def _quiet_call(element: ast.Call, lines: Sequence[str], sites: SiteNames, state: Set[str], effects: FrozenSet[str],
                 comprehensions: bool) -> Optional[Span]:
     func = element.func
     if not ((element.args or element.keywords) and element.end_lineno is not None and element.end_col_offset
@@ -602,7 +592,8 @@ def _quiet_call(element: ast.Call, lines: Sequence[str], sites: Sites, state: Se
 _STATEMENTS_SIZE = 65_536
 
 
-def quiet_statements(tree: ast.Module, lines: Sequence[str], bodies: Sequence[Unit] = ()) -> List[Span]:
+def quiet_statements(tree: ast.Module, lines: Sequence[str], vocabulary: Sites,
+                     bodies: Sequence[Unit] = ()) -> List[Span]:
     """The top-level simple statements (an assignment or an expression on lines of its own) that
     can hold no finding and tell the code that stays nothing, safe to blank whole: each a
     ``Span`` of whole lines, with the dotted names it calls (the engine keeps one that calls a
@@ -616,7 +607,7 @@ def quiet_statements(tree: ast.Module, lines: Sequence[str], bodies: Sequence[Un
     for nothing). Only when such statements are ``_STATEMENTS_SIZE`` characters or more: what a
     module of 40,000 ``vN = torch.zeros(k)`` lines and one ``.data`` write then needs LibCST for
     is two statements, not a megabyte."""
-    scan = ModuleScan.of(tree, lines)
+    scan = ModuleScan.of(tree, lines, vocabulary)
     if not scan.statements_worth:
         return []
     candidates = Candidates()
@@ -668,8 +659,9 @@ class ModuleScan:
     the whole module has to exist. The decisions then walk the lists again (``bodies``: a
     callable that yields them anew, parsing the pieces again)."""
 
-    def __init__(self, lines: Sequence[str]) -> None:
+    def __init__(self, lines: Sequence[str], vocabulary: Sites) -> None:
         self.lines = lines
+        self.vocabulary = vocabulary  # the selected rules' sites
         self.imported: Dict[str, str] = {}  # what each ``from`` import anywhere binds: local name -> imported name
         self.star = False
         self._site_imports: Set[str] = set()  # names an import binds to a site's name
@@ -682,24 +674,24 @@ class ModuleScan:
         self._table_calls = False  # a table has an element that calls a class
 
     @classmethod
-    def of(cls, tree: ast.Module, lines: Sequence[str]) -> "ModuleScan":
-        scan = cls(lines)
+    def of(cls, tree: ast.Module, lines: Sequence[str], vocabulary: Sites) -> "ModuleScan":
+        scan = cls(lines, vocabulary)
         scan.gather(tree.body)
         return scan
 
     def gather(self, body: Sequence[ast.stmt]) -> None:
-        lines = self.lines
+        lines, vocabulary = self.lines, self.vocabulary
         for node in statements(body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    if alias.asname is not None and _is_site_name(alias.name.rsplit(".", 1)[-1]):
+                    if alias.asname is not None and _is_site_name(alias.name.rsplit(".", 1)[-1], vocabulary):
                         self._site_imports.add(alias.asname)
             elif isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     self.imported[alias.asname or alias.name] = alias.name
                     if alias.name == "*":
                         self.star = True
-                    elif _is_site_name(alias.name):
+                    elif _is_site_name(alias.name, vocabulary):
                         self._site_imports.add(alias.asname or alias.name)
         for i, stmt in enumerate(body):
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -723,13 +715,13 @@ class ModuleScan:
                 self._table_calls = self._table_calls or any(_calls_capitalised(e) for e in _table(stmt) or ())
 
     @functools.cached_property
-    def sites(self) -> Sites:
+    def sites(self) -> SiteNames:
         """The names bound, by an import anywhere or a module-level alias, to a site's name."""
         names = set(self._site_imports)
         for targets, last in self._aliases:
-            if _is_site_name(last) or last in names:
+            if _is_site_name(last, self.vocabulary) or last in names:
                 names.update(targets)
-        return Sites(frozenset(names), self.star)
+        return SiteNames(self.vocabulary, frozenset(names), self.star)
 
     @property
     def statements_worth(self) -> bool:

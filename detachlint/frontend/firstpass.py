@@ -41,6 +41,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from .sites import Sites
 from .units import LINE_RE, ModuleScan, Span, Unit
 
 MAX_FRAMES = 400
@@ -81,6 +82,7 @@ class FirstPass:
     # With ``measured``: the bodies that can hold no finding (``units.quiet_units`` of the tree).
     quiet: Optional[List[Unit]] = None
     elements: Optional[List[Span]] = None  # and the table elements (``units.quiet_elements``)
+    sites: Optional[Sites] = None  # the rules' sites they were decided for (None: none were)
 
     @property
     def compiles(self) -> bool:
@@ -156,15 +158,17 @@ def _line_breaks(source: str, begin: int, end: int) -> int:
     return source.count("\n", begin, end) + source.count("\r", begin, end) - source.count("\r\n", begin, end)
 
 
-def first_pass_in_pieces(source: str, each: Optional[Callable[[ast.Module], None]] = None) -> Optional[FirstPass]:
+def first_pass_in_pieces(source: str, vocabulary: Optional[Sites],
+                         each: Optional[Callable[[ast.Module], None]] = None) -> Optional[FirstPass]:
     """The first pass of a large ``source`` a piece at a time (``pieces``): what ``too_deep`` and
     ``units.quiet_code`` find on the whole module, with no tree of the whole module (Python's
     costs about 200 bytes per character: 2 GB for a 9.9 MB module); memory is bounded by the
     largest piece. The pieces are parsed twice (and a third time where the module has large
     tables), ``each`` is called with every piece's tree the first time. None where the pieces do
-    not show that ``source`` compiles."""
+    not show that ``source`` compiles. ``vocabulary``: the sites of the rules the quiet code is
+    decided for (None: none is, and the pieces are parsed once)."""
     lines = LINE_RE.findall(source)
-    scan = ModuleScan(lines)
+    scan = ModuleScan(lines, vocabulary or Sites())
     deep: List[TooDeep] = []
 
     def look(tree: ast.Module) -> None:
@@ -179,7 +183,7 @@ def first_pass_in_pieces(source: str, each: Optional[Callable[[ast.Module], None
     if ranges is None:
         return None
     if deep:
-        return FirstPass(None, measured=True, deep=deep[-1], quiet=[], elements=[])
+        return FirstPass(None, measured=True, deep=deep[-1], quiet=[], elements=[], sites=vocabulary)
 
     def bodies() -> Iterator[List[ast.stmt]]:
         row = 0
@@ -189,8 +193,10 @@ def first_pass_in_pieces(source: str, each: Optional[Callable[[ast.Module], None
             yield tree.body
             row += _line_breaks(source, begin, end)
 
+    if vocabulary is None:  # no quiet code decided: nothing is blanked
+        return FirstPass(None, measured=True, quiet=[], elements=[])
     quiet, elements = scan.quiet_code(bodies)
-    return FirstPass(None, measured=True, quiet=quiet, elements=elements)
+    return FirstPass(None, measured=True, quiet=quiet, elements=elements, sites=vocabulary)
 
 
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
