@@ -55,7 +55,7 @@ def claims_read(finding) -> bool:
 
 def watched_sides(finding) -> FrozenSet[str]:
     if finding.code == "TAL301":
-        written = (finding.signature or {}).get("written")
+        written = finding.signature.written if finding.signature is not None else None
         return frozenset({"source": {"alias"}, "alias": {"source"}}.get(written, {"alias", "source"}))
     return frozenset({"TAL201": {"source"}, "TAL401": {"alias"}}.get(finding.code, ()))
 
