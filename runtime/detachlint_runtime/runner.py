@@ -103,11 +103,11 @@ def recipe_paths(extra: Sequence[str] = ()) -> List[Path]:
 
 
 def recipe_fingerprint(extra: Sequence[Path] = ()) -> str:
-    """Everything that changes a result: our recipe and worker sources, every extra recipe module's
+    """Everything that changes a result: our recipe, rule and worker sources, every extra recipe module's
     source (an unreadable one is hashed as such), and the versions of detachlint and this package."""
     h = hashlib.sha256()
-    for name in ("recipes.py", "worker.py"):
-        h.update((_HERE / name).read_bytes())
+    for path in [_HERE / "recipes.py", _HERE / "worker.py"] + sorted((_HERE / "rules").glob("*.py")):
+        h.update(path.read_bytes())
     for path in extra:
         h.update(str(path).encode() + b"\0")
         try:
