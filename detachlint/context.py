@@ -19,6 +19,7 @@ from .analysis.base import Analysis
 from .analysis.project import ModuleView
 from .analysis.tensors import TensorFacts
 from .findings import Fix, Severity
+from .signature import Signature
 
 A = TypeVar("A", bound=Analysis)
 
@@ -33,7 +34,7 @@ class Report:
     severity: Severity
     related: Sequence[Tuple[cst.CSTNode, str]] = ()
     fix: Optional[Callable[["Context"], Optional[Fix]]] = None
-    signature: Optional[dict] = None
+    signature: Optional[Signature] = None
 
 
 class Context:
@@ -75,7 +76,7 @@ class Context:
         severity: Severity,
         related: Sequence[Tuple[cst.CSTNode, str]] = (),
         fix: Optional[Callable[["Context"], Optional[Fix]]] = None,
-        signature: Optional[dict] = None,
+        signature: Optional[Signature] = None,
     ) -> None:
         self.reports.append(Report(node, code, message, severity, related, fix, signature))
 

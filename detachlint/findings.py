@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, FrozenSet, List, Optional, Tuple
 
+from .signature import Signature
+
 
 @functools.lru_cache(maxsize=None)
 def rules_doc() -> Optional[Path]:
@@ -99,7 +101,7 @@ class Finding:
     fix: Optional[Fix] = None
     related: Tuple[Related, ...] = ()
     # What the runtime companion needs to reproduce the pattern (rule, ops, source facts).
-    signature: Optional[dict] = field(default=None, compare=False, hash=False)
+    signature: Optional[Signature] = field(default=None, compare=False, hash=False)
     # For notebooks: the 1-based code cell, with ``location`` relative to that cell.
     cell: Optional[int] = None
     # Set by ``--confirm``: the runtime companion's verdict and per-configuration results.
@@ -150,7 +152,8 @@ def finding_to_dict(finding: Finding) -> dict:
                        e.cell] for e in fix.edits]},
         "related": [[[r.location.row, r.location.column], [r.end_location.row, r.end_location.column], r.message,
                      r.cell] for r in finding.related],
-        "signature": finding.signature, "cell": finding.cell, "confirmation": finding.confirmation,
+        "signature": None if finding.signature is None else finding.signature.to_json(),
+        "cell": finding.cell, "confirmation": finding.confirmation,
     }
 
 
@@ -162,5 +165,6 @@ def finding_from_dict(data: dict) -> Finding:
         None if fix is None else Fix(Applicability(fix["applicability"]), fix["message"], tuple(
             Edit(_location_from(e[0]), _location_from(e[1]), e[2], _cell_from(e)) for e in fix["edits"])),
         tuple(Related(_location_from(r[0]), _location_from(r[1]), r[2], _cell_from(r)) for r in data["related"]),
-        data.get("signature"), data.get("cell"), data.get("confirmation"),
+        None if data.get("signature") is None else Signature.from_json(data["signature"]),
+        data.get("cell"), data.get("confirmation"),
     )

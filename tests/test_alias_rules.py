@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from detachlint.engine import lint_source
+from detachlint.signature import Side
 
 CODES = ["TAL201", "TAL301", "TAL401"]
 
@@ -29,7 +30,7 @@ def test_detach_conversion_chain_signature_and_related():
         (5, "`images` made here shares storage with `batch`"),
         (7, "`batch` still held by the caller"),
     ]
-    assert f.signature == {
+    assert f.signature.to_json() == {
         "rule": "TAL201", "ops": ["detach", "cpu", "float", "numpy", "mul_"],
         "source": {"parameter": True, "module_state": False, "pending_graph": False, "cpu_float": True,
                    "dtype": "float32"},
@@ -47,7 +48,7 @@ def test_pending_graph_makes_a_direct_detach_write_an_error():
             loss.backward()
     """)
     assert f.code == "TAL201" and f.severity.value == "error"
-    assert f.signature["source"]["pending_graph"] is True
+    assert f.signature.source.pending_graph is True
     assert f.related[-1].location.row == 7
 
 
@@ -63,7 +64,7 @@ def test_stale_alias_names_the_alias_and_the_read():
     assert f.code == "TAL301" and f.location.row == 6
     assert "`prev`" in f.message and "line 7" in f.message
     assert [r.location.row for r in f.related] == [5, 7]
-    assert f.signature["ops"] == ["alias", "add_"] and f.signature["written"] == "source"
+    assert f.signature.ops == ("alias", "add_") and f.signature.written is Side.SOURCE
 
 
 def test_state_dict_snapshot_reported_at_the_snapshot_with_the_update():
@@ -84,7 +85,7 @@ def test_state_dict_snapshot_reported_at_the_snapshot_with_the_update():
     assert f.code == "TAL401" and f.location.row == 12
     assert "`optimizer.step()` (line 10)" in f.message and "next iteration" in f.message
     assert [r.location.row for r in f.related] == [10, 13]
-    assert f.signature["ops"] == ["state_dict", "step"] and f.signature["source"]["module_state"] is True
+    assert f.signature.ops == ("state_dict", "step") and f.signature.source.module_state is True
 
 
 def test_unknown_stays_silent():

@@ -82,3 +82,15 @@ def test_a_recipe_that_raises_is_no_reproducer_with_the_error(tmp_path):
     (result,) = confirmer.confirm([{"rule": "TEST951", "ops": []}])
     assert result["verdict"] == "no-reproducer"
     assert "TypeError: as_strided() missing 2 arguments" in result["configurations"][0]["observed"]
+
+
+def test_every_rule_with_a_pattern_has_its_runtime_module():
+    """One module per rule code (``detachlint_runtime/rules/talXXX.py``) holds its recipe, its verdict
+    wording and what the observer watches for it; the noqa rules (TAL9xx) have no pattern."""
+    from detachlint.rules import ALL_RULES
+    from detachlint_runtime.rules import RULES
+
+    assert set(RULES) == {r.code for r in ALL_RULES if not r.code.startswith("TAL9")}
+    for code, rule in RULES.items():
+        assert rule.code == code and rule.recipe.__module__ == f"detachlint_runtime.rules.{code.lower()}"
+        assert rule.harmless

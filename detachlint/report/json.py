@@ -51,7 +51,7 @@ def finding_object(f: Finding) -> Dict[str, Any]:
         "related": [with_cell({"row": r.location.row, "column": column1(r.location), "end_row": r.end_location.row,
                                "end_column": column1(r.end_location), "message": r.message}, r.cell)
                     for r in f.related],
-        "signature": f.signature,
+        "signature": None if f.signature is None else f.signature.to_json(),
     }
     if f.confirmation is not None:  # detachlint check --confirm
         obj["confirmation"] = f.confirmation

@@ -16,6 +16,7 @@ from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torch_facts import writes_first_argument, writes_receiver
 from ..analysis.torchnames import TorchNames, dotted_name
+from ..signature import Side, Signature, Source
 from .base import Rule
 from ..walk import walk
 
@@ -186,27 +187,23 @@ class AliasRule(Rule):
                                          and _literal(text)) else None
 
     def _signature(self, ops: List[str], origin: Origin, analysis: AliasAnalysis, pending: bool,
-                   mutation: Optional[Mutation] = None) -> dict:
+                   mutation: Optional[Mutation] = None, written: Optional[Side] = None) -> Signature:
         root = origin.root
-        source = {
-            "parameter": root.relation is Relation.ENTRY and (
+        module_state = any(o.relation in (Relation.PARAMS, Relation.SNAPSHOT) for o in origin.chain()) \
+            or root.source.rsplit(".", 1)[-1] in catalog.MODULE_TENSOR_ATTRIBUTES
+        dtypes = [catalog.DTYPE_METHODS[op] for op in ops if op in catalog.DTYPE_METHODS]
+        source = Source(
+            parameter=root.relation is Relation.ENTRY and (
                 root.source in analysis.params
                 or (analysis.self_name is not None and root.source.startswith(analysis.self_name + "."))),
-            "module_state": any(o.relation in (Relation.PARAMS, Relation.SNAPSHOT) for o in origin.chain())
-            or root.source.rsplit(".", 1)[-1] in catalog.MODULE_TENSOR_ATTRIBUTES,
-            "pending_graph": pending,
-            "cpu_float": "cpu" in ops and any(op in ("float", "numpy") for op in ops),
-        }
-        if source["module_state"]:
-            source["leaf"] = True
-        dtypes = [catalog.DTYPE_METHODS[op] for op in ops if op in catalog.DTYPE_METHODS]
-        if dtypes:
-            source["dtype"] = dtypes[-1]
-        signature = {"rule": self.code, "ops": ops, "source": source}
+            module_state=module_state, pending_graph=pending,
+            cpu_float="cpu" in ops and any(op in ("float", "numpy") for op in ops),
+            leaf=True if module_state else None, dtype=dtypes[-1] if dtypes else None)
         chain = [o for o in origin.chain() if o.op is not None]
+        args = None
         if mutation is not None and len(ops) == len(chain) + 1:
-            signature["args"] = [self._op_args(o.node) for o in chain] + [self._op_args(mutation.node)]
-        return signature
+            args = tuple(self._op_args(o.node) for o in chain) + (self._op_args(mutation.node),)
+        return Signature(self.code, tuple(ops), source=source, args=args, written=written)
 
     @staticmethod
     def _first(reads: Sequence[StaleRead], rank: Callable[[StaleRead], int] = lambda r: 0) -> Optional[StaleRead]:

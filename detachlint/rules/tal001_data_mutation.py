@@ -13,6 +13,7 @@ from ..analysis import catalog
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Edit, Fix, Location, Severity
+from ..signature import Signature, Source
 from .base import Rule, Sites
 from .fixkit import SAFE, UNSAFE, insert_before, line_text, make_fix, replace_tail, require_import
 from ..walk import walk
@@ -131,8 +132,8 @@ class DataMutation(Rule):
             fix = (lambda ctx, use=use, parents=list(self.ctx.parents), statement=statement, unsafe=unsafe:
                    no_grad_fix(ctx, use, parents, statement, unsafe))
         self.ctx.report(use.reported, self.code, message, severity, related, fix=fix,
-                        signature={"rule": self.code, "ops": [use.op or use.write], "write": use.write,
-                                   "pending_graph": severity is Severity.ERROR})
+                        signature=Signature(self.code, (use.op,) if use.op else (), write=use.write,
+                                            source=Source(pending_graph=severity is Severity.ERROR)))
 
     def _severity(self, node: cst.Attribute):
         """Error when a graph that may have saved the tensor is pending, with why and where."""

@@ -11,6 +11,7 @@ from ..analysis.data_use import classify_data_use
 from ..analysis.tensors import TensorFacts
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity
+from ..signature import Signature
 from .base import Rule, Sites
 from .fixkit import detach_fix
 
@@ -109,4 +110,4 @@ class DataRead(Rule):
             node, self.code,
             f"`{owner}.data` is an alias autograd does not track; `{owner}.detach()` is the same without "
             f"disabling the version-counter check", self.severity, fix=fix,
-            signature={"rule": self.code, "ops": ["data"]})
+            signature=Signature(self.code, ("data",)))

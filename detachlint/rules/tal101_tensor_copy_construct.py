@@ -10,6 +10,7 @@ from ..analysis import catalog
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity
+from ..signature import Signature
 from .base import Rule, Sites
 from .fixkit import (SAFE, UNSAFE, copy_replacement, has_comment, is_pure, is_simple_value, keywords_of, make_fix,
                      only_args, positional_args, receiver_code, replace)
@@ -87,4 +88,4 @@ class TensorCopyConstruct(Rule):
             node, self.code,
             f"`{spelled}()` of a tensor copies it, drops it from the graph and warns on every call; "
             f"use `{replacement}`", self.severity, fix=lambda ctx: copy_fix(ctx, node, source, like),
-            signature={"rule": self.code, "ops": ["new_tensor" if like is not None else "tensor"]})
+            signature=Signature(self.code, ("new_tensor" if like is not None else "tensor",)))

@@ -11,6 +11,7 @@ from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity
+from ..signature import Signature, Source
 from .base import Rule, Sites
 from .fixkit import (UNSAFE, comments_in, keywords_of, make_fix, only_args, positional_args, replace, replace_tail,
                      torch_spelling)
@@ -244,5 +245,5 @@ class TensorFromTensorList(Rule):
                        f"(multi-element tensors raise); use `torch.stack({elements})`")
             severity = Severity.WARNING
         self.ctx.report(node, self.code, message, severity, fix=lambda ctx: stack_fix(ctx, node),
-                        signature={"rule": self.code, "ops": [spelled.rsplit(".", 1)[-1]],
-                                   "source": {"calls_backward": severity is Severity.ERROR}})
+                        signature=Signature(self.code, (spelled.rsplit(".", 1)[-1],),
+                                            source=Source(calls_backward=severity is Severity.ERROR)))

@@ -9,6 +9,7 @@ from ..analysis import catalog
 from ..analysis.tensors import TensorFacts
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity
+from ..signature import Signature
 from .base import Rule, Sites
 from .fixkit import (UNSAFE, has_comment, make_fix, positional_args, receiver_code, replace, torch_spelling)
 
@@ -93,4 +94,4 @@ class LegacyConstructorAlias(Rule):
             f"`{spelled}({self.ctx.code_for(args[0].value)})` returns an alias that shares the tensor's storage, "
             f"not a copy; use `{source}.clone()` for a copy", self.severity,
             fix=lambda ctx: clone_fix(ctx, node, args[0].value, head, member),
-            signature={"rule": self.code, "ops": [member]})
+            signature=Signature(self.code, (member,)))

@@ -14,6 +14,7 @@ from ..analysis.saved_ops import SAVES_INPUT, SAVES_RESULT
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
+from ..signature import Signature, Source
 from ..walk import walk
 from .alias_rule import AliasRule
 from .base import WRITES
@@ -143,8 +144,8 @@ class SavedTensorInplace(AliasRule):
                    f"backward as {role}: {pending} will raise \"{_MESSAGE}\". Compute out of place "
                    f"(`{saved} = {saved} + ...`) or write into `{saved}.clone()`")
         related = [(op.call, f"`{op.name}` saves {role} for backward")]
-        signature = {"rule": self.code, "ops": [op.name, mutation.op], "saved": what,
-                     "source": {"requires_grad": True, "pending_graph": True}}
+        signature = Signature(self.code, (op.name, mutation.op), saved=what,
+                              source=Source(requires_grad=True, pending_graph=True))
         self.ctx.report(mutation.node, self.code, message, self.severity, related,
                         fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature)
 

@@ -11,6 +11,7 @@ from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
+from ..signature import Side
 from .alias_rule import AliasRule, mutation_ops
 from .base import WRITES
 from .fixkit import UNSAFE, copy_after, make_fix
@@ -189,10 +190,10 @@ class ViewAliasMutation(AliasRule):
         related = [(made, "the alias is made here"),
                    (read.node, f"`{read.key}` read here sees the write" if not read.escape
                     else f"`{read.key}` is still held by the caller")]
-        signature = self._signature(mutation_ops(mutation, origin_for_signature), origin_for_signature,
-                                    analysis, False, mutation)
         # which side is written: the source (a stale alias is read) or the alias (the source changes)
-        signature["written"] = "source" if direction == "copy" else "alias"
+        written = Side.SOURCE if direction == "copy" else Side.ALIAS
+        signature = self._signature(mutation_ops(mutation, origin_for_signature), origin_for_signature,
+                                    analysis, False, mutation, written)
         self.ctx.report(mutation.node, self.code, message, severity, related,
                         fix=lambda ctx: alias_copy_fix(ctx, alias), signature=signature)
 

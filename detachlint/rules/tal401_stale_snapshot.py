@@ -15,6 +15,7 @@ from ..analysis.torch_facts import is_optimizer_name, stepped_optimizer
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
+from ..signature import Signature, Source
 from .alias_rule import AliasRule
 from .base import Sites
 from .fixkit import UNSAFE, copy_after, make_fix, replace, require_import, wrap_call
@@ -141,7 +142,7 @@ class StaleSnapshot(AliasRule):
                    (body.read, f"`{kept}` read here holds the last weights")]
         self.ctx.report(value, self.code, message, severity, related,
                         fix=lambda ctx: deepcopy_fix(ctx, value),
-                        signature={"rule": self.code, "ops": ["alias", "step"], "source": {"module_state": True}})
+                        signature=Signature(self.code, ("alias", "step"), source=Source(module_state=True)))
 
     def _choosing_loop(self):
         """The loop around the ``if`` (with no ``else``) this assignment is in (in this function),
@@ -185,8 +186,7 @@ class StaleSnapshot(AliasRule):
                        f"`copy.deepcopy({stored})`")
             self.ctx.report(node.value, self.code, message, self.severity,
                             fix=lambda ctx, value=node.value: deepcopy_fix(ctx, value),
-                            signature={"rule": self.code, "ops": ["state_dict", "step"],
-                                       "source": {"module_state": True}})
+                            signature=Signature(self.code, ("state_dict", "step"), source=Source(module_state=True)))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == "data":

@@ -14,38 +14,10 @@ torch and ``detachlint_runtime.recipes``; ``detachlint run`` imports torch when 
 
 Pattern signature
 =================
-Every finding a rule can confirm carries ``Finding.signature``, a JSON-able dict:
-
-``rule`` (str, required)
-    The rule code, e.g. ``"TAL001"``. It picks the recipe.
-``ops`` (list of str, required)
-    The concrete ops the static side saw, in program order, from the source to the hazard.
-    Names are PyTorch's own: tensor methods (``"detach"``, ``"cpu"``, ``"float"``, ``"numpy"``,
-    ``"view"``, ``"t"``, ``"reshape"``, ``"mul_"``, ``"clamp_"``), subscripts (``"getitem"``),
-    Python in-place operators (``"*="``/``"imul"``, ``"+="``, ``"setitem"``), constructors
-    (``"tensor"``, ``"new_tensor"``, ``"as_tensor"``, ``"Tensor"``, ``"FloatTensor"``),
-    ``torch.nn.init`` functions (``"normal_"``) and state ops (``"state_dict"``, ``"copy"``,
-    ``"deepcopy"``, ``"parameters"``, ``"step"``). A trailing write op (in-place method or
-    operator) is the write; what comes before it is the alias chain.
-``write`` (str, TAL001)
-    How ``.data`` is written: ``inplace`` | ``assign`` | ``setitem`` | ``augassign`` | ``init`` |
-    ``out``.
-``pending_graph`` (bool, TAL001)
-    A graph that may have saved the tensor is waiting for ``backward()`` when the write runs.
-``source`` (dict, optional): what is known of the source tensor; every key is optional and a
-    missing key means "unknown" (the recipe picks the common case and says so):
-    ``dtype`` (``"float32"``, ``"float64"``, ``"int64"``, ...; for a conversion chain, the dtype
-    under which the conversion is a no-op), ``device`` and ``cpu_float`` (informational: the
-    configuration decides where it runs, and ``.cpu()`` copies a CUDA tensor), ``requires_grad``
-    (bool), ``leaf`` (bool), ``module_state`` (bool: a module's parameter or buffer, reproduced as
-    an ``nn.Parameter``), ``parameter`` (bool: held by the caller, a function parameter;
-    informational), ``pending_graph`` / ``saved`` (bool: saved by a graph whose ``backward()``
-    runs after the write), ``contiguous`` (bool), ``mutated``
-    (``"alias"`` | ``"source"``: which side of a view/alias pair is written, TAL301),
-    ``calls_backward`` (bool, TAL102: the function calls ``backward()``), ``elements``
-    (``"0d"`` | ``"one"`` | ``"multi"``, TAL102), ``type`` (``"tensor"`` | ``"ndarray"`` |
-    ``"list"``, TAL101: what the argument really is), ``optimizer`` (bool, TAL401: the snapshot
-    is of optimizer state).
+Every finding a rule can confirm carries ``Finding.signature``, a
+:class:`detachlint.signature.Signature`: the rule, its ops in one spelling each, their literal
+arguments and what is known of the source tensor. ``docs/runtime.md`` ("The pattern signature",
+generated from that class) describes the contract; the worker parses it with the same class.
 
 Equal signatures (compared by their canonical JSON, key order ignored) are reproduced once.
 

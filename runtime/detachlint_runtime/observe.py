@@ -62,7 +62,8 @@ import detachlint
 
 from .lines import LineCounter
 from .static import static_findings
-from .watch import ALIAS_CODES, OVERWRITES, SAVED_RULES, Site, Watch, alias_rows, overlap
+from .rules import RULES
+from .watch import OVERWRITES, Site, Watch, alias_rows, follows_aliases, overlap
 
 _HELD = 256  # plain-dict snapshots (optimizer state) tracked at once
 
@@ -270,7 +271,7 @@ class Observer:
         self._event_keys: Set[Any] = set()
         self.saved: Dict[int, "weakref.WeakSet[_Saved]"] = {}  # storage pointer -> pending saved tensors
         self.dirty: Dict[int, List[Tuple[Any, Site, Any]]] = {}  # storage -> (finding, write site, span)
-        self.write_lines: Dict[Site, List[Any]] = {}  # write line -> TAL201/TAL301 findings there
+        self.write_lines: Dict[Site, List[Any]] = {}  # write line -> findings there whose write may be meant
         self.alias_sites: Dict[Site, List[Any]] = {}  # line where a finding's alias is made -> findings
         self.watch = Watch(_span)  # the aliases made there, for the rest of their lives
         self.lines = LineCounter(self._rows)
@@ -320,12 +321,12 @@ class Observer:
             state = FileState(real, findings)
             for f in findings:
                 state.lines.update(range(f.location.row, max(f.end_location.row, f.location.row) + 1))
-                if f.code in ("TAL201", "TAL301"):
+                if f.code in RULES and RULES[f.code].intended_write is not None:
                     self.write_lines.setdefault((real, f.location.row), []).append(f)
-                if f.code in ALIAS_CODES:
+                if follows_aliases(f):
                     for row in alias_rows(f):
                         self.alias_sites.setdefault((real, row), []).append(f)
-            if not self._hooks_on and any(f.code in SAVED_RULES for f in findings):
+            if not self._hooks_on and any(f.code in RULES and RULES[f.code].saved_hooks for f in findings):
                 self._start_hooks(real)
         self.files[filename] = state
         return state
@@ -554,7 +555,7 @@ class Observer:
         site = self.user_site()
         for group, side, (wsite, op) in hits:
             f = group.finding
-            seen = ("the snapshot" if f.code == "TAL401" else "the alias") + f" made at line {group.site[1]}"
+            seen = ("the snapshot" if RULES[f.code].snapshots else "the alias") + f" made at line {group.site[1]}"
             if group.watched == {"source"} or side == "source":
                 seen = f"the tensor the alias made at line {group.site[1]} shares storage with"
             where = f"line {site[1]}" + ("" if site is None or site[0] == group.site[0] else f" of {site[0]}") \
@@ -643,7 +644,7 @@ class Observer:
             self.snap_seen[site] = self.snap_seen.get(site, 0) + 1
         if what == "state_dict()":  # its tensors are detached aliases; an optimizer's are the live state
             for f in self.alias_sites.get(site, ()):
-                if f.code == "TAL401":
+                if RULES[f.code].snapshots:
                     self.watch.make(f, site, None, tensors)
         if site in self.alias_sites:  # watched until it dies: its staleness needs every write seen
             self._flagged_snaps.add(key)

@@ -1,28 +1,33 @@
-"""Signature -> minimal reproducer, run in one configuration, observed directly.
+"""Signature -> minimal reproducer, run in one configuration, observed directly: what the rules'
+recipes (``rules/tal*.py``) share.
 
-This module imports torch at module level: it is only ever imported inside the reproduction
-worker (``detachlint_runtime.worker``), never by the linter process.
+This module imports torch at module level: it is imported inside the reproduction worker
+(``detachlint_runtime.worker``) and, through the rules' modules, by ``detachlint run`` (which has
+torch already), never by the linter process.
 
-A recipe is a function ``(signature, config) -> result dict`` registered per rule with
-``@recipe("TAL001")``. It builds the smallest program that has the signature's pattern, runs the
-pattern's body eagerly or under ``torch.compile`` (``config.backend``) on ``config.device``, and
-reports what it *saw*: a gradient that differs from the tracked reference, a source whose values
-changed behind its back, shared storage, the version-counter error, the copy-construct warning.
+A recipe is a function ``(Signature, config) -> result dict``: each rule's module holds its own
+(``rules.RULES``), and an extra recipe module registers more with ``@recipe("TAL001")``. It builds
+the smallest program that has the signature's pattern, runs the pattern's body eagerly or under
+``torch.compile`` (``config.backend``) on ``config.device``, and reports what it *saw*: a gradient
+that differs from the tracked reference, a source whose values changed behind its back, shared
+storage, the version-counter error, the copy-construct warning.
 A recipe raises :class:`NoReproducer` for ops it has no table entry for; the worker turns any
 other exception into an ``error`` result, so a broken recipe never passes for an observation.
 
-The knowledge lives in tables (``INPLACE_ARGS``, ``CHAIN_OPS``, ``WRITE_OPERATORS``,
-``SNAPSHOT_OPS``, ``ERROR_KINDS``); the recipe functions only wire them together.
+The knowledge lives in tables (``INPLACE_ARGS``, ``CHAIN_OPS``, ``ARRAY_WRITES``, ``ERROR_KINDS``,
+a rule's own such as TAL401's ``SNAPSHOT_OPS``); the recipe functions only wire them together.
 """
 
 from __future__ import annotations
 
 import copy
-import warnings
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
+
+from detachlint.signature import Signature, Source, Syntax
 
 try:  # torch runs without numpy; then numpy ops have no reproducer
     import numpy as np
@@ -67,7 +72,7 @@ def not_reproduced(observed: str, seen: str = "harmless", **details: Any) -> dic
     return {"status": "not-reproduced", "hazard": None, "seen": seen, "observed": observed, "details": details}
 
 
-RECIPES: Dict[str, Callable[[dict, Config], dict]] = {}
+RECIPES: Dict[str, Callable[[Signature, Config], dict]] = {}  # from extra recipe modules
 
 
 def recipe(*rules: str):
@@ -79,9 +84,11 @@ def recipe(*rules: str):
     return register
 
 
-def reproduce(signature: dict, config: Config) -> dict:
-    rule = signature.get("rule")
-    fn = RECIPES.get(rule)
+def reproduce(signature: Signature, config: Config) -> dict:
+    from .rules import RULES  # the rules' modules import this one
+
+    rule = signature.rule
+    fn = RECIPES.get(rule) or (RULES[rule].recipe if rule in RULES else None)
     if fn is None:
         raise NoReproducer(f"no recipe for rule {rule!r}")
     torch.manual_seed(0)
@@ -186,15 +193,20 @@ def dtype_of(name: Optional[str], default: torch.dtype = torch.float32) -> torch
     return dt
 
 
-def make_source(facts: dict, device: str, requires_grad: bool = False, dtype: Optional[torch.dtype] = None):
-    dt = dtype if dtype is not None else dtype_of(facts.get("dtype"))
+def known(value: Optional[Any], default: Any) -> Any:
+    """A source fact, or ``default`` where the static side did not know it (None)."""
+    return default if value is None else value
+
+
+def make_source(facts: Source, device: str, requires_grad: bool = False, dtype: Optional[torch.dtype] = None):
+    dt = dtype if dtype is not None else dtype_of(facts.dtype)
     values = FLOAT_VALUES if dt.is_floating_point or dt.is_complex else INT_VALUES
-    if facts.get("contiguous") is False:
+    if facts.contiguous is False:
         t = torch.tensor(values, dtype=dt, device=device).t().contiguous().t()  # strides (1, 2)
     else:
         t = torch.tensor(values, dtype=dt, device=device)
-    if facts.get("module_state"):  # a module's parameter: an nn.Parameter, a leaf that requires grad
-        return torch.nn.Parameter(t, requires_grad=bool(requires_grad or facts.get("requires_grad", True)))
+    if facts.module_state:  # a module's parameter: an nn.Parameter, a leaf that requires grad
+        return torch.nn.Parameter(t, requires_grad=bool(requires_grad or known(facts.requires_grad, True)))
     if requires_grad:
         if not dt.is_floating_point:
             raise NoReproducer(f"a {dt} tensor cannot require grad")
@@ -208,12 +220,12 @@ def storage_span(x) -> Optional[Tuple[int, int]]:
             return None
         s = x.untyped_storage()
         return s.data_ptr(), s.data_ptr() + s.nbytes()
-    if _is_array(x):
+    if is_array(x):
         return x.ctypes.data, x.ctypes.data + max(x.nbytes, 1)
     return None
 
 
-def _is_array(x) -> bool:
+def is_array(x) -> bool:
     return np is not None and isinstance(x, np.ndarray)
 
 
@@ -230,7 +242,7 @@ def values(x) -> list:
     if isinstance(x, torch.Tensor):
         x = x.detach().cpu()
         return [round(v, 4) if isinstance(v, float) else v for v in x.flatten().tolist()][:6]
-    if _is_array(x):
+    if is_array(x):
         return [round(float(v), 4) for v in x.reshape(-1)[:6]]
     return x
 
@@ -310,58 +322,56 @@ def apply_inplace(t: torch.Tensor, op: str):
     raise NoReproducer(f"no argument shape works for `{op}`: {last}")
 
 
-# Python operators that write in place, on tensors and on numpy arrays alike.
-WRITE_OPERATORS: Dict[str, Callable[[Any], Any]] = {}
-for _names, _fn in (
-    (("*=", "imul", "__imul__", "augassign"), lambda r: r.__imul__(10)),
-    (("+=", "iadd", "__iadd__"), lambda r: r.__iadd__(1)),
-    (("-=", "isub", "__isub__"), lambda r: r.__isub__(1)),
-    (("/=", "itruediv", "idiv", "__itruediv__"), lambda r: r.__itruediv__(10)),
-    (("**=", "ipow", "__ipow__"), lambda r: r.__ipow__(2)),
-    (("setitem", "__setitem__", "[]="), lambda r: r.__setitem__(0, 5)),
-    (("fill",), lambda r: r.fill(7) if _is_array(r) else r.fill_(7)),
-    (("fill0",), lambda r: r.fill(0) if _is_array(r) else r.zero_()),
+SETITEM = Syntax.SETITEM.value  # ``r[0] = 5``, on tensors and numpy arrays alike
+
+# ``a *= 2`` is reported as ``mul_`` whatever ``a`` is (catalog.AUGMENTED_INPLACE): on a numpy
+# array the in-place method is the operator (or the array's own method), done and spelled so.
+ARRAY_WRITES: Dict[str, Tuple[Callable[[Any], Any], str]] = {}
+for _names, _fn, _text in (
+    (("mul_", "multiply_"), lambda r: r.__imul__(10), " *= 10"),
+    (("add_",), lambda r: r.__iadd__(1), " += 1"),
+    (("sub_", "subtract_"), lambda r: r.__isub__(1), " -= 1"),
+    (("div_", "divide_", "true_divide_"), lambda r: r.__itruediv__(10), " /= 10"),
+    (("pow_",), lambda r: r.__ipow__(2), " **= 2"),
+    (("fill_",), lambda r: r.fill(7), ".fill(7)"),
+    (("zero_",), lambda r: r.fill(0), ".fill(0)"),
 ):
     for _n in _names:
-        WRITE_OPERATORS[_n] = _fn
-
-
-WRITE_TEXT: Dict[str, str] = {}
-for _names, _text in ((("*=", "imul", "__imul__", "augassign"), " *= 10"), (("+=", "iadd", "__iadd__"), " += 1"),
-                      (("-=", "isub", "__isub__"), " -= 1"), (("/=", "itruediv", "idiv", "__itruediv__"), " /= 10"),
-                      (("**=", "ipow", "__ipow__"), " **= 2"), (("setitem", "__setitem__", "[]="), "[0] = 5"),
-                      (("fill",), ".fill(7)"), (("fill0",), ".fill(0)")):
-    for _n in _names:
-        WRITE_TEXT[_n] = _text
+        ARRAY_WRITES[_n] = (_fn, _text)
 
 
 def is_write(op: str) -> bool:
-    return op in WRITE_OPERATORS or is_inplace_method(op)
-
-
-# ``a *= 2`` is reported as ``mul_`` whatever ``a`` is (catalog.AUGMENTED_INPLACE): on a numpy
-# array the in-place method is the operator.
-NDARRAY_INPLACE = {"mul_": "*=", "multiply_": "*=", "add_": "+=", "sub_": "-=", "subtract_": "-=", "div_": "/=",
-                   "divide_": "/=", "true_divide_": "/=", "pow_": "**=", "fill_": "fill", "zero_": "fill0"}
+    return op == SETITEM or is_inplace_method(op)
 
 
 def apply_write(r, op: str, args: Optional[str] = None):
     given = literal_args(args)
-    if given and not _is_array(r) and is_inplace_method(op):
+    if given and not is_array(r) and is_inplace_method(op):
         return getattr(r, op)(*given)  # the static side's own arguments, e.g. clamp_(0, 1)
-    if _is_array(r) and op in NDARRAY_INPLACE:
-        op = NDARRAY_INPLACE[op]
-    if op in WRITE_OPERATORS:
-        return WRITE_OPERATORS[op](r)
-    if _is_array(r):
+    if op == SETITEM:
+        return r.__setitem__(0, 5)
+    if is_array(r):
+        if op in ARRAY_WRITES:
+            return ARRAY_WRITES[op][0](r)
         raise NoReproducer(f"`{op}` on a numpy array")
     return apply_inplace(r, op)
+
+
+def write_text(op: str, args: Optional[str] = None, array: bool = False) -> str:
+    """How :func:`apply_write` writes, as code: ``.clamp_(0, 1)``, `` *= 10``, ``[0] = 5``."""
+    if literal_args(args) and not array:
+        return f".{op}({args})"
+    if op == SETITEM:
+        return "[0] = 5"
+    if array and op in ARRAY_WRITES:
+        return ARRAY_WRITES[op][1]
+    return call_text(op)
 
 
 # --------------------------------------------------------------------------------------------
 # Chains: the conversions, views and aliases between a source and what gets written or kept.
 
-def _need_numpy() -> bool:
+def need_numpy() -> bool:
     if np is None:
         raise NoReproducer("numpy is not installed")
     return True
@@ -372,16 +382,18 @@ def _expand(t):
     return row.expand(4, *row.shape[1:])
 
 
+GETITEM, ALIAS = Syntax.GETITEM.value, Syntax.ALIAS.value
+
 CHAIN_OPS: Dict[str, Callable[[Any], Any]] = {
     "data": lambda t: t.data, "detach": lambda t: t.detach(), "cpu": lambda t: t.cpu(),
     "cuda": lambda t: t.cuda(), "float": lambda t: t.float(), "double": lambda t: t.double(),
     "half": lambda t: t.half(), "bfloat16": lambda t: t.bfloat16(), "long": lambda t: t.long(),
     "int": lambda t: t.int(), "to": lambda t: t.to(t.dtype), "type_as": lambda t: t.type_as(t),
     "contiguous": lambda t: t.contiguous(),
-    "numpy": lambda t: _need_numpy() and t.numpy(), "from_numpy": lambda a: torch.from_numpy(a),
+    "numpy": lambda t: need_numpy() and t.numpy(), "from_numpy": lambda a: torch.from_numpy(a),
     "as_tensor": lambda t: torch.as_tensor(t),
-    "asarray": lambda t: np.asarray(t) if _is_array(t) else torch.asarray(t),
-    "array": lambda t: _need_numpy() and np.array(t), "OrderedDict": lambda t: t,
+    "asarray": lambda t: np.asarray(t) if is_array(t) else torch.asarray(t),
+    "array": lambda t: need_numpy() and np.array(t), "OrderedDict": lambda t: t,
     "view": lambda t: t.view(-1), "view_as": lambda t: t.view_as(t), "reshape": lambda t: t.reshape(-1),
     "reshape_as": lambda t: t.reshape_as(t), "flatten": lambda t: t.flatten(), "ravel": lambda t: t.ravel(),
     "t": lambda t: t.t(), "T": lambda t: t.T, "mT": lambda t: t.mT, "H": lambda t: t.H, "mH": lambda t: t.mH,
@@ -390,26 +402,18 @@ CHAIN_OPS: Dict[str, Callable[[Any], Any]] = {
     "movedim": lambda t: t.movedim(0, -1), "moveaxis": lambda t: t.moveaxis(0, -1),
     "squeeze": lambda t: t.squeeze(), "unsqueeze": lambda t: t.unsqueeze(0),
     "narrow": lambda t: t.narrow(0, 0, 1), "select": lambda t: t.select(0, 0),
-    "getitem": lambda t: t[:1], "__getitem__": lambda t: t[:1], "subscript": lambda t: t[:1],
-    "slice": lambda t: t[:1], "[]": lambda t: t[:1],
-    "index": lambda t: t[0], "diagonal": lambda t: t.diagonal(), "expand": _expand,
+    GETITEM: lambda t: t[:1], "diagonal": lambda t: t.diagonal(), "expand": _expand,
     "expand_as": lambda t: t[:1].expand_as(t) if t.dim() else t,
     "unbind": lambda t: t.unbind(0)[0], "split": lambda t: t.split(1)[0], "chunk": lambda t: t.chunk(2)[0],
     "tensor_split": lambda t: t.tensor_split(2)[0], "unflatten": lambda t: t.unflatten(-1, (1, -1)),
     "real": lambda t: t.real, "positive": lambda t: t.positive(), "resolve_conj": lambda t: t.resolve_conj(),
-    "resolve_neg": lambda t: t.resolve_neg(), "alias": lambda t: t, "assign": lambda t: t, "name": lambda t: t,
-    "identity": lambda t: t, "dropout": lambda t: torch.nn.functional.dropout(t, 0.5, training=False),
-    "clone": lambda t: t.clone(), "copy": lambda t: t.copy() if _is_array(t) else copy.copy(t),
+    "resolve_neg": lambda t: t.resolve_neg(), ALIAS: lambda t: t,
+    "dropout": lambda t: torch.nn.functional.dropout(t, 0.5, training=False),
+    "clone": lambda t: t.clone(), "copy": lambda t: t.copy() if is_array(t) else copy.copy(t),
     "deepcopy": lambda t: copy.deepcopy(t), "tensor": lambda t: torch.tensor(t),
 }
 
 
-def short_op(op: str) -> str:
-    """``torch.clone``/``numpy.copy``/``copy.deepcopy`` -> ``clone``/``copy``/``deepcopy``."""
-    return op.rsplit(".", 1)[-1] if "." in op else op
-
-
-GETITEM_OPS = {"getitem", "__getitem__", "subscript", "slice", "[]", "index"}
 _INDEX_CHARS = set("0123456789:, -[]")
 
 
@@ -436,9 +440,9 @@ def apply_chain(x, ops: Sequence[str], args: Optional[Sequence[Optional[str]]] =
     """Apply the chain with the static side's own arguments where it knew them (``narrow(0, 0, 2)``
     stays ``narrow(0, 0, 2)``), the table's defaults where it did not."""
     r = x
-    for i, op in enumerate(map(short_op, ops)):
+    for i, op in enumerate(ops):
         text = args[i] if args is not None and i < len(args) else None
-        if text and op in GETITEM_OPS and text.startswith("["):
+        if text and op == GETITEM and text.startswith("["):
             r = _arg_call(op, lambda: _index(r, text))
             continue
         given = literal_args(text) if op not in WRAPPING_OPS else None
@@ -471,10 +475,8 @@ def _arg_call(op: str, call: Callable[[], Any]):
 
 
 CHAIN_TEXT: Dict[str, str] = {
-    "getitem": "[:1]", "__getitem__": "[:1]", "subscript": "[:1]", "slice": "[:1]", "[]": "[:1]", "index": "[0]",
-    "T": ".T",
-    "mT": ".mT", "H": ".H", "mH": ".mH", "real": ".real", "data": ".data", "alias": "", "assign": "",
-    "name": "", "identity": "", "view": ".view(-1)", "reshape": ".reshape(-1)", "transpose": ".transpose(0, -1)",
+    GETITEM: "[:1]", "T": ".T", "mT": ".mT", "H": ".H", "mH": ".mH", "real": ".real", "data": ".data", ALIAS: "",
+    "view": ".view(-1)", "reshape": ".reshape(-1)", "transpose": ".transpose(0, -1)",
     "expand": "[:1].expand(4, -1)", "narrow": ".narrow(0, 0, 1)", "select": ".select(0, 0)",
     "unsqueeze": ".unsqueeze(0)", "unbind": ".unbind(0)[0]", "split": ".split(1)[0]", "chunk": ".chunk(2)[0]",
     "to": ".to(x.dtype)", "movedim": ".movedim(0, -1)", "swapaxes": ".swapaxes(0, -1)",
@@ -489,11 +491,11 @@ WRAPPING_OPS = {"deepcopy": "copy.deepcopy", "dict": "dict", "list": "list", "tu
 
 def describe(source: str, ops: Sequence[str], args: Optional[Sequence[Optional[str]]] = None) -> str:
     text = source
-    for i, op in enumerate(map(short_op, ops)):
+    for i, op in enumerate(ops):
         given = args[i] if args is not None and i < len(args) else None
         if op in WRAPPING_OPS:
             text = f"{WRAPPING_OPS[op]}({text})"
-        elif given and op in GETITEM_OPS and given.startswith("["):
+        elif given and op == GETITEM and given.startswith("["):
             text += given
         elif given and literal_args(given):
             text += f".{op}({given})"
@@ -545,87 +547,7 @@ def backward_outcome(x: torch.Tensor, y: torch.Tensor, reference: torch.Tensor, 
 
 
 # --------------------------------------------------------------------------------------------
-# TAL001: writes through .data
-
-def data_write(sig: dict):
-    """The write a TAL001 signature describes, as a function of the tensor ``x``."""
-    kind = sig.get("write") or "inplace"
-    ops = list(sig.get("ops") or [])
-    op = ops[0] if ops else None
-    if kind == "inplace":
-        if not op or not is_inplace_method(op):
-            raise NoReproducer(f"no in-place method `{op}`")
-        return f"x.data{call_text(op)}", lambda x: apply_inplace(x.data, op)
-    if kind == "setitem":
-        return "x.data[0] = 5", lambda x: x.data.__setitem__(0, 5.0)
-    if kind == "augassign":
-        def aug(x):
-            d = x.data
-            d *= 10
-        return "x.data *= 10", aug
-    if kind == "assign":
-        def assign(x):
-            x.data = torch.full_like(x, 100.0)
-        return "x.data = torch.full_like(x, 100.)", assign
-    if kind == "out":
-        return "torch.add(zeros, 7, out=x.data)", lambda x: torch.add(torch.zeros_like(x), 7, out=x.data)
-    if kind == "collective":
-        # what a collective does to the tensor it is handed (the reduced or received values land in
-        # it, in place), without a process group: an in-place overwrite of the same memory
-        return (f"torch.distributed.{op}(x.data) (as the in-place overwrite it is: x.data.copy_(values))",
-                lambda x: x.data.copy_(torch.full_like(x, 3.0)))
-    if kind == "init":
-        name = op if op and op != "init" else "normal_"
-        init = getattr(torch.nn.init, name, None)
-        if init is None or not name.endswith("_"):
-            raise NoReproducer(f"no torch.nn.init function `{name}`")
-        return f"torch.nn.init.{name}(x.data)", lambda x: init(x.data, *INIT_ARGS.get(name, ()))
-    raise NoReproducer(f"unknown .data write kind {kind!r}")
-
-
-@recipe("TAL001")
-def tal001(sig: dict, config: Config) -> dict:
-    text, write = data_write(sig)
-    facts = sig.get("source") or {}
-    try_write(lambda: write(make_source(facts, config.device, requires_grad=True)))
-    x = make_source(facts, config.device, requires_grad=True)
-    if sig.get("pending_graph", True):
-        reference = grad_of(square_sum, x)
-
-        def body(x):
-            y = square_sum(x)
-            write(x)
-            return y
-
-        context = f"y = (x*x).sum(); {text}; y.backward()"
-        try:
-            y = run_body(body, (x,), config)
-        except Raised as r:
-            return raised_result(r, context)
-        return backward_outcome(x, y, reference, context, config)
-
-    # No graph pending: the write after backward() (init, optimizer-style update).
-    square_sum(x).backward()
-    reference = x.grad.clone()
-    version = x._version
-
-    def update(x):
-        write(x)
-        return x.sum()  # something to compile around
-
-    context = f"y.backward(); {text}"
-    try:
-        run_body(update, (x,), config)
-    except Raised as r:
-        return raised_result(r, context)
-    return not_reproduced(
-        f"{context}: no graph was pending, the gradient {values(x.grad)} is the tracked one; the write "
-        f"was untracked (x._version {version} -> {x._version}), torch.no_grad() gives the same values",
-        seen="no-pending-graph", grad=values(x.grad), reference=values(reference))
-
-
-# --------------------------------------------------------------------------------------------
-# TAL002 / TAL201 / TAL301: an alias chain and a write through one side of it
+# An alias chain and a write through one side of it (TAL002, TAL201, TAL301)
 
 def split_write(ops: Sequence[str]) -> Tuple[List[str], Optional[str]]:
     ops = list(ops)
@@ -635,7 +557,7 @@ def split_write(ops: Sequence[str]) -> Tuple[List[str], Optional[str]]:
 
 
 def _snapshot(v):
-    return v.copy() if _is_array(v) else v.detach().clone()
+    return v.copy() if is_array(v) else v.detach().clone()
 
 
 def _same_values(a, b) -> bool:
@@ -648,18 +570,18 @@ DTYPE_CASES = {"float": ("float32", "float64"), "double": ("float64", "float32")
                "bfloat16": ("bfloat16", "float32"), "long": ("int64", "float32"), "int": ("int32", "float32")}
 
 
-def alias_write(sig: dict, config: Config, **options) -> dict:
+def alias_write(sig: Signature, config: Config, **options) -> dict:
     """:func:`alias_write_case`, once per dtype when the dtype decides whether a conversion in the
     chain copies: the static side rarely knows the dtype (its ``dtype`` names the no-op case), so
     both the no-op and the converting case run, and the result says which one showed the hazard."""
-    facts = dict(sig.get("source") or {})
-    convs = [short_op(op) for op in sig.get("ops") or [] if short_op(op) in DTYPE_CASES]
-    if not convs or facts.get("dtype_known"):
+    facts = sig.facts
+    convs = [op for op in sig.ops if op in DTYPE_CASES]
+    if not convs or facts.dtype_known:
         return alias_write_case(sig, config, **options)
     noop, converting = DTYPE_CASES[convs[-1]]
     results = {}
     for dtype in (noop, converting):
-        case = dict(sig, source=dict(facts, dtype=dtype))
+        case = dataclasses.replace(sig, source=dataclasses.replace(facts, dtype=dtype))
         try:
             results[dtype] = alias_write_case(case, config, **options)
         except NoReproducer as exc:
@@ -676,31 +598,30 @@ def alias_write(sig: dict, config: Config, **options) -> dict:
     return out
 
 
-def alias_write_case(sig: dict, config: Config, *, default_write: Optional[str], default_pending: bool,
+def alias_write_case(sig: Signature, config: Config, *, default_write: Optional[str], default_pending: bool,
                 default_requires_grad: bool, no_grad_write: bool = False) -> dict:
     """Make the source, derive the alias through the signature's chain, write through one side
     and watch the other. ``no_grad_write``: the write runs under ``torch.no_grad()`` (TAL301 asks
     whether the write reaches the other name, not what autograd thinks of it)."""
-    facts = dict(sig.get("source") or {})
-    ops = list(sig.get("ops") or [])
-    chain, write = split_write(ops)
-    all_args = list(sig.get("args") or [])
+    facts = sig.facts
+    chain, write = split_write(sig.ops)
+    all_args = list(sig.args or ())
     chain_args = all_args[:len(chain)]
     write_args = all_args[len(chain)] if write is not None and len(all_args) > len(chain) else None
     write = write or default_write
-    pending = bool(facts.get("pending_graph", facts.get("saved", default_pending)))
-    from_array = bool(chain) and short_op(chain[0]) == "from_numpy" or facts.get("type") == "ndarray"
+    pending = bool(known(facts.pending_graph, default_pending))
+    from_array = bool(chain) and chain[0] == "from_numpy" or facts.type == "ndarray"
     requires_grad = not from_array and bool(
-        pending or facts.get("requires_grad", facts.get("leaf", default_requires_grad)) or facts.get("module_state"))
-    # which side is written: the chain's result or the source (the rules send ``written``)
-    mutated = sig.get("written") or facts.get("mutated", "alias")
-    if config.device != "cpu" and (from_array or any(short_op(op) in NUMPY_OPS for op in chain)):
+        pending or known(facts.requires_grad, known(facts.leaf, default_requires_grad)) or facts.module_state)
+    # which side is written: the chain's result or the source
+    mutated = sig.written or "alias"
+    if config.device != "cpu" and (from_array or any(op in NUMPY_OPS for op in chain)):
         raise NotApplicable(f"on {config.device} a NumPy array cannot share the tensor's memory (`.cpu()` copies "
                             f"and `.numpy()` needs a CPU tensor), so this alias cannot happen there")
 
     def source():
         t = make_source(facts, config.device, requires_grad=requires_grad)
-        return t.numpy() if from_array and _need_numpy() else t
+        return t.numpy() if from_array and need_numpy() else t
 
     x = source()
     name = "arr" if from_array else "x"
@@ -715,7 +636,7 @@ def alias_write_case(sig: dict, config: Config, *, default_write: Optional[str],
     except Exception as exc:  # noqa: BLE001
         kind = error_kind(exc)
         return not_reproduced(f"`{alias_text}` raised: {short(exc)}", seen=kind or "error", error=kind)
-    array = _is_array(probe)
+    array = is_array(probe)
     del probe
     if write is None:
         if aliases:
@@ -726,10 +647,7 @@ def alias_write_case(sig: dict, config: Config, *, default_write: Optional[str],
     try_write(lambda: apply_write(_plain(apply_chain(source(), chain, chain_args)) if mutated != "source" else _plain(source()),
                                   write, write_args))
 
-    written_is_array = array if mutated != "source" else from_array
-    spelled = NDARRAY_INPLACE.get(write, write) if written_is_array else write
-    write_text = (f".{spelled}({write_args})" if literal_args(write_args) and not written_is_array
-                  else WRITE_TEXT.get(spelled) or call_text(spelled))
+    write_code = write_text(write, write_args, array if mutated != "source" else from_array)
     guard = torch.no_grad if (no_grad_write or mutated == "source") else _nothing
     before = _snapshot(x)
     reference = grad_of(square_sum, x) if pending else None
@@ -743,7 +661,7 @@ def alias_write_case(sig: dict, config: Config, *, default_write: Optional[str],
                 apply_write(x, write, write_args)
             return y, kept, _snapshot(r)
 
-        context = f"r = {alias_text}; {name}{write_text}; read r"
+        context = f"r = {alias_text}; {name}{write_code}; read r"
         try:
             y, kept, after = run_body(body, (x,), config)
         except Raised as r:
@@ -761,8 +679,8 @@ def alias_write_case(sig: dict, config: Config, *, default_write: Optional[str],
             apply_write(r, write, write_args)
         return y
 
-    context = (f"y = (x*x).sum(); r = {alias_text}; r{write_text}; y.backward()" if pending
-               else f"r = {alias_text}; r{write_text}")
+    context = (f"y = (x*x).sum(); r = {alias_text}; r{write_code}; y.backward()" if pending
+               else f"r = {alias_text}; r{write_code}")
     try:
         y = run_body(body, (x,), config)
     except Raised as r:
@@ -793,314 +711,3 @@ class _nothing:
 def _plain(v):
     """A scratch value for trying a write: detached from any graph."""
     return v.detach() if isinstance(v, torch.Tensor) else v
-
-
-@recipe("TAL002")
-def tal002(sig: dict, config: Config) -> dict:
-    # A read of .data: show what a later write through it does while a graph saved the tensor.
-    return alias_write(sig, config, default_write="mul_", default_pending=True, default_requires_grad=True)
-
-
-@recipe("TAL201")
-def tal201(sig: dict, config: Config) -> dict:
-    return alias_write(sig, config, default_write="mul_", default_pending=False, default_requires_grad=False)
-
-
-@recipe("TAL301")
-def tal301(sig: dict, config: Config) -> dict:
-    return alias_write(sig, config, default_write="mul_", default_pending=False, default_requires_grad=False,
-                       no_grad_write=True)
-
-
-@recipe("TAL202")
-def tal202(sig: dict, config: Config) -> dict:
-    """``y = op(h)``, an in-place write to what ``op`` saved (its result ``y`` or its input ``h``),
-    then ``y.sum().backward()``: the version check raises when the op saved the written tensor."""
-    ops = list(sig.get("ops") or [])
-    if len(ops) != 2:
-        raise NoReproducer(f"TAL202 needs the saving op and the write, got {ops}")
-    op, write = ops
-    fn = getattr(torch, op, None) or getattr(torch.nn.functional, op, None)
-    if not callable(fn):
-        raise NoReproducer(f"`{op}` is neither a torch nor a torch.nn.functional function")
-    saved = sig.get("saved", "result")
-    inplace = write.endswith("(inplace=True)")
-    if inplace:
-        activation = getattr(torch.nn.functional, write[: -len("(inplace=True)")], None)
-        if not callable(activation):
-            raise NoReproducer(f"`{write}` is not a torch.nn.functional activation")
-        do_write = lambda t: activation(t, inplace=True)  # noqa: E731
-    else:
-        try_write(lambda: apply_write(make_source({}, config.device), write))
-        do_write = lambda t: apply_write(t, write)  # noqa: E731
-    x = make_source({}, config.device, requires_grad=True)
-
-    def body(x):
-        h = x.abs() + 0.5  # a non-leaf input where every op here is defined
-        y = _call_op(fn, h)
-        do_write(y if saved == "result" else h)
-        y.sum().backward()
-        return y
-
-    context = f"h = x.abs() + 0.5; y = {op}(h); {'y' if saved == 'result' else 'h'}: {write}; y.sum().backward()"
-    try:
-        run_body(body, (x,), config)
-    except Raised as r:
-        return raised_result(r, context)
-    return not_reproduced(f"{context}: backward ran; `{op}` did not save the written tensor", seen="not-saved")
-
-
-def _call_op(fn: Callable, h: torch.Tensor):
-    """``fn(h)``, or with the dimension or shape it also needs (softmax, layer_norm)."""
-    for call in (lambda: fn(h), lambda: fn(h, dim=-1), lambda: fn(h, h.shape[-1:])):
-        try:
-            return call()
-        except TypeError:
-            continue
-    raise NoReproducer(f"no argument shape works for `{getattr(fn, '__name__', fn)}`")
-
-
-# --------------------------------------------------------------------------------------------
-# TAL101 / TAL102 / TAL103: constructors
-
-COPY_WARNING = "To copy construct from a tensor"
-
-
-@recipe("TAL101")
-def tal101(sig: dict, config: Config) -> dict:
-    facts = sig.get("source") or {}
-    op = (sig.get("ops") or ["tensor"])[0]
-    kind = facts.get("type", "tensor")
-    x = make_source(facts, config.device, requires_grad=facts.get("requires_grad", True))
-    if kind == "ndarray" and _need_numpy():
-        x = x.detach().cpu().numpy()
-    elif kind == "list":
-        x = x.detach().cpu().tolist()
-    elif kind != "tensor":
-        raise NoReproducer(f"unknown source type {kind!r}")
-    if op == "tensor":
-        def body(x):
-            return torch.tensor(x)
-        text = "torch.tensor(x)"
-    elif op == "new_tensor":
-        like = torch.zeros(1, device=config.device)
-
-        def body(x):
-            return like.new_tensor(x)
-        text = "u.new_tensor(x)"
-    else:
-        raise NoReproducer(f"no recipe for the constructor `{op}`")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            r = run_body(body, (x,), config)
-        except Raised as e:
-            return raised_result(e, text, loud_is_hazard=False)
-    texts = [str(w.message) for w in caught if COPY_WARNING in str(w.message)]
-    src_rg = isinstance(x, torch.Tensor) and x.requires_grad
-    shares = shares_storage(x, r)
-    details = dict(warning=texts[0].split(",")[0] if texts else None, source_requires_grad=src_rg,
-                   result_requires_grad=r.requires_grad, shares_storage=shares)
-    if texts:
-        dropped = " and dropped requires_grad" if src_rg and not r.requires_grad else ""
-        return reproduced("copy-construct-warning", f"{text} copied{dropped}; UserWarning: {texts[0][:80]}…",
-                         **details)
-    return not_reproduced(f"{text} of a {kind}: no copy-construct warning", seen="no-warning", **details)
-
-
-@recipe("TAL102")
-def tal102(sig: dict, config: Config) -> dict:
-    facts = sig.get("source") or {}
-    op = (sig.get("ops") or ["tensor"])[-1]
-    ctor = {"tensor": torch.tensor, "as_tensor": torch.as_tensor}.get(op)
-    if ctor is None:
-        raise NoReproducer(f"no recipe for the constructor `{op}`")
-    requires_grad = bool(facts.get("requires_grad", facts.get("calls_backward", True)))
-    shape = () if facts.get("elements", "0d") == "0d" else ((1,) if facts["elements"] == "one" else (2,))
-    a = torch.full(shape, 1.0, device=config.device, requires_grad=requires_grad)
-    b = torch.full(shape, 2.0, device=config.device, requires_grad=requires_grad)
-    text = f"torch.{op}([a, b * 3])"
-
-    def body(a, b):
-        return ctor([a, b * 3])
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            r = run_body(body, (a, b), config)
-        except Raised as e:
-            return raised_result(e, text)
-    stacked = torch.stack([a, b * 3])
-    if requires_grad and not r.requires_grad:
-        return reproduced("graph-dropped", f"{text} = {values(r)} with requires_grad=False: no gradient reaches a, b "
-                         f"(torch.stack keeps {type(stacked.grad_fn).__name__})", result_requires_grad=False)
-    if same(r, stacked):
-        return not_reproduced(f"{text} = {values(r)}: no graph to drop (the elements do not require grad), "
-                             f"identical to torch.stack", seen="no-graph", result_requires_grad=r.requires_grad)
-    return not_reproduced(f"{text} = {values(r)}, keeps the graph", seen="graph-kept")
-
-
-@recipe("TAL103")
-def tal103(sig: dict, config: Config) -> dict:
-    facts = sig.get("source") or {}
-    member = (sig.get("ops") or ["Tensor"])[0]
-    ctor = getattr(torch, member, None)
-    if ctor is None or member not in LEGACY_DTYPES:
-        raise NoReproducer(f"no legacy constructor torch.{member}")
-    # Unknown dtype: the one the constructor accepts (the only way the line runs at all).
-    dtype = dtype_of(facts.get("dtype")) if facts.get("dtype") else (LEGACY_DTYPES[member] or torch.float32)
-    grad = bool(facts.get("requires_grad", False)) and dtype.is_floating_point
-    x = make_source(facts, config.device, requires_grad=grad, dtype=dtype)
-    before = x.detach().clone()
-    text = f"c = torch.{member}(x); c.mul_(2)"
-
-    def body(x):
-        c = ctor(x)
-        with torch.no_grad():
-            c.mul_(2)
-        return c
-
-    try:
-        c = run_body(body, (x,), config)
-    except Raised as e:
-        return raised_result(e, text, loud_is_hazard=False)
-    changed = not same(x, before)
-    shares = shares_storage(x, c)
-    if changed or shares:
-        return reproduced("alias", f"{text}: x changed {values(before)} -> {values(x)}; c shares x's storage: {shares}",
-                         shares_storage=shares, source_changed=changed)
-    return not_reproduced(f"{text}: x unchanged: a copy", seen="copy", shares_storage=False)
-
-
-LEGACY_DTYPES: Dict[str, Optional[torch.dtype]] = {
-    "Tensor": None, "FloatTensor": torch.float32, "DoubleTensor": torch.float64, "HalfTensor": torch.float16,
-    "BFloat16Tensor": torch.bfloat16, "ByteTensor": torch.uint8, "CharTensor": torch.int8,
-    "ShortTensor": torch.int16, "IntTensor": torch.int32, "LongTensor": torch.int64, "BoolTensor": torch.bool,
-}
-
-
-# --------------------------------------------------------------------------------------------
-# TAL401: snapshots of live state kept across an update
-
-def _state_dict(obj):
-    return obj.state_dict()
-
-
-SNAPSHOT_OPS: Dict[str, Callable[[Any], Any]] = {
-    "state_dict": _state_dict, "copy": lambda s: s.copy() if isinstance(s, dict) else copy.copy(s),
-    "dict": lambda s: dict(s), "deepcopy": copy.deepcopy, "clone": lambda s: _map(s, lambda t: t.clone()),
-    "detach": lambda s: _map(s, lambda t: t.detach()), "data": lambda s: _map(s, lambda t: t.data),
-    "cpu": lambda s: _map(s, lambda t: t.cpu()), "float": lambda s: _map(s, lambda t: t.float()),
-    "to": lambda s: _map(s, lambda t: t.to(t.device)),
-    "numpy": lambda s: _need_numpy() and _map(s, lambda t: t.detach().cpu().numpy()),
-    "parameters": lambda m: list(m.parameters()), "named_parameters": lambda m: dict(m.named_parameters()),
-    "list": lambda s: list(s.values()) if isinstance(s, dict) else list(s),
-    "values": lambda s: list(s.values()), "items": lambda s: dict(s), "weight": lambda m: m.weight,
-    "bias": lambda m: m.bias, "tolist": lambda s: _map(s, lambda t: t.tolist()),
-    "tuple": lambda s: tuple(s.values()) if isinstance(s, dict) else tuple(s), "OrderedDict": lambda s: dict(s),
-    "array": lambda s: _need_numpy() and _map(s, lambda t: np.array(t.detach().cpu())),
-}
-UPDATE_OPS = {"step", "backward", "zero_grad", "load_state_dict", "update"}
-MODULE_SNAPSHOT_OPS = {"state_dict", "parameters", "named_parameters", "weight", "bias"}
-
-
-def _map(s, fn):
-    if isinstance(s, dict):
-        return {k: fn(v) for k, v in s.items()}
-    if isinstance(s, (list, tuple)):
-        return [fn(v) for v in s]
-    return fn(s)
-
-
-def _leaves(s) -> List[Any]:
-    if isinstance(s, dict):
-        return [v for x in s.values() for v in _leaves(x)]
-    if isinstance(s, (list, tuple)):
-        return [v for x in s for v in _leaves(x)]
-    return [s]
-
-
-def _frozen(s) -> List[Any]:
-    out = []
-    for v in _leaves(s):
-        if isinstance(v, torch.Tensor):
-            out.append(v.detach().cpu().clone())
-        elif _is_array(v):
-            out.append(torch.from_numpy(v.copy()))
-        else:
-            out.append(copy.deepcopy(v))
-    return out
-
-
-@recipe("TAL401")
-def tal401(sig: dict, config: Config) -> dict:
-    ops = [short_op(op) for op in sig.get("ops") or ["state_dict", "step"]]
-    is_update = lambda op: op in UPDATE_OPS or is_write(op)  # noqa: E731 - an in-place write updates too
-    snap_ops = [op for op in ops if not is_update(op)]
-    updates = [op for op in ops if is_update(op)] or ["step"]
-    writes = [op for op in updates if op not in UPDATE_OPS]
-    facts = sig.get("source") or {}
-    optimizer_state = bool(facts.get("optimizer")) or (snap_ops[:1] == ["optimizer_state_dict"])
-    if optimizer_state:
-        snap_ops = ["state_dict"] + snap_ops[1:]
-    for op in snap_ops:
-        if op not in SNAPSHOT_OPS:
-            raise NoReproducer(f"no recipe for the snapshot op `{op}`")
-
-    torch.manual_seed(0)
-    model = torch.nn.Linear(3, 2).to(config.device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    forward = torch.compile(model, backend=config.backend) if config.compiled else model
-    x = torch.randn(4, 3, device=config.device)
-
-    def train_step():
-        opt.zero_grad()
-        loss = forward(x).pow(2).mean()
-        loss.backward()
-        opt.step()
-
-    def update():
-        if writes and not optimizer_state:  # e.g. an EMA: ``t.mul_(1 - tau).add_(o)`` under no_grad
-            with torch.no_grad():
-                for p in model.parameters():
-                    apply_write(p, writes[0])
-        elif "load_state_dict" in updates and not optimizer_state:
-            other = torch.nn.Linear(3, 2).to(config.device)
-            model.load_state_dict(other.state_dict())  # copy_ into the live parameters
-        else:
-            train_step()
-
-    if optimizer_state:
-        train_step()  # the momentum buffers exist after a first step
-        owner = opt
-    elif snap_ops and snap_ops[0] not in MODULE_SNAPSHOT_OPS:
-        owner = model.weight  # ``w0 = model.weight.detach()``: a snapshot of one live tensor
-    else:
-        owner = model
-    snap = owner
-    for op in snap_ops:
-        snap = SNAPSHOT_OPS[op](snap)
-    if optimizer_state:
-        snap = snap["state"]
-    text = describe("optimizer" if optimizer_state else "model" if owner is model else "model.weight", snap_ops)
-    kept = _frozen(snap)
-    try:
-        update()
-    except Exception as exc:  # noqa: BLE001
-        return raised_result(Raised(exc, "training step"), f"snap = {text}; optimizer.step()", loud_is_hazard=False)
-    now = _frozen(snap)
-    changed = [i for i, (a, b) in enumerate(zip(kept, now))
-               if isinstance(a, torch.Tensor) and not (a.shape == b.shape and torch.equal(a, b))]
-    if writes and not optimizer_state:
-        context = f"snap = {text}; with torch.no_grad(): p{WRITE_TEXT.get(writes[0]) or call_text(writes[0])}"
-    elif "load_state_dict" in updates and not optimizer_state:
-        context = f"snap = {text}; model.load_state_dict(other)"
-    else:
-        context = f"snap = {text}; loss.backward(); optimizer.step()"
-    if changed:
-        first = _leaves(snap)[changed[0]]
-        return reproduced("stale-snapshot", f"{context}: the snapshot changed with the live state "
-                         f"({len(changed)} of {len(kept)} tensors), e.g. {values(kept[changed[0]])} -> {values(first)}",
-                         changed=len(changed), total=len(kept))
-    return not_reproduced(f"{context}: the snapshot kept its values ({len(kept)} tensors): a copy", seen="copy",
-                         total=len(kept))

@@ -22,7 +22,9 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from detachlint.signature import Signature
 
 from . import __version__ as RUNTIME_VERSION
 from .names import DEFAULT_BACKENDS, TorchMissing
@@ -78,9 +80,14 @@ def cuda_probe() -> Tuple[bool, str]:
     return True, ""
 
 
-def canonical(signature: dict) -> str:
-    """The canonical JSON of a signature: equal patterns give equal keys, whatever the key order."""
-    return json.dumps(signature, sort_keys=True, separators=(",", ":"), default=str)
+def canonical_json(data: object) -> str:
+    """JSON with sorted keys and no spaces: equal data give equal text, whatever the key order."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def canonical(signature: Signature) -> str:
+    """The key of a signature: equal patterns give equal keys."""
+    return canonical_json(signature.to_json())
 
 
 def recipe_paths(extra: Sequence[str] = ()) -> List[Path]:
@@ -96,11 +103,11 @@ def recipe_paths(extra: Sequence[str] = ()) -> List[Path]:
 
 
 def recipe_fingerprint(extra: Sequence[Path] = ()) -> str:
-    """Everything that changes a result: our recipe and worker sources, every extra recipe module's
+    """Everything that changes a result: our recipe, rule and worker sources, every extra recipe module's
     source (an unreadable one is hashed as such), and the versions of detachlint and this package."""
     h = hashlib.sha256()
-    for name in ("recipes.py", "worker.py"):
-        h.update((_HERE / name).read_bytes())
+    for path in [_HERE / "recipes.py", _HERE / "worker.py"] + sorted((_HERE / "rules").glob("*.py")):
+        h.update(path.read_bytes())
     for path in extra:
         h.update(str(path).encode() + b"\0")
         try:
@@ -166,7 +173,7 @@ class Cache:
 
     @staticmethod
     def checksum(identity: dict, result: dict) -> str:
-        return hashlib.sha256(canonical({"identity": identity, "result": result}).encode()).hexdigest()
+        return hashlib.sha256(canonical_json({"identity": identity, "result": result}).encode()).hexdigest()
 
     def get(self, key: str, config: Config) -> Optional[dict]:
         path = self.path(key, config)
@@ -355,7 +362,7 @@ class Confirmer:
             self._worker = worker
         return self._worker
 
-    def _reproduce(self, key: str, signature: dict, config: Config) -> dict:
+    def _reproduce(self, key: str, signature: Signature, config: Config) -> dict:
         limit = self.time_limits.get(config.backend, max(self.time_limits.values()))
         self.reproductions += 1
         try:
@@ -367,7 +374,7 @@ class Confirmer:
             return {"status": "timeout", "observed": f"the worker did not start within {STARTUP_LIMIT:.0f} s"}
         start = time.perf_counter()
         try:
-            return worker.run({"id": self.reproductions, "signature": signature,
+            return worker.run({"id": self.reproductions, "signature": signature.to_json(),
                                "config": {"device": config.device, "backend": config.backend}}, limit)
         except _Timeout:
             worker.stop(kill=True)
@@ -390,17 +397,18 @@ class Confirmer:
 
     # -- the public entry ----------------------------------------------------------------------
 
-    def confirm(self, signatures: Iterable[Optional[dict]]) -> List[dict]:
-        """One confirmation object per signature (``None`` gives ``no-reproducer``)."""
-        signatures = list(signatures)
+    def confirm(self, signatures: Iterable[Union[Signature, dict, None]]) -> List[dict]:
+        """One confirmation object per signature (``None`` gives ``no-reproducer``); a JSON object is
+        parsed as a :class:`Signature` (``SignatureError`` when it is outside the contract)."""
+        signatures = [Signature.from_json(s) if isinstance(s, dict) else s for s in signatures]
         keys = [canonical(s) if s else None for s in signatures]
-        unique: Dict[str, dict] = {}
+        unique: Dict[str, Signature] = {}
         for key, sig in zip(keys, signatures):
             if key is not None and key not in unique:
                 unique[key] = sig
         cuda_possible, cuda_reason = cuda_probe() if "cuda" in self.devices else (False, "")
         results: Dict[Tuple[str, str], dict] = {}
-        todo: List[Tuple[str, dict, Config]] = []
+        todo: List[Tuple[str, Signature, Config]] = []
         for key, sig in unique.items():
             for config in self.configs:
                 if config.device == "cuda" and not cuda_possible:
@@ -415,8 +423,7 @@ class Confirmer:
         try:
             for i, (key, sig, config) in enumerate(todo):
                 if self.progress is not None:
-                    self.progress(i, len(todo), f"{sig.get('rule', '?')} {'/'.join(map(str, sig.get('ops') or []))} "
-                                                f"on {config.name}")
+                    self.progress(i, len(todo), f"{sig.rule} {'/'.join(sig.ops)} on {config.name}")
                 result = self._reproduce(key, sig, config)
                 if self.cache is not None and result.get("status") in CACHEABLE:
                     self.cache.put(key, config, result)

@@ -15,23 +15,8 @@ from typing import Any, Dict, List, Optional
 
 from detachlint.findings import Finding, Location, Severity
 
-from .watch import ALIAS_CODES, SAVED_RULES, claims_read
-
-WHY = {
-    "TAL001": "none of its writes hit memory that a pending backward had saved (no silent wrong gradient)",
-    "TAL002": "no write through the `.data` alias taken here hit memory saved for a pending backward",
-    "TAL201": "no pending backward had saved the written memory, and the tensor the alias was made from was "
-              "not read after the write",
-    "TAL202": "no backward needed the tensor after it was written (the version check raised nowhere)",
-    "TAL301": "the name that was not written was never read after the write, and no pending backward had saved "
-              "the memory",
-    "TAL401": "the snapshot was never read, restored or saved after the live tensors changed",
-    "TAL101": "it was never called with a tensor that requires grad (a copy of one that does not computes "
-              "the same values)",
-    "TAL102": "none of the elements required grad: there was no graph to drop",
-    "TAL103": "no in-place write went through the alias it returned",
-}
-OBSERVABLE = set(WHY)
+from .rules import RULES
+from .watch import claims_read
 
 
 def _rows(f: Finding) -> range:
@@ -101,12 +86,13 @@ def verdicts(observer) -> List[Finding]:
 
 
 def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Dict[str, Any]:
+    rule = RULES.get(f.code)
     counts: Dict[str, Optional[int]] = {"ran": ran, "hazards": len(events)}
     writes = sum(observer.write_counts.get((path, r), 0) for r in _rows(f))
-    if f.code in ("TAL001", "TAL201", "TAL202", "TAL301", "TAL401"):
+    if rule is not None and rule.counts == "writes":
         counts["writes"] = writes
     calls = [k for r in _rows(f) for k in observer.ctor_calls.get((path, r), [])]
-    if f.code in ("TAL101", "TAL102", "TAL103"):
+    if rule is not None and rule.counts == "calls":
         counts["calls"] = len(calls)
     if events:
         kinds = sorted({e.kind for e in events})
@@ -126,24 +112,24 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
     ran = max(ran, writes, len(calls))
     counts["ran"] = ran
     blind = sum(observer.blind_writes.get((path, r), 0) for r in _rows(f))
-    if blind and f.code in ("TAL001", "TAL002", "TAL201", "TAL202", "TAL301", "TAL401"):
+    if blind and rule is not None and rule.writes:
         return _unobservable(counts, ran, f"{blind} of its writes went to tensors without storage (meta device, "
                                           f"sparse), whose overlap with saved or aliased memory cannot be checked")
-    if f.code in ("TAL001", "TAL201", "TAL202", "TAL301") and not writes or f.code not in OBSERVABLE:
+    if rule is None or rule.needs_write and not writes:
         return _unobservable(counts, ran, "no write reached torch's dispatcher from it (NumPy writes and `.data =` "
                                           "bypass it), so the hazard could not be observed")
-    if observer.hooks_late is not None and f.code in SAVED_RULES:
+    if observer.hooks_late is not None and rule.saved_hooks:
         where, alive = observer.hooks_late
         return _unobservable(counts, ran, f"what autograd saved was watched only from the first run of {where}, "
                                           f"when {alive} tensor(s) with a graph were already alive: a write to "
                                           f"what those graphs saved could not be seen")
-    why = WHY[f.code]
-    uses = [u for r in _rows(f) for u in observer.snap_unchanged.get((path, r), [])] if f.code == "TAL401" else []
+    why = rule.harmless
+    uses = [u for r in _rows(f) for u in observer.snap_unchanged.get((path, r), [])] if rule.snapshots else []
     if uses:
         why = "its snapshot was " + "; ".join(uses[:3]) + (f" (and {len(uses) - 3} more)" if len(uses) > 3 else "")
-    if f.code in ALIAS_CODES:
+    if rule.watched is not None:
         stats = observer.watch.stats.get(id(f))
-        opt_changed = sum(observer.snap_changed.get((path, r), 0) for r in _rows(f)) if f.code == "TAL401" else 0
+        opt_changed = sum(observer.snap_changed.get((path, r), 0) for r in _rows(f)) if rule.snapshots else 0
         if opt_changed:
             return _unobservable(counts, ran, f"the optimizer's live state changed after {opt_changed} of its "
                                               f"snapshots were taken, and a snapshot of optimizer state holds those "
@@ -161,11 +147,10 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
                                               f"finding does not claim such a read (the write may be meant to reach "
                                               f"it), and whether it was meant cannot be seen at runtime")
         if stats is not None and stats.made:
-            if f.code in ("TAL201", "TAL301") and not claims_read(f):
-                why = ("no pending backward had saved the written memory, and what the write reached was not read "
-                       "afterwards")
+            if rule.intended_write is not None and not claims_read(f):
+                why = rule.intended_write
             why += "; " + _watched(stats)
-        elif not (f.code == "TAL401" and observer.snap_seen.get((path, f.location.row))):
+        elif not (rule.snapshots and observer.snap_seen.get((path, f.location.row))):
             return _unobservable(counts, ran, "the alias it makes never reached torch's dispatcher (a plain "
                                               "`b = a`, a NumPy array, or an alias made inside another function), "
                                               "so what was read after the write could not be watched")

@@ -9,13 +9,13 @@ not through it), the other side is *stale*; if a watched side is then read by an
 ends when every member of its watched side has died, or when the run ends; only then can the
 finding be ``harmless-in-run``, and the verdict says which of the two happened.
 
-Which side is watched follows the finding's claim: TAL301 "the other name is read as if it were a
-copy" (the side that was not written; both when the finding does not say), TAL201 "the write
-reaches the source" (the source), TAL401 "the snapshot is read after the update" (the snapshot),
-TAL002 "a write through the alias escapes autograd" (no read side: saved-tensor checks decide).
-A TAL201 or TAL301 finding that claims no read (a warning; an error for the pending graph alone)
-may mean its write to reach the other name: a read there is noted (``unclaimed``: the verdict is
-``unobservable``), never confirmed.
+Which side is watched follows the finding's claim (each rule's module says which, ``rules.RULES``):
+TAL301 "the other name is read as if it were a copy" (the side that was not written; both when the
+finding does not say), TAL201 "the write reaches the source" (the source), TAL401 "the snapshot is
+read after the update" (the snapshot), TAL002 "a write through the alias escapes autograd" (no read
+side: saved-tensor checks decide). A TAL201 or TAL301 finding that claims no read (a warning; an
+error for the pending graph alone) may mean its write to reach the other name: a read there is
+noted (``unclaimed``: the verdict is ``unobservable``), never confirmed.
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
+from .rules import RULES
+
 Site = Tuple[str, int]  # (absolute file name, line)
-ALIAS_CODES = ("TAL002", "TAL201", "TAL301", "TAL401")
-# Rules whose verdicts need to know what autograd saved (the observer's saved-tensor hooks).
-SAVED_RULES = frozenset({"TAL001", "TAL002", "TAL201", "TAL202", "TAL301"})
 # Ops that replace a tensor's values without reading them: a stale alias they write is refreshed.
 OVERWRITES = frozenset({"copy_", "fill_", "zero_", "set_"})
 
@@ -47,17 +46,21 @@ def claims_read(finding) -> bool:
     """Whether the finding says the other name is read as if it were a copy. A TAL201 / TAL301
     warning, or an error for the pending graph alone, does not: its write may be meant to reach the
     other name (a helper that fills its argument, a projection through `p.detach()`)."""
-    if finding.code not in ("TAL201", "TAL301"):
+    rule = RULES.get(finding.code)
+    if rule is None or rule.intended_write is None:
         return True
     return getattr(finding.severity, "value", finding.severity) == "error" and \
         any(claim in r.message for r in finding.related for claim in READ_CLAIMS)
 
 
+def follows_aliases(finding) -> bool:
+    """Whether the aliases made at the finding's lines are followed (an alias rule's finding)."""
+    rule = RULES.get(finding.code)
+    return rule is not None and rule.watched is not None
+
+
 def watched_sides(finding) -> FrozenSet[str]:
-    if finding.code == "TAL301":
-        written = (finding.signature or {}).get("written")
-        return frozenset({"source": {"alias"}, "alias": {"source"}}.get(written, {"alias", "source"}))
-    return frozenset({"TAL201": {"source"}, "TAL401": {"alias"}}.get(finding.code, ()))
+    return RULES[finding.code].watched(finding) if follows_aliases(finding) else frozenset()
 
 
 @dataclass

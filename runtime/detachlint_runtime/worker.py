@@ -47,6 +47,7 @@ def main(argv=None) -> int:
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     import torch
 
+    from detachlint.signature import Signature, SignatureError
     from detachlint_runtime import recipes
 
     for index, path in enumerate(recipe_files):
@@ -65,7 +66,9 @@ def main(argv=None) -> int:
             result = {"status": "skipped", "observed": "CUDA is not available (torch.cuda.is_available() is False)"}
         else:
             try:
-                result = recipes.reproduce(request["signature"], config)
+                result = recipes.reproduce(Signature.from_json(request["signature"]), config)
+            except SignatureError as exc:
+                result = {"status": "no-reproducer", "observed": f"not a signature of the contract: {exc}"}
             except recipes.NotApplicable as exc:
                 result = {"status": "not-applicable", "observed": str(exc)}
             except recipes.NoReproducer as exc:
