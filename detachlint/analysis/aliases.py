@@ -35,8 +35,8 @@ from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead,
                           join_states)
 from .base import Analysis, AnalysisContext
 from .project import ModuleView, Summary
-from .torch_facts import is_optimizer_class, is_optimizer_name, stepped_optimizer, writes_receiver
-from .saved_ops import SAVES_INPUT
+from .torch_facts import (is_optimizer_class, is_optimizer_name, is_view_attribute, is_view_method,
+                          may_alias_conversion, may_return_receiver, saves_input, stepped_optimizer, writes_receiver)
 from .tensors import Frame, Kind, TensorFacts, target_names
 from .torchnames import TorchNames, dotted_name
 from ..walk import walk
@@ -971,7 +971,7 @@ class AliasAnalysis(Analysis):
                     or owner == "grad" or owner in catalog.MODULE_TENSOR_ATTRIBUTES)):
                 return self._derive(base, Relation.DATA, attr, node)
             return {self._entry(key)} if key is not None else set()
-        if attr in catalog.VIEW_ATTRIBUTES and self._kind(node.value) in (Kind.TENSOR, Kind.NDARRAY):
+        if is_view_attribute(attr) and self._kind(node.value) in (Kind.TENSOR, Kind.NDARRAY):
             return self._derive(self._eval(node.value), Relation.VIEW, attr, node)
         self._eval(node.value)
         if key is not None and key.split(".", 1)[0] not in self.names.bindings:
@@ -1033,9 +1033,9 @@ class AliasAnalysis(Analysis):
     def _call(self, node: cst.Call) -> Set[Origin]:
         func = node.func
         last = func.attr.value if func.__class__ is cst.Attribute else func.value if func.__class__ is cst.Name else None
-        if last in SAVES_INPUT:
+        if saves_input(last):
             op, given = self.names.op(node)
-            key = dotted_name(given) if op in SAVES_INPUT and given is not None else None
+            key = dotted_name(given) if saves_input(op) and given is not None else None
             if key is not None:
                 self.saving_calls.setdefault(key, []).append(node)
         q = self.names.qualified(func)
@@ -1122,8 +1122,8 @@ class AliasAnalysis(Analysis):
         if r is None:
             return False
         tests = [atom for test, holds in self._tests for atom in _atoms(test, holds)]
-        if method in ("cpu", "cuda"):
-            wanted = method == "cpu"
+        if method in catalog.DEVICE_METHODS:
+            wanted = catalog.DEVICE_METHODS[method] == "cpu"
             return any(dotted_name(test) == f"{r}.is_cuda" and holds is wanted for test, holds in tests)
         if method in catalog.DTYPE_METHODS:
             target = catalog.DTYPE_METHODS[method]
@@ -1443,12 +1443,12 @@ def strip_aliases(node: cst.BaseExpression) -> cst.BaseExpression:
     while True:
         if isinstance(node, cst.Subscript):
             node = node.value
-        elif isinstance(node, cst.Attribute) and (node.attr.value in catalog.VIEW_ATTRIBUTES
+        elif isinstance(node, cst.Attribute) and (is_view_attribute(node.attr.value)
                                                   or node.attr.value in catalog.UNTRACKED_ALIAS_ATTRIBUTES):
             node = node.value
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
-                node.func.attr.value in catalog.VIEW_METHODS or node.func.attr.value in catalog.MAY_ALIAS_METHODS
-                or node.func.attr.value == "numpy" or node.func.attr.value in catalog.INPLACE_METHODS):
+                is_view_method(node.func.attr.value) or may_return_receiver(node.func.attr.value)
+                or may_alias_conversion(node.func.attr.value) or node.func.attr.value in catalog.INPLACE_METHODS):
             node = node.func.value
         else:
             return node
