@@ -213,7 +213,6 @@ class CallTransfer:
                 for origin in added:
                     merged.setdefault(origin, EMPTY)
                 self.state[rkey] = merged
-        self._facts_call("leave_Call", call.node)
         return set()
 
     def _values(self, call: "_Call", method: str, receiver: cst.BaseExpression) -> Optional[Set[Origin]]:

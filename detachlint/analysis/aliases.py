@@ -18,14 +18,12 @@ a node in it, by a single abstract-interpretation walk of the body in statement 
   attributes are read once more at every return: the caller still holds them.
 
 Rules ask questions (``mutation(node)``, ``stale_reads(mutation)``, ``stale_reads_of(origin)``,
-``origins_at(name_node)``); they never walk statements themselves. Tensor kinds come from a private
-copy of the engine's ``TensorFacts``, driven through the same walk (the engine's copy is only valid
-for the node being visited).
+``origins_at(name_node)``); they never walk statements themselves. Tensor kinds come from the map
+``TensorFacts.scope_kinds`` makes of the scope: each expression's kind where it is evaluated.
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -38,7 +36,7 @@ from .base import Analysis, AnalysisContext
 from .project import ModuleView
 from .torch_facts import (is_optimizer_name, is_view_attribute, is_view_method, may_alias_conversion,
                           may_return_receiver)
-from .tensors import Frame, Kind, TensorFacts
+from .tensors import Kind, ScopeKinds, TensorFacts
 from .torchnames import TorchNames, dotted_name
 from ..walk import walk
 
@@ -78,35 +76,25 @@ class AliasAnalysis(CallTransfer, Analysis):
     """The alias and mutation dataflow of one scope; see the module docstring."""
 
     per_scope = True
+    requires = (TensorFacts, TorchNames)  # the scope's kinds, and torch's names
 
     @classmethod
     def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "AliasAnalysis":
-        """Built the first time a rule asks about the scope being visited, with a private copy of
-        the engine's TensorFacts positioned at the scope's start."""
+        """Built the first time a rule asks about the scope being visited, from the kinds TensorFacts
+        finds for the scope."""
         scope = scope if scope is not None else ctx.module
         tensors = ctx.get(TensorFacts)
-        facts = copy.copy(tensors)
-        facts._branch_stack = []
-        facts._loop_stack = []
-        outer = None
-        if isinstance(scope, cst.FunctionDef):
-            frame = tensors.frame
-            while frame is not None and frame.function is not scope:
-                frame = frame.parent
-            outer = frame.parent if frame is not None else None
         owner = tensors.current_class if isinstance(scope, cst.FunctionDef) else None
-        return cls(scope, ctx.get(TorchNames), facts, outer, ctx.project, owner.name if owner is not None else None)
+        return cls(scope, ctx.get(TorchNames), tensors.scope_kinds(scope), ctx.project,
+                   owner.name if owner is not None else None)
 
-    def __init__(self, scope: cst.CSTNode, names: TorchNames, facts: Optional[TensorFacts] = None,
-                 outer: Optional[Frame] = None, project: Optional[ModuleView] = None,
-                 cls: Optional[str] = None) -> None:
+    def __init__(self, scope: cst.CSTNode, names: TorchNames, kinds: ScopeKinds,
+                 project: Optional[ModuleView] = None, cls: Optional[str] = None) -> None:
         self.scope = scope
         self.names = names
         self.project = project  # calls into the project are followed through their summaries
         self.cls = cls  # the class whose method this is (for ``self.method()`` calls)
-        self._facts = facts
-        self._live = facts is not None  # whether the private TensorFacts follows this pass
-        self._kinds: Dict[int, Kind] = {}
+        self._kinds = kinds
         self._origins: Dict[Tuple, Origin] = {}
         self._storages: Dict[str, Storage] = {}
         self._fresh_storages: Dict[int, Storage] = {}
@@ -137,18 +125,14 @@ class AliasAnalysis(CallTransfer, Analysis):
         self._instances: Dict[str, Tuple[str, cst.Call]] = {}
         self.params: List[str] = []
         self._int_names: FrozenSet[str] = frozenset()  # the index parameter of __getitem__
-        self.self_name: Optional[str] = None
+        self.self_name: Optional[str] = kinds.self_name
         self.state: Optional[State] = {}
         if isinstance(scope, cst.FunctionDef):
-            self._enter_function(scope, outer)
+            self._enter_function(scope)
             self._block(scope.body)
             self._escape(scope.name)
         else:
-            if self._facts is not None:
-                self._facts.frame = Frame({})
             self._block(scope)
-        self._facts = None
-        self._live = False
 
     # ================================================================== questions
 
@@ -185,14 +169,7 @@ class AliasAnalysis(CallTransfer, Analysis):
 
     # ================================================================== set-up
 
-    def _enter_function(self, node: cst.FunctionDef, outer: Optional[Frame]) -> None:
-        facts = self._facts
-        if facts is not None:
-            parent = outer if outer is not None else Frame({})
-            facts.frame = Frame(dict(parent.vars), parent.parent, parent.function, parent.cls,
-                                parent.self_name, parent.class_body)
-            facts.visit_FunctionDef(node)
-            self.self_name = facts.frame.self_name
+    def _enter_function(self, node: cst.FunctionDef) -> None:
         params = node.params
         if self.self_name is None and params.params and params.params[0].name.value == "self":
             self.self_name = "self"
@@ -209,15 +186,7 @@ class AliasAnalysis(CallTransfer, Analysis):
     # ================================================================== kinds
 
     def _kind(self, node: cst.BaseExpression) -> Kind:
-        if self._live and self._facts is not None:
-            kind = self._facts.kind(node)
-            self._kinds[id(node)] = kind
-            return kind
-        return self._kinds.get(id(node), Kind.UNKNOWN)
-
-    def _facts_call(self, method: str, node: cst.CSTNode) -> None:
-        if self._live and self._facts is not None:
-            getattr(self._facts, method)(node)
+        return self._kinds.kind(node)
 
     # ================================================================== origins and storage
 
@@ -544,13 +513,10 @@ class AliasAnalysis(CallTransfer, Analysis):
                 origins = self._eval(item.item)
                 if item.asname is not None:
                     self._assign(item.asname.name, set() if not origins else origins, item.item)
-                self._facts_call("leave_WithItem", item)
             self._block(node.body)
         elif node.__class__ in (cst.FunctionDef, cst.ClassDef):
             if self.state is not None:
                 self.state.pop(node.name.value, None)
-            if self._live and self._facts is not None:
-                self._facts.frame.vars[node.name.value] = Kind.OTHER
         elif node.__class__ is cst.Match:
             self._eval(node.subject)
             start = self.state
@@ -570,7 +536,6 @@ class AliasAnalysis(CallTransfer, Analysis):
             if node.value is not None:
                 origins = self._eval(node.value)
                 self._assign(node.target, origins, node.value)
-            self._facts_call("leave_AnnAssign", node)
         elif node.__class__ is cst.AugAssign:
             self._augassign(node)
         elif node.__class__ is cst.Return:
@@ -592,10 +557,8 @@ class AliasAnalysis(CallTransfer, Analysis):
             self.state = None
         elif node.__class__ is cst.Del:
             self._delete(node.target)
-            self._facts_call("leave_Del", node)
         elif node.__class__ is cst.Assert:
             self._eval(node.test)
-            self._facts_call("leave_Assert", node)
 
     def _assignment(self, node: cst.Assign) -> None:
         value = node.value
@@ -617,7 +580,6 @@ class AliasAnalysis(CallTransfer, Analysis):
             origins = self._eval(value)
             for target in targets:
                 self._assign(target, origins, value)
-        self._facts_call("leave_Assign", node)
 
     def _moved(self, value: cst.BaseExpression) -> Optional[Values]:
         """A bare name on the right of ``=`` moves a reference: nothing reads its values there,
@@ -653,7 +615,6 @@ class AliasAnalysis(CallTransfer, Analysis):
             self._mutate(target, node, op, origins)
         elif isinstance(target, (cst.Name, cst.Attribute)) and dotted_name(target) is not None:
             self._assign(target, set(), node)
-        self._facts_call("leave_AugAssign", node)
 
     def _delete(self, target: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -703,14 +664,12 @@ class AliasAnalysis(CallTransfer, Analysis):
         start = self.state
         outer = self._guard
         condition = self._condition(node.test)
-        self._facts_call("visit_If_body", node)
         if condition is not None:
             self._guard = outer + (condition,)
         tests = self._tests
         self._tests = tests + ((node.test, True),)
         after_body = self._branch(node.body, start)
         self._tests = tests + ((node.test, False),)
-        self._facts_call("leave_If_body", node)
         if condition is not None:
             self._guard = outer + ((condition[0], not condition[1]),)
         self.state = self._feasible(start) if start is not None else None
@@ -722,7 +681,6 @@ class AliasAnalysis(CallTransfer, Analysis):
             self._block(node.orelse.body)
         self._guard = outer
         self._tests = tests
-        self._facts_call("leave_If", node)
         self.state = join_states([after_body, self.state])
 
     def _condition(self, test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
@@ -763,20 +721,15 @@ class AliasAnalysis(CallTransfer, Analysis):
         """Run a loop body until its entry state is stable (at most twice: the second pass sees
         what the end of one iteration leaves for the start of the next), then its ``else``.
         ``enter`` binds the loop target or evaluates the test at the start of every pass."""
-        hook = type(node).__name__
         head = self.state
         loop = _Loop()
         self._loops.append(loop)
-        was_live = self._live
         try:
             for iteration in range(2):
                 self.state = dict(head) if head is not None else None
                 self._statement = node
                 enter()
-                self._facts_call(f"visit_{hook}_body", node)
                 self._block(node.body)
-                self._facts_call(f"leave_{hook}_body", node)
-                self._live = False  # kinds were recorded on the first pass
                 new_head = join_states([head, self.state, *loop.continues])
                 stable = new_head == head
                 head = new_head
@@ -785,7 +738,6 @@ class AliasAnalysis(CallTransfer, Analysis):
                     break
         finally:
             self._loops.pop()
-            self._live = was_live
         self.state = head
         if node.orelse is not None:
             self._block(node.orelse.body)
@@ -808,7 +760,6 @@ class AliasAnalysis(CallTransfer, Analysis):
         ends.append(self.state)
         for handler in node.handlers:
             self.state = join_states([start, after_body])
-            self._facts_call("visit_ExceptHandler", handler)
             if handler.name is not None and self.state is not None:
                 self._assign(handler.name.name, set(), handler)
             self._block(handler.body)
@@ -931,7 +882,6 @@ class AliasAnalysis(CallTransfer, Analysis):
         if cls is cst.NamedExpr:
             origins = self._eval(node.value)
             self._assign(node.target, origins, node.value)
-            self._facts_call("leave_NamedExpr", node)
             return origins
         if cls in (cst.Await, cst.Yield):
             inner = getattr(node, "expression", None) or getattr(node, "value", None)
@@ -1005,7 +955,6 @@ class AliasAnalysis(CallTransfer, Analysis):
                     bound.append(name)
             self._bind_target(comp.target, elements, comp.iter)
             comp = comp.inner_for_in
-        self._facts_call("_visit_comprehension", node)
         self._comp_depth += 1
         try:
             comp = node.for_in
@@ -1020,7 +969,6 @@ class AliasAnalysis(CallTransfer, Analysis):
                 result = self._eval(node.elt)
         finally:
             self._comp_depth -= 1
-            self._facts_call("_leave_comprehension", node)
         if self.state is not None:
             for name in bound:
                 if saved[name] is None:

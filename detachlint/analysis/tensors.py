@@ -4,6 +4,11 @@
 left, narrows on ``isinstance`` tests, joins branches and loops, and answers ``kind(expr)`` for the
 statement being visited. Only ``Kind.TENSOR`` ever makes a rule fire; anything it cannot prove is
 ``Kind.UNKNOWN``, and rules stay silent on that.
+
+For an analysis that needs the kinds of a whole scope at once (``AliasAnalysis``, built when a rule
+first asks about a node of the scope), ``scope_kinds(scope)`` walks the scope with the same hooks
+and returns a map from every expression of the scope to its kind where it is evaluated
+(``ScopeKinds``), as LibCST's metadata providers do for a module.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from .base import Analysis, AnalysisContext
 from .project import ModuleView
 from .torch_facts import is_optimizer_class
 from .torchnames import TorchNames, dotted_name
-from ..walk import STATEMENTS_ONLY, walk
+from ..walk import STATEMENTS_ONLY, Walker, walk
 
 
 class Kind(enum.Enum):
@@ -104,6 +109,51 @@ class Frame:
         return None
 
 
+class ScopeKinds:
+    """``TensorFacts.scope_kinds``: the kinds of one scope's expressions, each where it is evaluated
+    (names bound later in the scope do not change it), and the name of the scope's ``self``."""
+
+    __slots__ = ("_kinds", "self_name")
+
+    def __init__(self, kinds: Dict[int, Kind], self_name: Optional[str]) -> None:
+        self._kinds = kinds  # by node id; ``Kind.UNKNOWN``, most expressions' kind, is not stored
+        self.self_name = self_name
+
+    def kind(self, node: cst.CSTNode) -> Kind:
+        return self._kinds.get(id(node), Kind.UNKNOWN)
+
+
+# What a scope's walk binds without entering it.
+_NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+class _KindRecorder:
+    """Records the kind of every expression as the walk leaves it (hooks added below, one per
+    expression class)."""
+
+    def __init__(self, facts: "TensorFacts") -> None:
+        self.facts = facts
+        self.kinds: Dict[int, Kind] = {}
+
+    def _record(self, node: cst.BaseExpression) -> None:
+        kind = self.facts.kind(node)
+        if kind is not Kind.UNKNOWN:
+            self.kinds[id(node)] = kind
+
+
+def _expression_classes() -> Iterator[type]:
+    stack = [cst.BaseExpression]
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if not cls.__name__.startswith("Base"):
+            yield cls
+
+
+for _cls in _expression_classes():
+    setattr(_KindRecorder, f"leave_{_cls.__name__}", _KindRecorder._record)
+
+
 def _terminates(body: cst.BaseSuite) -> bool:
     """True when a block always leaves (return/raise/continue/break as its last statement)."""
     if body.__class__ is not cst.IndentedBlock or not body.body:
@@ -130,20 +180,46 @@ class TensorFacts(Analysis):
     """Flow-sensitive kinds of names and expressions; a participant in the engine traversal."""
 
     walks = True
+    requires = (TorchNames,)
 
     @classmethod
     def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "TensorFacts":
         return cls(ctx.get(TorchNames), ctx.module, ctx.project)
 
-    def __init__(self, names: TorchNames, module: cst.Module, project: Optional["ModuleView"] = None) -> None:
+    def __init__(self, names: TorchNames, module: Optional[cst.Module], project: Optional["ModuleView"] = None,
+                 classes: Optional[Dict[str, ClassInfo]] = None) -> None:
         self.names = names
         self.project = project
-        self.classes: Dict[str, ClassInfo] = {}
+        self.classes: Dict[str, ClassInfo] = classes if classes is not None else {}
         self.frame = Frame({})
         self._branch_stack: List[Tuple[Dict[str, Kind], Optional[Dict[str, Kind]], bool]] = []
         self._loop_stack: List[Dict[str, Kind]] = []
         self._parameter_names: Dict[cst.FunctionDef, Dict[str, str]] = {}
-        self._collect_classes(module)
+        if module is not None:
+            self._collect_classes(module)
+
+    def scope_kinds(self, scope: cst.CSTNode) -> "ScopeKinds":
+        """The kind of every expression of ``scope`` (a function, or the module) where the scope
+        evaluates it, by a walk of the scope's own (nested functions, classes and lambdas are
+        bound, not entered). A function starts from the bindings its enclosing scopes have where
+        this facts' walk is now: asked while the engine visits the function, at its definition."""
+        walker = TensorFacts(self.names, None, self.project, self.classes)
+        walker._parameter_names = self._parameter_names
+        if isinstance(scope, cst.FunctionDef):
+            frame = self.frame
+            while frame is not None and frame.function is not scope:
+                frame = frame.parent
+            outer = frame.parent if frame is not None and frame.parent is not None else Frame({})
+            walker.frame = Frame(dict(outer.vars), outer.parent, outer.function, outer.cls, outer.self_name,
+                                 outer.class_body)
+            walker.visit_FunctionDef(scope)
+            root: cst.CSTNode = scope.body
+        else:
+            root = scope
+        recorder = _KindRecorder(walker)
+        # the recorder leaves a node after the facts did: a comprehension's kind outside its own bindings
+        Walker([recorder, walker], prune=_NOT_ENTERED).walk(root)
+        return ScopeKinds(recorder.kinds, walker.frame.self_name)
 
     # ------------------------------------------------------------------ queries
 
