@@ -20,6 +20,10 @@ a node in it, by a single abstract-interpretation walk of the body in statement 
 Rules ask questions (``mutation(node)``, ``stale_reads(mutation)``, ``stale_reads_of(origin)``,
 ``origins_at(name_node)``); they never walk statements themselves. Tensor kinds come from the map
 ``TensorFacts.scope_kinds`` makes of the scope: each expression's kind where it is evaluated.
+
+The interpreter is one class in parts, one concern each: statements and expressions (here), calls
+(``alias_calls.py``: a transfer function per effect of the catalogue), branches and loops
+(``alias_flow.py``), and what names hold and what writes change (``alias_state.py``).
 """
 
 from __future__ import annotations
@@ -30,24 +34,18 @@ import libcst as cst
 
 from . import catalog
 from .alias_calls import CallTransfer, surely_tensor
+from .alias_flow import ControlFlow, Loop
+from .alias_state import NameState
 from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
                           join_states)
 from .base import Analysis, AnalysisContext
 from .project import ModuleView
-from .torch_facts import (is_optimizer_name, is_view_attribute, is_view_method, may_alias_conversion,
-                          may_return_receiver)
+from .torch_facts import is_optimizer_name, is_view_attribute
 from .tensors import Kind, ScopeKinds, TensorFacts
 from .torchnames import TorchNames, dotted_name
-from ..walk import walk
 
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-
-class _Loop:
-    def __init__(self) -> None:
-        self.breaks: List[State] = []
-        self.continues: List[State] = []
 
 
 def _is_basic_index(sl: Tuple[cst.SubscriptElement, ...], kind_of: Callable[[cst.BaseExpression], Kind],
@@ -72,7 +70,7 @@ def _is_basic_index(sl: Tuple[cst.SubscriptElement, ...], kind_of: Callable[[cst
     return True
 
 
-class AliasAnalysis(CallTransfer, Analysis):
+class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
     """The alias and mutation dataflow of one scope; see the module docstring."""
 
     per_scope = True
@@ -103,7 +101,7 @@ class AliasAnalysis(CallTransfer, Analysis):
         self._stale_by_origin: Dict[int, List[StaleRead]] = {}
         self._reads: Dict[int, Set[Origin]] = {}  # Name/Attribute node -> origins it may hold
         self.item_targets: Set[int] = set()  # ``x`` of ``x[i] = v``: written in part, its values unread
-        self._loops: List[_Loop] = []
+        self._loops: List[Loop] = []
         self._statement: Optional[cst.CSTNode] = None
         # The ``if`` conditions a statement runs under, as (condition text, holds): an alias made
         # under ``if flag:`` and a write under ``if not flag:`` never meet (``exclusive``).
@@ -188,64 +186,6 @@ class AliasAnalysis(CallTransfer, Analysis):
     def _kind(self, node: cst.BaseExpression) -> Kind:
         return self._kinds.kind(node)
 
-    # ================================================================== origins and storage
-
-    def _storage(self, key: str) -> Storage:
-        storage = self._storages.get(key)
-        if storage is None:
-            head, dot, _ = key.rpartition(".")
-            storage = Storage(key, self._storage(head) if dot else None)
-            self._storages[key] = storage
-        return storage
-
-    def _entry(self, key: str) -> Origin:
-        cache = ("entry", key)
-        origin = self._origins.get(cache)
-        if origin is None:
-            origin = Origin(Relation.ENTRY, None, None, None, self._storage(key), None, key)
-            self._origins[cache] = origin
-        return origin
-
-    def _fresh(self, node: cst.CSTNode, key: str) -> Origin:
-        cache = (id(node), "fresh", key)
-        origin = self._origins.get(cache)
-        if origin is None:
-            storage = Storage(f"{key}@{id(node)}")
-            origin = Origin(Relation.FRESH, None, node, self._statement, storage, None, key)
-            self._origins[cache] = origin
-        return origin
-
-    def _derive(self, parents: Iterable[Origin], relation: Relation, op: Optional[str],
-                node: cst.CSTNode, storage: Optional[Storage] = None, source: Optional[str] = None) -> Set[Origin]:
-        out = set()
-        for parent in parents:
-            cache = (id(node), id(parent), relation)
-            origin = self._origins.get(cache)
-            if origin is None:
-                origin = Origin(relation, op, node, self._statement, storage or parent.storage, parent,
-                                source or parent.source)
-                self._origins[cache] = origin
-            out.add(origin)
-        return out
-
-    def _module_state(self, receiver: cst.BaseExpression, node: cst.CSTNode, relation: Relation,
-                      op: str) -> Set[Origin]:
-        """``model.state_dict()`` / ``model.parameters()``: the module's live tensors."""
-        key = dotted_name(receiver)
-        if key is None:
-            return set()
-        if not self._is_optimizer(receiver):
-            self.model_roots.add(key)
-        return self._derive(self._handles(key), relation, op, node)
-
-    def _handles(self, key: str) -> Set[Origin]:
-        """What ``key`` refers to now, as the object itself: its parameter or local value."""
-        values = self.state.get(key) if self.state is not None else None
-        if not values:
-            return {self._entry(key)}
-        handles = {o for o in values if o.relation in (Relation.ENTRY, Relation.FRESH)}
-        return handles or set(values)
-
     # ================================================================== receivers by kind or name
 
     def _is_optimizer(self, node: cst.BaseExpression) -> bool:
@@ -269,209 +209,6 @@ class AliasAnalysis(CallTransfer, Analysis):
             return False
         last = name.rsplit(".", 1)[-1].lower()
         return not any(h in last for h in catalog.NOT_PARAMETER_STATE_HINTS)
-
-    # ================================================================== state access
-
-    def _read_key(self, key: str, node: cst.CSTNode) -> Set[Origin]:
-        state = self.state
-        if state is None:
-            return set()
-        values = state.get(key)
-        if values is None:
-            return {self._entry(key)}
-        for origin, stale in values.items():
-            for mutation in stale:
-                self._record_stale(node, key, origin, mutation, escape=False)
-        origins = set(values)
-        if any(o.relation not in HANDLES for o in origins):
-            self._reads.setdefault(id(node), set()).update(origins)
-        return origins
-
-    def _record_stale(self, node: cst.CSTNode, key: str, origin: Origin, mutation: Mutation, escape: bool) -> None:
-        reads = self._stale.setdefault(id(mutation), {})
-        dedupe = (id(node), id(origin))
-        if dedupe in reads:
-            return
-        read = StaleRead(node, key, origin, mutation, escape)
-        self._guards[id(read)] = self._guard
-        reads[dedupe] = read
-        for o in origin.chain():
-            self._stale_by_origin.setdefault(id(o), []).append(read)
-
-    def _bind(self, key: str, origins: Set[Origin]) -> None:
-        if self.state is None:
-            return
-        if self._loops:
-            for origin in origins:
-                if origin.relation is Relation.FRESH:
-                    self._rebirth(origin.storage, key)
-        self.state[key] = {o: EMPTY for o in origins}
-        self._note_parents(key)
-        for origin in origins:  # the source must be in the state to go stale when written through us
-            root = origin.root
-            if root.relation is Relation.ENTRY and root.source not in self.state:
-                self.state[root.source] = {root: EMPTY}
-                self._note_parents(root.source)
-
-    def _note_parents(self, key: str) -> None:
-        while "." in key:
-            key = key.rpartition(".")[0]
-            self._parents.add(key)
-
-    def _assign(self, target: cst.BaseExpression, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
-        """Bind ``target`` to a value with ``origins`` (made by ``value``)."""
-        if target.__class__ in (cst.Name, cst.Attribute) and dotted_name(target) is not None:
-            key = dotted_name(target)
-            self._note_instance(key, value)
-            if value.__class__ in (cst.Name, cst.Attribute) and origins \
-                    and all(o.node is not value for o in origins):
-                origins = self._derive(origins, Relation.PLAIN, "alias", value)
-            if not origins:
-                origins = {self._fresh(value if value is not None else target, key)}
-            self._bind(key, origins)
-            self._forget_below(key)
-        elif target.__class__ in (cst.Tuple, cst.List):
-            kept = {o for o in origins if o.relation not in HANDLES}
-            for element in target.elements:
-                self._assign(element.value, kept, None)
-        elif target.__class__ is cst.StarredElement:
-            self._assign(target.value, origins, None)
-        elif target.__class__ is cst.Subscript:
-            self._store_item(target, origins, value)
-        elif target.__class__ is cst.Attribute:
-            self._eval(target.value)
-
-    def _rebirth(self, storage: Storage, key: str) -> None:
-        """An allocation runs again in a loop: what other names kept from the previous iteration
-        is another object now, which writes to the new one do not reach."""
-        state = self.state
-        for k, values in list(state.items()):
-            if k == key or not any(o.storage is storage for o in values):
-                continue
-            state[k] = {(self._previous(o) if o.storage is storage else o): stale for o, stale in values.items()}
-
-    def _previous(self, origin: Origin) -> Origin:
-        cache = (id(origin), "previous")
-        clone = self._origins.get(cache)
-        if clone is None:
-            storage = self._storages.get(origin.storage.key + "'")
-            if storage is None:
-                storage = self._storages[origin.storage.key + "'"] = Storage(origin.storage.key + "'")
-            clone = Origin(origin.relation, origin.op, origin.node, origin.statement, storage, origin.parent,
-                           origin.source)
-            self._origins[cache] = clone
-        return clone
-
-    def _forget_below(self, key: str) -> None:
-        """Rebinding ``self.x`` ends what ``self.x.y`` held."""
-        if self.state is None or key not in self._parents:
-            return  # nothing below it was ever bound: no walk over the state (a module of many names)
-        prefix = key + "."
-        for k in [k for k in self.state if k.startswith(prefix)]:
-            del self.state[k]
-
-    def _store_item(self, target: cst.Subscript, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
-        base_kind = self._kind(target.value)
-        base = self._eval(target.value)
-        self.item_targets.add(id(target.value))
-        self._eval_slice(target.slice)
-        if base_kind in (Kind.TENSOR, Kind.NDARRAY) or (base_kind is Kind.UNKNOWN and surely_tensor(base)):
-            self._mutate(target.value, self._statement, "__setitem__", base)
-            return
-        key = dotted_name(target.value)
-        # ``best["model"] = model.state_dict()``: the container now holds the alias too.
-        if key is not None and self.state is not None and key in self.state and origins:
-            merged = dict(self.state[key])
-            for origin in origins:
-                merged.setdefault(origin, EMPTY)
-            self.state[key] = merged
-
-    # ================================================================== mutations
-
-    def _mutate(self, target: cst.BaseExpression, node: cst.CSTNode, op: str,
-                origins: Optional[Set[Origin]] = None) -> None:
-        if origins is None:
-            origins = self._eval(target)
-        key = dotted_name(strip_aliases(target))
-        mutation = self._mutation(node, op, "inplace", target, key)
-        mutation.origins |= origins
-        self._apply(mutation, origins, key)
-
-    def _mutation(self, node: cst.CSTNode, op: str, kind: str, target: Optional[cst.BaseExpression],
-                  key: Optional[str]) -> Mutation:
-        mutation = self._mutations.get(id(node))
-        if mutation is None:
-            mutation = Mutation(node, self._statement or node, op, kind, target, key)
-            self._mutations[id(node)] = mutation
-        return mutation
-
-    def _apply(self, mutation: Mutation, written: Set[Origin], key: Optional[str]) -> None:
-        """Mark stale every other alias of the written storage."""
-        state = self.state
-        if state is None or not written:
-            return
-        for k, values in list(state.items()):
-            if k == key:
-                continue
-            changed = None
-            for origin, stale in values.items():
-                if mutation in stale or not self._reaches(origin, written):
-                    continue
-                if changed is None:
-                    changed = dict(values)
-                changed[origin] = stale | {mutation}
-            if changed is not None:
-                state[k] = changed
-
-    @staticmethod
-    def _reaches(origin: Origin, written: Set[Origin]) -> bool:
-        for w in written:
-            if origin is w:
-                continue
-            if origin.storage is w.storage:
-                if origin.relation in HANDLES and (w.relation in HANDLES or w.find(Relation.PARAMS)):
-                    continue  # the same thing written through itself; a module is not its parameters
-                return True
-            if origin.storage.is_ancestor_of(w.storage):
-                if origin.find(Relation.SNAPSHOT) is not None:
-                    return True  # a state_dict() covers every tensor of the module
-            elif w.storage.is_ancestor_of(origin.storage):
-                if origin.relation not in HANDLES:
-                    return True  # a snapshot of one parameter, updated with the whole module
-        return False
-
-    def _update_state(self, node: cst.Call, keys: Iterable[str], op: str) -> None:
-        mutation = self._mutation(node, op, "update", None, None)
-        written = {o for k in keys for o in self._handles(k)}
-        mutation.origins |= written
-        self._apply(mutation, written, None)
-
-    def _optimizer_step(self, node: cst.Call, optimizer: Optional[cst.BaseExpression]) -> None:
-        keys: Set[str] = set()
-        opt_key = dotted_name(optimizer) if optimizer is not None else None
-        if opt_key is not None:
-            keys.add(opt_key)
-            linked = self.optimizer_links.get(opt_key)
-            keys |= linked if linked else set(self.model_roots)
-        else:
-            keys |= set(self.model_roots)
-        if keys:
-            self._update_state(node, keys, "step")
-
-    # ================================================================== escape at return
-
-    def _escape(self, node: cst.CSTNode) -> None:
-        """Parameters and ``self`` attributes outlive the function: a last read at every exit."""
-        state = self.state
-        if state is None or not isinstance(self.scope, cst.FunctionDef):
-            return
-        prefix = (self.self_name + ".") if self.self_name else None
-        for key, values in state.items():
-            if not (key.startswith("^") or (prefix is not None and key.startswith(prefix))):
-                continue
-            for origin, stale in values.items():
-                for mutation in stale:
-                    self._record_stale(node, key.lstrip("^"), origin, mutation, escape=True)
 
     # ================================================================== statements
 
@@ -624,154 +361,6 @@ class AliasAnalysis(CallTransfer, Analysis):
         key = dotted_name(target)
         if key is not None and self.state is not None:
             self.state.pop(key, None)
-
-    # ------------------------------------------------------------------ branches and loops
-
-    def _branch(self, body, start: Optional[State]) -> Optional[State]:
-        self.state = self._feasible(start) if start is not None else None
-        self._block(body)
-        return self.state
-
-    def _note_guard(self, statement: cst.CSTNode) -> None:
-        """Remember the conditions ``statement`` runs under, and index it by each of them."""
-        self._guards[id(statement)] = self._guard
-        for condition in self._guard:
-            self._made_under.setdefault(condition, set()).add(id(statement))
-
-    def _feasible(self, start: State) -> State:
-        """``start`` less the values made under the opposite of a condition this branch runs
-        under (``h = a`` under ``if img.requires_grad:`` is not what ``h`` holds in a later
-        ``if not img.requires_grad:``), where the name keeps another value."""
-        opposed: Set[int] = set()  # the statements made under the opposite of a condition here
-        for text, holds in self._guard:
-            made = self._made_under.get((text, not holds))
-            if made and not self._rebound(text):
-                opposed |= made
-        if not opposed:
-            return dict(start)
-        out = {}
-        for key, values in start.items():
-            kept = {o: stale for o, stale in values.items()
-                    if not any(id(o2.statement) in opposed for o2 in o.chain() if o2.statement is not None)}
-            out[key] = kept if kept and len(kept) < len(values) else values
-        return out
-
-    def _opposed(self, made: Tuple[Tuple[str, bool], ...], guard: Tuple[Tuple[str, bool], ...]) -> bool:
-        return any((text, not holds) in guard and not self._rebound(text) for text, holds in made)
-
-    def _if(self, node: cst.If) -> None:
-        self._eval(node.test)
-        start = self.state
-        outer = self._guard
-        condition = self._condition(node.test)
-        if condition is not None:
-            self._guard = outer + (condition,)
-        tests = self._tests
-        self._tests = tests + ((node.test, True),)
-        after_body = self._branch(node.body, start)
-        self._tests = tests + ((node.test, False),)
-        if condition is not None:
-            self._guard = outer + ((condition[0], not condition[1]),)
-        self.state = self._feasible(start) if start is not None else None
-        if isinstance(node.orelse, cst.If):
-            self._statement = node.orelse
-            self._note_guard(node.orelse)
-            self._if(node.orelse)
-        elif isinstance(node.orelse, cst.Else):
-            self._block(node.orelse.body)
-        self._guard = outer
-        self._tests = tests
-        self.state = join_states([after_body, self.state])
-
-    def _condition(self, test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
-        """``(text, holds)`` of a condition that reads the same wherever it is tested in the scope:
-        names and attributes only (``flag``, ``self.training``, ``not x.requires_grad``), no call."""
-        holds = True
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test, holds = test.expression, not holds
-        text = dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
-        return (text, holds) if text is not None else None
-
-    def exclusive(self, a: object, b: object) -> bool:
-        """Whether the statements (or stale reads) ``a`` and ``b`` run under opposite outcomes of
-        one condition that nothing in the scope rebinds: no run reaches both."""
-        return self._opposed(self._guards.get(id(a), ()), self._guards.get(id(b), ()))
-
-    def bound_in(self, node: cst.CSTNode) -> Set[str]:
-        """The names and attribute chains bound inside ``node`` (a loop of this scope)."""
-        found = self._bound_in.get(id(node))
-        if found is None:
-            targets = _BoundNames()
-            walk(node, targets)
-            found = self._bound_in[id(node)] = targets.bound
-        return found
-
-    def _rebound(self, text: str) -> bool:
-        """Whether ``text`` (``flag``, ``self.training``) or a name it is read through is bound
-        anywhere in the scope, nested functions included (assignments, loop and ``with``
-        targets, ``:=``, ``del``, imports, ``global``)."""
-        if self._bound is None:
-            targets = _BoundNames()
-            walk(self.scope, targets)
-            self._bound = targets.bound
-        parts = text.split(".")
-        return any(".".join(parts[:i]) in self._bound for i in range(1, len(parts) + 1))
-
-    def _loop(self, node, enter: Callable[[], None]) -> None:
-        """Run a loop body until its entry state is stable (at most twice: the second pass sees
-        what the end of one iteration leaves for the start of the next), then its ``else``.
-        ``enter`` binds the loop target or evaluates the test at the start of every pass."""
-        head = self.state
-        loop = _Loop()
-        self._loops.append(loop)
-        try:
-            for iteration in range(2):
-                self.state = dict(head) if head is not None else None
-                self._statement = node
-                enter()
-                self._block(node.body)
-                new_head = join_states([head, self.state, *loop.continues])
-                stable = new_head == head
-                head = new_head
-                loop.continues = []
-                if stable:
-                    break
-        finally:
-            self._loops.pop()
-        self.state = head
-        if node.orelse is not None:
-            self._block(node.orelse.body)
-        self.state = join_states([self.state, *loop.breaks])
-
-    def _for(self, node: cst.For) -> None:
-        elements = self._iterate(node.iter)
-        self._loop(node, lambda: self._bind_target(node.target, elements, node.iter))
-
-    def _while(self, node: cst.While) -> None:
-        self._loop(node, lambda: self._eval(node.test))
-
-    def _try(self, node) -> None:
-        start = self.state
-        self._block(node.body)
-        after_body = self.state
-        ends = []
-        if node.orelse is not None:
-            self._block(node.orelse.body)
-        ends.append(self.state)
-        for handler in node.handlers:
-            self.state = join_states([start, after_body])
-            if handler.name is not None and self.state is not None:
-                self._assign(handler.name.name, set(), handler)
-            self._block(handler.body)
-            ends.append(self.state)
-        self.state = join_states(ends)
-        if node.finalbody is not None:
-            if self.state is None:
-                self.state = join_states([start, after_body])
-                self._block(node.finalbody.body)
-                self.state = None
-            else:
-                self._block(node.finalbody.body)
 
     # ------------------------------------------------------------------ iteration
 
@@ -977,21 +566,6 @@ class AliasAnalysis(CallTransfer, Analysis):
                     self.state[name] = saved[name]
         return {o for o in result if o.relation not in HANDLES or o.relation is Relation.PARAMS}
 
-def strip_aliases(node: cst.BaseExpression) -> cst.BaseExpression:
-    """``x.detach().cpu()[0]`` -> ``x``: the name a write through an alias chain starts from."""
-    while True:
-        if isinstance(node, cst.Subscript):
-            node = node.value
-        elif isinstance(node, cst.Attribute) and (is_view_attribute(node.attr.value)
-                                                  or node.attr.value in catalog.UNTRACKED_ALIAS_ATTRIBUTES):
-            node = node.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
-                is_view_method(node.func.attr.value) or may_return_receiver(node.func.attr.value)
-                or may_alias_conversion(node.func.attr.value) or node.func.attr.value in catalog.INPLACE_METHODS):
-            node = node.func.value
-        else:
-            return node
-
 
 def _target_keys(target: cst.BaseExpression) -> Iterable[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
@@ -1013,34 +587,3 @@ def _is_view_marker(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None")
 
 
-class _BoundNames(cst.CSTVisitor):
-    """Every name and attribute chain bound in a scope, nested functions included
-    (``AliasAnalysis._rebound``)."""
-
-    def __init__(self) -> None:
-        self.bound: Set[str] = set()
-
-    def _target(self, node: cst.CSTNode) -> None:
-        self._names(node.target)  # type: ignore[attr-defined]  # each node hooked below has one
-
-    visit_AssignTarget = visit_AugAssign = visit_AnnAssign = visit_For = visit_CompFor = visit_NamedExpr = visit_Del = _target
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._names(node.name)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.bound.update(n.name.value for n in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.bound.update(n.name.value for n in node.names)
-
-    def _names(self, target: cst.CSTNode) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._names(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._names(target.value)
-        else:
-            name = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
-            if name is not None:
-                self.bound.add(name)
