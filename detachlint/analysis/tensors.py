@@ -7,8 +7,8 @@ statement being visited. Only ``Kind.TENSOR`` ever makes a rule fire; anything i
 
 For an analysis that needs the kinds of a whole scope at once (``AliasAnalysis``, built when a rule
 first asks about a node of the scope), ``scope_kinds(scope)`` walks the scope with the same hooks
-and returns a map from every expression of the scope to its kind where it is evaluated
-(``ScopeKinds``), as LibCST's metadata providers do for a module.
+and returns a map from every expression of the scope the alias analysis asks about to its kind
+where it is evaluated (``ScopeKinds``), as LibCST's metadata providers do for a module.
 """
 
 from __future__ import annotations
@@ -128,8 +128,9 @@ _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 class _KindRecorder:
-    """Records the kind of every expression as the walk leaves it (hooks added below, one per
-    expression class)."""
+    """Records, as the walk leaves it, the kind of every expression in a place where the alias
+    analysis asks for one: what an attribute or an item is taken of (a method's receiver
+    included), an index, an argument, the target of ``x op= v`` (before ``op=`` rebinds it)."""
 
     def __init__(self, facts: "TensorFacts") -> None:
         self.facts = facts
@@ -140,18 +141,20 @@ class _KindRecorder:
         if kind is not Kind.UNKNOWN:
             self.kinds[id(node)] = kind
 
+    def leave_Attribute(self, node: cst.Attribute) -> None:
+        self._record(node.value)
 
-def _expression_classes() -> Iterator[type]:
-    stack = [cst.BaseExpression]
-    while stack:
-        cls = stack.pop()
-        stack.extend(cls.__subclasses__())
-        if not cls.__name__.startswith("Base"):
-            yield cls
+    def leave_Subscript(self, node: cst.Subscript) -> None:
+        self._record(node.value)
+        for element in node.slice:
+            if element.slice.__class__ is cst.Index:
+                self._record(element.slice.value)
 
+    def leave_Arg(self, node: cst.Arg) -> None:
+        self._record(node.value)
 
-for _cls in _expression_classes():
-    setattr(_KindRecorder, f"leave_{_cls.__name__}", _KindRecorder._record)
+    def leave_AugAssign_target(self, node: cst.AugAssign) -> None:
+        self._record(node.target)
 
 
 def _terminates(body: cst.BaseSuite) -> bool:
@@ -455,9 +458,9 @@ class TensorFacts(_KindFlow, Analysis):
             self._collect_classes(module)
 
     def scope_kinds(self, scope: cst.CSTNode) -> "ScopeKinds":
-        """The kind of every expression of ``scope`` (a function, or the module) where the scope
-        evaluates it, by a walk of the scope's own (nested functions, classes and lambdas are
-        bound, not entered). A function starts from the bindings its enclosing scopes have where
+        """The kind of every expression of ``scope`` (a function, or the module) that the alias
+        analysis asks about (``_KindRecorder``), where the scope evaluates it, by a walk of the
+        scope's own (nested functions, classes and lambdas are bound, not entered). A function starts from the bindings its enclosing scopes have where
         this facts' walk is now: asked while the engine visits the function, at its definition."""
         walker = TensorFacts(self.names, None, self.project, self.classes)
         walker._parameter_names = self._parameter_names
