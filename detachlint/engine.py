@@ -16,6 +16,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from .analysis.base import with_requirements
 from .frontend.fromast import to_cst
 from .frontend.firstpass import (CHUNKED_CHECK_SIZE, PIECES_SIZE, FirstPass, compiles_in_chunks, first_pass,
                                  first_pass_in_pieces, gc_paused, physical_lines, too_deep)
@@ -109,7 +110,7 @@ def _walk(ctx: Context, module: cst.Module, rules: Sequence[Type[Rule]]) -> None
     # Analyses that follow the traversal (flow-sensitive tensor kinds) take part in it, first in
     # and last out; the others are built when a rule first asks. One walk gives LibCST's visitor
     # events to every participant, without LibCST rebuilding every node as ``module.visit`` does.
-    walking = {a for rule in rules for a in rule.requires if a.walks}
+    walking = {a for a in with_requirements(a for rule in rules for a in rule.requires) if a.walks}
     participants = [ctx.get(a) for a in sorted(walking, key=lambda a: a.__name__)]
     Walker([*participants, *instances], parents=ctx.parents).walk(module)
 

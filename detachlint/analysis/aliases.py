@@ -18,37 +18,34 @@ a node in it, by a single abstract-interpretation walk of the body in statement 
   attributes are read once more at every return: the caller still holds them.
 
 Rules ask questions (``mutation(node)``, ``stale_reads(mutation)``, ``stale_reads_of(origin)``,
-``origins_at(name_node)``); they never walk statements themselves. Tensor kinds come from a private
-copy of the engine's ``TensorFacts``, driven through the same walk (the engine's copy is only valid
-for the node being visited).
+``origins_at(name_node)``); they never walk statements themselves. Tensor kinds come from the map
+``TensorFacts.scope_kinds`` makes of the scope: each expression's kind where it is evaluated.
+
+The interpreter is one class in parts, one concern each: statements and expressions (here), calls
+(``alias_calls.py``: a transfer function per effect of the catalogue), branches and loops
+(``alias_flow.py``), and what names hold and what writes change (``alias_state.py``).
 """
 
 from __future__ import annotations
 
-import copy
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from . import catalog
+from .alias_calls import CallTransfer, surely_tensor
+from .alias_flow import ControlFlow, Loop
+from .alias_state import NameState
 from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
                           join_states)
 from .base import Analysis, AnalysisContext
-from .project import ModuleView, Summary
-from .torch_facts import is_optimizer_class, is_optimizer_name, stepped_optimizer, writes_receiver
-from .saved_ops import SAVES_INPUT
-from .tensors import Frame, Kind, TensorFacts, target_names
+from .project import ModuleView
+from .torch_facts import is_optimizer_name, is_view_attribute
+from .tensors import Kind, ScopeKinds, TensorFacts
 from .torchnames import TorchNames, dotted_name
-from ..walk import walk
 
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-
-class _Loop:
-    def __init__(self) -> None:
-        self.breaks: List[State] = []
-        self.continues: List[State] = []
 
 
 def _is_basic_index(sl: Tuple[cst.SubscriptElement, ...], kind_of: Callable[[cst.BaseExpression], Kind],
@@ -73,39 +70,29 @@ def _is_basic_index(sl: Tuple[cst.SubscriptElement, ...], kind_of: Callable[[cst
     return True
 
 
-class AliasAnalysis(Analysis):
+class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
     """The alias and mutation dataflow of one scope; see the module docstring."""
 
     per_scope = True
+    requires = (TensorFacts, TorchNames)  # the scope's kinds, and torch's names
 
     @classmethod
     def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "AliasAnalysis":
-        """Built the first time a rule asks about the scope being visited, with a private copy of
-        the engine's TensorFacts positioned at the scope's start."""
+        """Built the first time a rule asks about the scope being visited, from the kinds TensorFacts
+        finds for the scope."""
         scope = scope if scope is not None else ctx.module
         tensors = ctx.get(TensorFacts)
-        facts = copy.copy(tensors)
-        facts._branch_stack = []
-        facts._loop_stack = []
-        outer = None
-        if isinstance(scope, cst.FunctionDef):
-            frame = tensors.frame
-            while frame is not None and frame.function is not scope:
-                frame = frame.parent
-            outer = frame.parent if frame is not None else None
         owner = tensors.current_class if isinstance(scope, cst.FunctionDef) else None
-        return cls(scope, ctx.get(TorchNames), facts, outer, ctx.project, owner.name if owner is not None else None)
+        return cls(scope, ctx.get(TorchNames), tensors.scope_kinds(scope), ctx.project,
+                   owner.name if owner is not None else None)
 
-    def __init__(self, scope: cst.CSTNode, names: TorchNames, facts: Optional[TensorFacts] = None,
-                 outer: Optional[Frame] = None, project: Optional[ModuleView] = None,
-                 cls: Optional[str] = None) -> None:
+    def __init__(self, scope: cst.CSTNode, names: TorchNames, kinds: ScopeKinds,
+                 project: Optional[ModuleView] = None, cls: Optional[str] = None) -> None:
         self.scope = scope
         self.names = names
         self.project = project  # calls into the project are followed through their summaries
         self.cls = cls  # the class whose method this is (for ``self.method()`` calls)
-        self._facts = facts
-        self._live = facts is not None  # whether the private TensorFacts follows this pass
-        self._kinds: Dict[int, Kind] = {}
+        self._kinds = kinds
         self._origins: Dict[Tuple, Origin] = {}
         self._storages: Dict[str, Storage] = {}
         self._fresh_storages: Dict[int, Storage] = {}
@@ -114,7 +101,7 @@ class AliasAnalysis(Analysis):
         self._stale_by_origin: Dict[int, List[StaleRead]] = {}
         self._reads: Dict[int, Set[Origin]] = {}  # Name/Attribute node -> origins it may hold
         self.item_targets: Set[int] = set()  # ``x`` of ``x[i] = v``: written in part, its values unread
-        self._loops: List[_Loop] = []
+        self._loops: List[Loop] = []
         self._statement: Optional[cst.CSTNode] = None
         # The ``if`` conditions a statement runs under, as (condition text, holds): an alias made
         # under ``if flag:`` and a write under ``if not flag:`` never meet (``exclusive``).
@@ -136,18 +123,14 @@ class AliasAnalysis(Analysis):
         self._instances: Dict[str, Tuple[str, cst.Call]] = {}
         self.params: List[str] = []
         self._int_names: FrozenSet[str] = frozenset()  # the index parameter of __getitem__
-        self.self_name: Optional[str] = None
+        self.self_name: Optional[str] = kinds.self_name
         self.state: Optional[State] = {}
         if isinstance(scope, cst.FunctionDef):
-            self._enter_function(scope, outer)
+            self._enter_function(scope)
             self._block(scope.body)
             self._escape(scope.name)
         else:
-            if self._facts is not None:
-                self._facts.frame = Frame({})
             self._block(scope)
-        self._facts = None
-        self._live = False
 
     # ================================================================== questions
 
@@ -184,14 +167,7 @@ class AliasAnalysis(Analysis):
 
     # ================================================================== set-up
 
-    def _enter_function(self, node: cst.FunctionDef, outer: Optional[Frame]) -> None:
-        facts = self._facts
-        if facts is not None:
-            parent = outer if outer is not None else Frame({})
-            facts.frame = Frame(dict(parent.vars), parent.parent, parent.function, parent.cls,
-                                parent.self_name, parent.class_body)
-            facts.visit_FunctionDef(node)
-            self.self_name = facts.frame.self_name
+    def _enter_function(self, node: cst.FunctionDef) -> None:
         params = node.params
         if self.self_name is None and params.params and params.params[0].name.value == "self":
             self.self_name = "self"
@@ -208,73 +184,7 @@ class AliasAnalysis(Analysis):
     # ================================================================== kinds
 
     def _kind(self, node: cst.BaseExpression) -> Kind:
-        if self._live and self._facts is not None:
-            kind = self._facts.kind(node)
-            self._kinds[id(node)] = kind
-            return kind
-        return self._kinds.get(id(node), Kind.UNKNOWN)
-
-    def _facts_call(self, method: str, node: cst.CSTNode) -> None:
-        if self._live and self._facts is not None:
-            getattr(self._facts, method)(node)
-
-    # ================================================================== origins and storage
-
-    def _storage(self, key: str) -> Storage:
-        storage = self._storages.get(key)
-        if storage is None:
-            head, dot, _ = key.rpartition(".")
-            storage = Storage(key, self._storage(head) if dot else None)
-            self._storages[key] = storage
-        return storage
-
-    def _entry(self, key: str) -> Origin:
-        cache = ("entry", key)
-        origin = self._origins.get(cache)
-        if origin is None:
-            origin = Origin(Relation.ENTRY, None, None, None, self._storage(key), None, key)
-            self._origins[cache] = origin
-        return origin
-
-    def _fresh(self, node: cst.CSTNode, key: str) -> Origin:
-        cache = (id(node), "fresh", key)
-        origin = self._origins.get(cache)
-        if origin is None:
-            storage = Storage(f"{key}@{id(node)}")
-            origin = Origin(Relation.FRESH, None, node, self._statement, storage, None, key)
-            self._origins[cache] = origin
-        return origin
-
-    def _derive(self, parents: Iterable[Origin], relation: Relation, op: Optional[str],
-                node: cst.CSTNode, storage: Optional[Storage] = None, source: Optional[str] = None) -> Set[Origin]:
-        out = set()
-        for parent in parents:
-            cache = (id(node), id(parent), relation)
-            origin = self._origins.get(cache)
-            if origin is None:
-                origin = Origin(relation, op, node, self._statement, storage or parent.storage, parent,
-                                source or parent.source)
-                self._origins[cache] = origin
-            out.add(origin)
-        return out
-
-    def _module_state(self, receiver: cst.BaseExpression, node: cst.CSTNode, relation: Relation,
-                      op: str) -> Set[Origin]:
-        """``model.state_dict()`` / ``model.parameters()``: the module's live tensors."""
-        key = dotted_name(receiver)
-        if key is None:
-            return set()
-        if not self._is_optimizer(receiver):
-            self.model_roots.add(key)
-        return self._derive(self._handles(key), relation, op, node)
-
-    def _handles(self, key: str) -> Set[Origin]:
-        """What ``key`` refers to now, as the object itself: its parameter or local value."""
-        values = self.state.get(key) if self.state is not None else None
-        if not values:
-            return {self._entry(key)}
-        handles = {o for o in values if o.relation in (Relation.ENTRY, Relation.FRESH)}
-        return handles or set(values)
+        return self._kinds.kind(node)
 
     # ================================================================== receivers by kind or name
 
@@ -299,209 +209,6 @@ class AliasAnalysis(Analysis):
             return False
         last = name.rsplit(".", 1)[-1].lower()
         return not any(h in last for h in catalog.NOT_PARAMETER_STATE_HINTS)
-
-    # ================================================================== state access
-
-    def _read_key(self, key: str, node: cst.CSTNode) -> Set[Origin]:
-        state = self.state
-        if state is None:
-            return set()
-        values = state.get(key)
-        if values is None:
-            return {self._entry(key)}
-        for origin, stale in values.items():
-            for mutation in stale:
-                self._record_stale(node, key, origin, mutation, escape=False)
-        origins = set(values)
-        if any(o.relation not in HANDLES for o in origins):
-            self._reads.setdefault(id(node), set()).update(origins)
-        return origins
-
-    def _record_stale(self, node: cst.CSTNode, key: str, origin: Origin, mutation: Mutation, escape: bool) -> None:
-        reads = self._stale.setdefault(id(mutation), {})
-        dedupe = (id(node), id(origin))
-        if dedupe in reads:
-            return
-        read = StaleRead(node, key, origin, mutation, escape)
-        self._guards[id(read)] = self._guard
-        reads[dedupe] = read
-        for o in origin.chain():
-            self._stale_by_origin.setdefault(id(o), []).append(read)
-
-    def _bind(self, key: str, origins: Set[Origin]) -> None:
-        if self.state is None:
-            return
-        if self._loops:
-            for origin in origins:
-                if origin.relation is Relation.FRESH:
-                    self._rebirth(origin.storage, key)
-        self.state[key] = {o: EMPTY for o in origins}
-        self._note_parents(key)
-        for origin in origins:  # the source must be in the state to go stale when written through us
-            root = origin.root
-            if root.relation is Relation.ENTRY and root.source not in self.state:
-                self.state[root.source] = {root: EMPTY}
-                self._note_parents(root.source)
-
-    def _note_parents(self, key: str) -> None:
-        while "." in key:
-            key = key.rpartition(".")[0]
-            self._parents.add(key)
-
-    def _assign(self, target: cst.BaseExpression, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
-        """Bind ``target`` to a value with ``origins`` (made by ``value``)."""
-        if target.__class__ in (cst.Name, cst.Attribute) and dotted_name(target) is not None:
-            key = dotted_name(target)
-            self._note_instance(key, value)
-            if value.__class__ in (cst.Name, cst.Attribute) and origins \
-                    and all(o.node is not value for o in origins):
-                origins = self._derive(origins, Relation.PLAIN, "alias", value)
-            if not origins:
-                origins = {self._fresh(value if value is not None else target, key)}
-            self._bind(key, origins)
-            self._forget_below(key)
-        elif target.__class__ in (cst.Tuple, cst.List):
-            kept = {o for o in origins if o.relation not in HANDLES}
-            for element in target.elements:
-                self._assign(element.value, kept, None)
-        elif target.__class__ is cst.StarredElement:
-            self._assign(target.value, origins, None)
-        elif target.__class__ is cst.Subscript:
-            self._store_item(target, origins, value)
-        elif target.__class__ is cst.Attribute:
-            self._eval(target.value)
-
-    def _rebirth(self, storage: Storage, key: str) -> None:
-        """An allocation runs again in a loop: what other names kept from the previous iteration
-        is another object now, which writes to the new one do not reach."""
-        state = self.state
-        for k, values in list(state.items()):
-            if k == key or not any(o.storage is storage for o in values):
-                continue
-            state[k] = {(self._previous(o) if o.storage is storage else o): stale for o, stale in values.items()}
-
-    def _previous(self, origin: Origin) -> Origin:
-        cache = (id(origin), "previous")
-        clone = self._origins.get(cache)
-        if clone is None:
-            storage = self._storages.get(origin.storage.key + "'")
-            if storage is None:
-                storage = self._storages[origin.storage.key + "'"] = Storage(origin.storage.key + "'")
-            clone = Origin(origin.relation, origin.op, origin.node, origin.statement, storage, origin.parent,
-                           origin.source)
-            self._origins[cache] = clone
-        return clone
-
-    def _forget_below(self, key: str) -> None:
-        """Rebinding ``self.x`` ends what ``self.x.y`` held."""
-        if self.state is None or key not in self._parents:
-            return  # nothing below it was ever bound: no walk over the state (a module of many names)
-        prefix = key + "."
-        for k in [k for k in self.state if k.startswith(prefix)]:
-            del self.state[k]
-
-    def _store_item(self, target: cst.Subscript, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
-        base_kind = self._kind(target.value)
-        base = self._eval(target.value)
-        self.item_targets.add(id(target.value))
-        self._eval_slice(target.slice)
-        if base_kind in (Kind.TENSOR, Kind.NDARRAY) or (base_kind is Kind.UNKNOWN and _surely_tensor(base)):
-            self._mutate(target.value, self._statement, "__setitem__", base)
-            return
-        key = dotted_name(target.value)
-        # ``best["model"] = model.state_dict()``: the container now holds the alias too.
-        if key is not None and self.state is not None and key in self.state and origins:
-            merged = dict(self.state[key])
-            for origin in origins:
-                merged.setdefault(origin, EMPTY)
-            self.state[key] = merged
-
-    # ================================================================== mutations
-
-    def _mutate(self, target: cst.BaseExpression, node: cst.CSTNode, op: str,
-                origins: Optional[Set[Origin]] = None) -> None:
-        if origins is None:
-            origins = self._eval(target)
-        key = dotted_name(strip_aliases(target))
-        mutation = self._mutation(node, op, "inplace", target, key)
-        mutation.origins |= origins
-        self._apply(mutation, origins, key)
-
-    def _mutation(self, node: cst.CSTNode, op: str, kind: str, target: Optional[cst.BaseExpression],
-                  key: Optional[str]) -> Mutation:
-        mutation = self._mutations.get(id(node))
-        if mutation is None:
-            mutation = Mutation(node, self._statement or node, op, kind, target, key)
-            self._mutations[id(node)] = mutation
-        return mutation
-
-    def _apply(self, mutation: Mutation, written: Set[Origin], key: Optional[str]) -> None:
-        """Mark stale every other alias of the written storage."""
-        state = self.state
-        if state is None or not written:
-            return
-        for k, values in list(state.items()):
-            if k == key:
-                continue
-            changed = None
-            for origin, stale in values.items():
-                if mutation in stale or not self._reaches(origin, written):
-                    continue
-                if changed is None:
-                    changed = dict(values)
-                changed[origin] = stale | {mutation}
-            if changed is not None:
-                state[k] = changed
-
-    @staticmethod
-    def _reaches(origin: Origin, written: Set[Origin]) -> bool:
-        for w in written:
-            if origin is w:
-                continue
-            if origin.storage is w.storage:
-                if origin.relation in HANDLES and (w.relation in HANDLES or w.find(Relation.PARAMS)):
-                    continue  # the same thing written through itself; a module is not its parameters
-                return True
-            if origin.storage.is_ancestor_of(w.storage):
-                if origin.find(Relation.SNAPSHOT) is not None:
-                    return True  # a state_dict() covers every tensor of the module
-            elif w.storage.is_ancestor_of(origin.storage):
-                if origin.relation not in HANDLES:
-                    return True  # a snapshot of one parameter, updated with the whole module
-        return False
-
-    def _update_state(self, node: cst.Call, keys: Iterable[str], op: str) -> None:
-        mutation = self._mutation(node, op, "update", None, None)
-        written = {o for k in keys for o in self._handles(k)}
-        mutation.origins |= written
-        self._apply(mutation, written, None)
-
-    def _optimizer_step(self, node: cst.Call, optimizer: Optional[cst.BaseExpression]) -> None:
-        keys: Set[str] = set()
-        opt_key = dotted_name(optimizer) if optimizer is not None else None
-        if opt_key is not None:
-            keys.add(opt_key)
-            linked = self.optimizer_links.get(opt_key)
-            keys |= linked if linked else set(self.model_roots)
-        else:
-            keys |= set(self.model_roots)
-        if keys:
-            self._update_state(node, keys, "step")
-
-    # ================================================================== escape at return
-
-    def _escape(self, node: cst.CSTNode) -> None:
-        """Parameters and ``self`` attributes outlive the function: a last read at every exit."""
-        state = self.state
-        if state is None or not isinstance(self.scope, cst.FunctionDef):
-            return
-        prefix = (self.self_name + ".") if self.self_name else None
-        for key, values in state.items():
-            if not (key.startswith("^") or (prefix is not None and key.startswith(prefix))):
-                continue
-            for origin, stale in values.items():
-                for mutation in stale:
-                    self._record_stale(node, key.lstrip("^"), origin, mutation, escape=True)
 
     # ================================================================== statements
 
@@ -543,13 +250,10 @@ class AliasAnalysis(Analysis):
                 origins = self._eval(item.item)
                 if item.asname is not None:
                     self._assign(item.asname.name, set() if not origins else origins, item.item)
-                self._facts_call("leave_WithItem", item)
             self._block(node.body)
         elif node.__class__ in (cst.FunctionDef, cst.ClassDef):
             if self.state is not None:
                 self.state.pop(node.name.value, None)
-            if self._live and self._facts is not None:
-                self._facts.frame.vars[node.name.value] = Kind.OTHER
         elif node.__class__ is cst.Match:
             self._eval(node.subject)
             start = self.state
@@ -569,7 +273,6 @@ class AliasAnalysis(Analysis):
             if node.value is not None:
                 origins = self._eval(node.value)
                 self._assign(node.target, origins, node.value)
-            self._facts_call("leave_AnnAssign", node)
         elif node.__class__ is cst.AugAssign:
             self._augassign(node)
         elif node.__class__ is cst.Return:
@@ -591,10 +294,8 @@ class AliasAnalysis(Analysis):
             self.state = None
         elif node.__class__ is cst.Del:
             self._delete(node.target)
-            self._facts_call("leave_Del", node)
         elif node.__class__ is cst.Assert:
             self._eval(node.test)
-            self._facts_call("leave_Assert", node)
 
     def _assignment(self, node: cst.Assign) -> None:
         value = node.value
@@ -616,7 +317,6 @@ class AliasAnalysis(Analysis):
             origins = self._eval(value)
             for target in targets:
                 self._assign(target, origins, value)
-        self._facts_call("leave_Assign", node)
 
     def _moved(self, value: cst.BaseExpression) -> Optional[Values]:
         """A bare name on the right of ``=`` moves a reference: nothing reads its values there,
@@ -647,12 +347,11 @@ class AliasAnalysis(Analysis):
         target = node.target
         kind = self._kind(target)
         origins = self._eval(target)
-        if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and _surely_tensor(origins)):
+        if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and surely_tensor(origins)):
             op = catalog.AUGMENTED_INPLACE.get(type(node.operator).__name__, "iop")
             self._mutate(target, node, op, origins)
         elif isinstance(target, (cst.Name, cst.Attribute)) and dotted_name(target) is not None:
             self._assign(target, set(), node)
-        self._facts_call("leave_AugAssign", node)
 
     def _delete(self, target: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -662,164 +361,6 @@ class AliasAnalysis(Analysis):
         key = dotted_name(target)
         if key is not None and self.state is not None:
             self.state.pop(key, None)
-
-    # ------------------------------------------------------------------ branches and loops
-
-    def _branch(self, body, start: Optional[State]) -> Optional[State]:
-        self.state = self._feasible(start) if start is not None else None
-        self._block(body)
-        return self.state
-
-    def _note_guard(self, statement: cst.CSTNode) -> None:
-        """Remember the conditions ``statement`` runs under, and index it by each of them."""
-        self._guards[id(statement)] = self._guard
-        for condition in self._guard:
-            self._made_under.setdefault(condition, set()).add(id(statement))
-
-    def _feasible(self, start: State) -> State:
-        """``start`` less the values made under the opposite of a condition this branch runs
-        under (``h = a`` under ``if img.requires_grad:`` is not what ``h`` holds in a later
-        ``if not img.requires_grad:``), where the name keeps another value."""
-        opposed: Set[int] = set()  # the statements made under the opposite of a condition here
-        for text, holds in self._guard:
-            made = self._made_under.get((text, not holds))
-            if made and not self._rebound(text):
-                opposed |= made
-        if not opposed:
-            return dict(start)
-        out = {}
-        for key, values in start.items():
-            kept = {o: stale for o, stale in values.items()
-                    if not any(id(o2.statement) in opposed for o2 in o.chain() if o2.statement is not None)}
-            out[key] = kept if kept and len(kept) < len(values) else values
-        return out
-
-    def _opposed(self, made: Tuple[Tuple[str, bool], ...], guard: Tuple[Tuple[str, bool], ...]) -> bool:
-        return any((text, not holds) in guard and not self._rebound(text) for text, holds in made)
-
-    def _if(self, node: cst.If) -> None:
-        self._eval(node.test)
-        start = self.state
-        outer = self._guard
-        condition = self._condition(node.test)
-        self._facts_call("visit_If_body", node)
-        if condition is not None:
-            self._guard = outer + (condition,)
-        tests = self._tests
-        self._tests = tests + ((node.test, True),)
-        after_body = self._branch(node.body, start)
-        self._tests = tests + ((node.test, False),)
-        self._facts_call("leave_If_body", node)
-        if condition is not None:
-            self._guard = outer + ((condition[0], not condition[1]),)
-        self.state = self._feasible(start) if start is not None else None
-        if isinstance(node.orelse, cst.If):
-            self._statement = node.orelse
-            self._note_guard(node.orelse)
-            self._if(node.orelse)
-        elif isinstance(node.orelse, cst.Else):
-            self._block(node.orelse.body)
-        self._guard = outer
-        self._tests = tests
-        self._facts_call("leave_If", node)
-        self.state = join_states([after_body, self.state])
-
-    def _condition(self, test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
-        """``(text, holds)`` of a condition that reads the same wherever it is tested in the scope:
-        names and attributes only (``flag``, ``self.training``, ``not x.requires_grad``), no call."""
-        holds = True
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test, holds = test.expression, not holds
-        text = dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
-        return (text, holds) if text is not None else None
-
-    def exclusive(self, a: object, b: object) -> bool:
-        """Whether the statements (or stale reads) ``a`` and ``b`` run under opposite outcomes of
-        one condition that nothing in the scope rebinds: no run reaches both."""
-        return self._opposed(self._guards.get(id(a), ()), self._guards.get(id(b), ()))
-
-    def bound_in(self, node: cst.CSTNode) -> Set[str]:
-        """The names and attribute chains bound inside ``node`` (a loop of this scope)."""
-        found = self._bound_in.get(id(node))
-        if found is None:
-            targets = _BoundNames()
-            walk(node, targets)
-            found = self._bound_in[id(node)] = targets.bound
-        return found
-
-    def _rebound(self, text: str) -> bool:
-        """Whether ``text`` (``flag``, ``self.training``) or a name it is read through is bound
-        anywhere in the scope, nested functions included (assignments, loop and ``with``
-        targets, ``:=``, ``del``, imports, ``global``)."""
-        if self._bound is None:
-            targets = _BoundNames()
-            walk(self.scope, targets)
-            self._bound = targets.bound
-        parts = text.split(".")
-        return any(".".join(parts[:i]) in self._bound for i in range(1, len(parts) + 1))
-
-    def _loop(self, node, enter: Callable[[], None]) -> None:
-        """Run a loop body until its entry state is stable (at most twice: the second pass sees
-        what the end of one iteration leaves for the start of the next), then its ``else``.
-        ``enter`` binds the loop target or evaluates the test at the start of every pass."""
-        hook = type(node).__name__
-        head = self.state
-        loop = _Loop()
-        self._loops.append(loop)
-        was_live = self._live
-        try:
-            for iteration in range(2):
-                self.state = dict(head) if head is not None else None
-                self._statement = node
-                enter()
-                self._facts_call(f"visit_{hook}_body", node)
-                self._block(node.body)
-                self._facts_call(f"leave_{hook}_body", node)
-                self._live = False  # kinds were recorded on the first pass
-                new_head = join_states([head, self.state, *loop.continues])
-                stable = new_head == head
-                head = new_head
-                loop.continues = []
-                if stable:
-                    break
-        finally:
-            self._loops.pop()
-            self._live = was_live
-        self.state = head
-        if node.orelse is not None:
-            self._block(node.orelse.body)
-        self.state = join_states([self.state, *loop.breaks])
-
-    def _for(self, node: cst.For) -> None:
-        elements = self._iterate(node.iter)
-        self._loop(node, lambda: self._bind_target(node.target, elements, node.iter))
-
-    def _while(self, node: cst.While) -> None:
-        self._loop(node, lambda: self._eval(node.test))
-
-    def _try(self, node) -> None:
-        start = self.state
-        self._block(node.body)
-        after_body = self.state
-        ends = []
-        if node.orelse is not None:
-            self._block(node.orelse.body)
-        ends.append(self.state)
-        for handler in node.handlers:
-            self.state = join_states([start, after_body])
-            self._facts_call("visit_ExceptHandler", handler)
-            if handler.name is not None and self.state is not None:
-                self._assign(handler.name.name, set(), handler)
-            self._block(handler.body)
-            ends.append(self.state)
-        self.state = join_states(ends)
-        if node.finalbody is not None:
-            if self.state is None:
-                self.state = join_states([start, after_body])
-                self._block(node.finalbody.body)
-                self.state = None
-            else:
-                self._block(node.finalbody.body)
 
     # ------------------------------------------------------------------ iteration
 
@@ -930,7 +471,6 @@ class AliasAnalysis(Analysis):
         if cls is cst.NamedExpr:
             origins = self._eval(node.value)
             self._assign(node.target, origins, node.value)
-            self._facts_call("leave_NamedExpr", node)
             return origins
         if cls in (cst.Await, cst.Yield):
             inner = getattr(node, "expression", None) or getattr(node, "value", None)
@@ -967,11 +507,11 @@ class AliasAnalysis(Analysis):
             kind = self._kind(node.value)
             owner = node.value.attr.value if isinstance(node.value, cst.Attribute) else None
             if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and (
-                    _surely_tensor(base) or any(o.relation is Relation.PARAMS for o in base)
+                    surely_tensor(base) or any(o.relation is Relation.PARAMS for o in base)
                     or owner == "grad" or owner in catalog.MODULE_TENSOR_ATTRIBUTES)):
                 return self._derive(base, Relation.DATA, attr, node)
             return {self._entry(key)} if key is not None else set()
-        if attr in catalog.VIEW_ATTRIBUTES and self._kind(node.value) in (Kind.TENSOR, Kind.NDARRAY):
+        if is_view_attribute(attr) and self._kind(node.value) in (Kind.TENSOR, Kind.NDARRAY):
             return self._derive(self._eval(node.value), Relation.VIEW, attr, node)
         self._eval(node.value)
         if key is not None and key.split(".", 1)[0] not in self.names.bindings:
@@ -1004,7 +544,6 @@ class AliasAnalysis(Analysis):
                     bound.append(name)
             self._bind_target(comp.target, elements, comp.iter)
             comp = comp.inner_for_in
-        self._facts_call("_visit_comprehension", node)
         self._comp_depth += 1
         try:
             comp = node.for_in
@@ -1019,7 +558,6 @@ class AliasAnalysis(Analysis):
                 result = self._eval(node.elt)
         finally:
             self._comp_depth -= 1
-            self._facts_call("_leave_comprehension", node)
         if self.state is not None:
             for name in bound:
                 if saved[name] is None:
@@ -1027,431 +565,6 @@ class AliasAnalysis(Analysis):
                 else:
                     self.state[name] = saved[name]
         return {o for o in result if o.relation not in HANDLES or o.relation is Relation.PARAMS}
-
-    # ------------------------------------------------------------------ calls
-
-    def _call(self, node: cst.Call) -> Set[Origin]:
-        func = node.func
-        last = func.attr.value if func.__class__ is cst.Attribute else func.value if func.__class__ is cst.Name else None
-        if last in SAVES_INPUT:
-            op, given = self.names.op(node)
-            key = dotted_name(given) if op in SAVES_INPUT and given is not None else None
-            if key is not None:
-                self.saving_calls.setdefault(key, []).append(node)
-        q = self.names.qualified(func)
-        if q is None and func.__class__ is cst.Attribute:
-            return self._method_call(node, func)
-        args = [a for a in node.args]
-        positional = [a.value for a in args if a.keyword is None and not a.star]
-        if func.__class__ is cst.Name and q is None and func.value in ("len", "isinstance", "id", "type") \
-                and self.state is not None and func.value not in self.state:
-            return set()  # metadata, not values
-        values = [self._eval(a.value) for a in args]
-        first = values[0] if values and args[0].keyword is None else set()
-        self._out_argument(node)
-        returned = self._returned_by_project(node, args, values)
-        if returned:
-            self._project_call(node, values)
-            return returned
-        if func.__class__ is cst.Name and q is None:
-            name = func.value
-            if self.state is not None and name in self.state:
-                self._read_key(name, func)
-                return set()
-            if name in ("dict", "list", "tuple") and len(positional) == 1:
-                return {o for o in first if o.relation not in (Relation.ENTRY, Relation.FRESH)}
-            if not self._training_call(node, name, args):
-                self._project_call(node, values)
-            return set()
-        if q is None:
-            self._eval(func)
-            return set()
-        effect = catalog.FUNCTION_EFFECTS.get(q)
-        if effect is None and self.project is not None and q.partition(".")[0] in self.project.index.roots:
-            self._project_call(node, values)  # ``from pkg.engine import train_one_epoch``: the project's
-        head, _, member = q.rpartition(".")
-        if effect == catalog.COPY:
-            return set()
-        if effect == catalog.SHALLOW_COPY and len(positional) == 1:
-            return {o for o in first if o.relation not in (Relation.ENTRY, Relation.FRESH)}
-        if is_optimizer_class(q):
-            self._link_optimizer(node)
-            return set()
-        if effect == catalog.WRITE and positional:
-            self._mutate(positional[0], node, member, first)
-            return first if head == "torch" else set()
-        if head == "torch.nn.functional" and positional and any(
-                a.keyword is not None and a.keyword.value == "inplace"
-                and a.value.__class__ is cst.Name and a.value.value == "True" for a in args):
-            self._mutate(positional[0], node, f"{member}(inplace=True)", first)
-            return first
-        if not positional:
-            return set()
-        if effect == catalog.MAY_ALIAS:
-            if q == "torch.nn.functional.dropout":
-                return set()  # the same object only in eval mode or with p=0
-            if q in catalog.LIST_ACCEPTING_CONVERSIONS and self._kind(positional[0]) not in (Kind.TENSOR, Kind.NDARRAY):
-                return set()  # ``np.asarray(a_list)``, ``torch.as_tensor(rows)``: a new array or tensor
-            return self._derive(first, Relation.CONVERSION, member, node)
-        if effect == catalog.VIEW:
-            return self._derive(first, Relation.VIEW, member, node)
-        if effect == catalog.DETACH:
-            return self._derive(first, Relation.DETACH, member, node)
-        if effect == catalog.LEGACY and len(args) == 1 and self._kind(positional[0]) is Kind.TENSOR:
-            return self._derive(first, Relation.CONVERSION, member, node)
-        return set()
-
-    def _surely_converts(self, receiver: cst.BaseExpression, method: str,
-                         positional: Sequence[cst.BaseExpression], dtype: Optional[cst.BaseExpression] = None) -> bool:
-        """Whether an ``if`` around the conversion ``receiver.<method>(...)`` makes it change the
-        device or the dtype, so that it copies: ``.cpu()`` under ``x.is_cuda``, ``.cuda()`` under
-        ``not x.is_cuda``, ``.to(d)``/``.to(dtype=d)``/``.type(d)``/``.float()`` under ``x.dtype != d``
-        or under ``x.dtype == e`` for another dtype ``e`` (``x.dtype`` or a name bound to it once)."""
-        if not self._tests:
-            return False
-        # ``x.detach()`` and ``x.data`` have ``x``'s dtype and device
-        while True:
-            if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
-                    and receiver.func.attr.value == "detach" and not receiver.args:
-                receiver = receiver.func.value
-            elif isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
-                receiver = receiver.value
-            else:
-                break
-        r = dotted_name(receiver)
-        if r is None:
-            return False
-        tests = [atom for test, holds in self._tests for atom in _atoms(test, holds)]
-        if method in ("cpu", "cuda"):
-            wanted = method == "cpu"
-            return any(dotted_name(test) == f"{r}.is_cuda" and holds is wanted for test, holds in tests)
-        if method in catalog.DTYPE_METHODS:
-            target = catalog.DTYPE_METHODS[method]
-        elif method in ("to", "type") and (len(positional) == 1 or dtype is not None):
-            given = dtype if dtype is not None else positional[0]
-            target = _dtype(given) or dotted_name(given)
-        else:
-            return False
-        if target is None:
-            return False
-        for test, holds in tests:
-            if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
-                continue
-            left, right = test.left, test.comparisons[0].comparator
-            if self._dtype_of(right) == r:
-                left, right = right, left
-            if self._dtype_of(left) != r:
-                continue
-            op = test.comparisons[0].operator
-            equal = isinstance(op, (cst.Equal, cst.Is))
-            if not equal and not isinstance(op, (cst.NotEqual, cst.IsNot)):
-                continue
-            known = _dtype(right)
-            if equal != holds and (known or dotted_name(right)) == target:
-                return True  # ``x.dtype != d``: converting to ``d`` changes it
-            if equal and holds and known not in (None, target) and target in catalog.DTYPE_NAMES.values():
-                return True  # ``x.dtype == torch.float16``, converted to float32
-        return False
-
-    def _dtype_of(self, node: cst.BaseExpression) -> Optional[str]:
-        """``x`` for ``x.dtype``, or for a name bound once in the scope to ``x.dtype``."""
-        name = dotted_name(node)
-        if name is None:
-            return None
-        if name.endswith(".dtype"):
-            return name[: -len(".dtype")]
-        if self._dtype_names is None:
-            finder = _DtypeNames()
-            walk(self.scope, finder)
-            self._dtype_names = {k: v for k, v in finder.bound.items() if v is not None}
-        return self._dtype_names.get(name)
-
-    def _out_argument(self, node: cst.Call) -> None:
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "out":
-                name = dotted_name(node.func) or "call"
-                self._mutate(arg.value, node, f"{name.rsplit('.', 1)[-1]}(out=)")
-
-    def _link_optimizer(self, node: cst.Call) -> None:
-        """Remember which modules an optimizer built here updates (from ``X.parameters()``)."""
-        statement = self._statement
-        if not isinstance(statement, cst.Assign) or statement.value is not node:
-            return
-        key = dotted_name(statement.targets[0].target)
-        if key is None:
-            return
-        finder = _ParameterOwners()
-        for arg in node.args:
-            walk(arg.value, finder)
-        modules = finder.modules
-        if modules:
-            self.optimizer_links[key] = modules
-            self.model_roots |= modules
-
-    def _training_call(self, node: cst.Call, name: str, args) -> bool:
-        """``train_one_epoch(model, optimizer, loader)``: a call given an optimizer trains (True)."""
-        lowered = name.lower()
-        if name[:1].isupper() or any(h in lowered for h in catalog.NOT_TRAINING_CALL_HINTS):
-            return False
-        for arg in args:
-            if isinstance(arg.value, (cst.Name, cst.Attribute)) and self._is_optimizer(arg.value):
-                self._optimizer_step(node, arg.value)
-                return True
-        return False
-
-    def _returned_by_project(self, node: cst.Call, args: Sequence[cst.Arg], values: Sequence[Set[Origin]]) -> Set[Origin]:
-        """``signal = to_numpy(signal)`` where the project's ``to_numpy`` returns (a conversion of)
-        its argument: the result shares the argument's memory when nothing needs converting."""
-        name = dotted_name(node.func)
-        if self.project is None or name is None or (self.self_name and name.startswith(self.self_name + ".")):
-            return set()
-        summary = self.project.index.function(self.project.module, name, self.names.qualified(node.func))
-        if summary is None or not summary.returns:
-            return set()
-        # A helper that converts its argument (``.cpu()``, ``np.asarray``) returns the caller's memory
-        # when nothing needs converting, as ``.numpy()`` / ``.to()`` do; one that reshapes or
-        # indexes it returns a view (writing through it is writing the caller's, on purpose).
-        if summary.returns_converted:
-            relation, op = Relation.CONVERSION, ("numpy" if summary.returns_kind == "ndarray" else "to")
-        else:
-            relation, op = Relation.VIEW, "view"
-        out: Set[Origin] = set()
-        for i, (arg, origins) in enumerate(zip(args, values)):
-            if arg.keyword is not None or arg.star:
-                break
-            if i in summary.returns:
-                out |= self._derive(origins, relation, op, node)
-        return out
-
-    def _note_instance(self, key: str, value: Optional[cst.CSTNode]) -> None:
-        """Remember (or forget) that ``key`` holds an instance of a class of the project."""
-        self._instances.pop(key, None)
-        if self.project is None or not isinstance(value, cst.Call):
-            return
-        name = dotted_name(value.func)
-        cls = self.project.index.resolve(self.project.module, name) if name is not None else None
-        if cls is not None and self.project.index.is_class(cls):
-            self._instances[key] = (cls, value)
-
-    def _project_call(self, node: cst.Call, values: Optional[Sequence[Set[Origin]]] = None) -> None:
-        """A call of a project function (defined here or imported from another module of the
-        project), of a method of this class (``self.train_one_step()``), or of a method of an
-        instance of a project class made here (``sbs.train()`` after ``sbs = StepByStep(model,
-        loss_fn, optimizer)``): when its summary steps an optimizer, it updates the live state, as
-        ``optimizer.step()`` (of the optimizer handed to the instance); when it writes an argument
-        in place (``normalize(states)`` doing ``states -= mean``), the call writes what the caller
-        passed, as an in-place method would. ``values``: the origins of ``node.args``."""
-        if self.project is None:
-            return
-        name = dotted_name(node.func)
-        if name is None:
-            return
-        index, module = self.project.index, self.project.module
-        head, _, rest = name.partition(".")
-        handed: List[cst.BaseExpression] = []
-        bound = False
-        if head in self._instances and rest and "." not in rest:
-            cls, made = self._instances[head]
-            qualname = index.method(cls, rest)
-            handed = [a.value for a in made.args if isinstance(a.value, (cst.Name, cst.Attribute))
-                      and self._is_optimizer(a.value)]
-            bound = True
-        elif self.self_name is not None and head == self.self_name:
-            if self.cls is None or not rest or "." in rest:
-                return
-            qualname = index.method(f"{module}.{self.cls}" if module else self.cls, rest)
-            bound = True
-        else:
-            qualname = index.resolve(module, name) or index.lookup(self.names.qualified(node.func))
-        summary = index.summary(qualname) if qualname is not None else None
-        if summary is None:
-            return
-        if summary.steps is not None:
-            self._optimizer_step(node, handed[0] if handed else None)
-        elif (summary.writes or summary.array_writes) and values is not None:
-            self._written_by_callee(node, summary, bound, values, name)
-
-    def _written_by_callee(self, node: cst.Call, summary: Summary, bound: bool, values: Sequence[Set[Origin]],
-                           name: str) -> None:
-        """The arguments of the call ``node`` that the callee writes in place: those it writes
-        whatever they are (``x.sub_(m)``, ``x[i] = v``) when the caller passes a tensor or an array
-        (or what is surely one), and those it writes with ``x -= m`` when the caller passes a tensor
-        or an array (a number is rebound in the callee, not written)."""
-        always, arrays = summary.written_arguments(bound), summary.written_arguments(bound, array=True)
-        for i, (arg, origins) in enumerate(zip(node.args, values)):
-            if arg.keyword is not None or arg.star:
-                break
-            if not origins or (i not in always and i not in arrays):
-                continue
-            kind = self._kind(arg.value)
-            # of unknown kind, only what is surely a tensor: the callee's ``x[k] = v`` also fills dicts
-            if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and i in always and _surely_tensor(origins)):
-                self._mutate(arg.value, node, f"{name.rpartition('.')[2]}()", origins)
-
-    def _method_call(self, node: cst.Call, func: cst.Attribute) -> Set[Origin]:
-        method = func.attr.value
-        receiver = func.value
-        key = dotted_name(func)
-        if key is not None and self.state is not None and key in self.state:
-            # a stored callable (self.fn = ...): a read, nothing more
-            self._read_key(key, func)
-            for arg in node.args:
-                self._eval(arg.value)
-            return set()
-        effect = catalog.METHOD_EFFECTS.get(method)
-        if effect == catalog.METADATA:
-            for arg in node.args:
-                self._eval(arg.value)
-            return set()  # x.size(), sd.keys(): no tensor values read
-        rkey = dotted_name(receiver)
-        if (effect == catalog.ADD or method in catalog.CONTAINER_EXTEND_METHODS) and rkey is not None \
-                and self.state is not None and rkey in self.state:
-            recv = set()  # adding to a container does not read what it holds
-        else:
-            recv = self._eval(receiver)
-        args = [a for a in node.args]
-        values = [self._eval(a.value) for a in args]
-        self._out_argument(node)
-        positional = [a.value for a in args if a.keyword is None and not a.star]
-        if effect == catalog.DETACH and args:
-            effect = catalog.MAY_ALIAS  # not Tensor.detach(): some other object's method
-
-        if effect == catalog.WRITE:
-            if _is_inplace_call(receiver):
-                return recv  # x.mul_(a).add_(b): one write, recorded at the first call
-            self._mutate(receiver, node, method, recv)
-            return recv
-        if effect == catalog.SELF:
-            return recv
-        if effect == catalog.DETACH:
-            return self._derive(recv, Relation.DETACH, method, node)
-        if effect == catalog.COPY:
-            if method == "copy" and (self._kind(receiver) is Kind.STATE_DICT
-                                     or any(o.find(Relation.SNAPSHOT) for o in recv)):
-                return {o for o in recv if o.relation not in (Relation.ENTRY, Relation.FRESH)}
-            return set()
-        if effect == catalog.SNAPSHOT:
-            if self._holds_parameters(receiver) or self._is_optimizer(receiver):
-                return self._module_state(receiver, node, Relation.SNAPSHOT, method)
-            return set()
-        if effect == catalog.PARAMS:
-            if self._holds_parameters(receiver):
-                return self._module_state(receiver, node, Relation.PARAMS, method)
-            return set()
-        if effect == catalog.UPDATE:
-            stepped = stepped_optimizer(method, receiver, positional, self._is_optimizer)
-            if stepped is not None:
-                self._optimizer_step(node, stepped)
-            return set()
-        if effect == catalog.LOAD:
-            if rkey is not None:
-                self._update_state(node, [rkey], method)
-            return set()
-        if effect == catalog.ADD and values:
-            if rkey is not None and self.state is not None and rkey in self.state:
-                added = {o for o in values[-1] if o.relation not in (Relation.ENTRY, Relation.FRESH)}
-                if added:
-                    merged = dict(self.state[rkey])
-                    for origin in added:
-                        merged.setdefault(origin, EMPTY)
-                    self.state[rkey] = merged
-            self._facts_call("leave_Call", node)
-            return set()
-        if effect == catalog.VALUES:
-            return {o for o in recv if o.relation not in (Relation.ENTRY, Relation.FRESH)}
-        kind = self._kind(receiver)
-        if effect == catalog.VIEW:
-            if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and _surely_tensor(recv)):
-                return self._derive(recv, Relation.VIEW, method, node)
-            return set()
-        if effect == catalog.MAY_ALIAS:
-            dtype = next((a.value for a in args if a.keyword is not None and a.keyword.value == "dtype"), None)
-            if self._surely_converts(receiver, method, positional, dtype):
-                return set()  # ``if x.is_cuda: x = x.cpu()``: a copy on every path that reaches it
-            if kind is not Kind.TENSOR and method in catalog.NDARRAY_COPY_METHODS:
-                return set()  # ndarray.flatten() copies
-            if method == "to" and any(a.keyword is not None and a.keyword.value == "copy" for a in args):
-                return set()
-            if kind in (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN):
-                return self._derive(recv, Relation.CONVERSION, method, node)
-            return set()
-        if not (any(isinstance(a.value, (cst.Name, cst.Attribute)) for a in args)
-                and self._training_call(node, method, args)):
-            self._project_call(node, values)
-        return set()
-
-
-class _DtypeNames(cst.CSTVisitor):
-    """Names bound in a scope: to ``x.dtype`` (the value ``x``) when that is their only binding,
-    else to None."""
-
-    def __init__(self) -> None:
-        self.bound: Dict[str, Optional[str]] = {}
-
-    def _bind(self, name: str, dtype_of: Optional[str]) -> None:
-        self.bound[name] = dtype_of if name not in self.bound else None
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        value = dotted_name(node.value) if len(node.targets) == 1 else None
-        of = value[: -len(".dtype")] if value is not None and value.endswith(".dtype") else None
-        for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                self._bind(target.target.value, of)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name):
-            self._bind(node.target.value, None)
-
-    def visit_For(self, node: cst.For) -> None:
-        for name in target_names(node.target):
-            self._bind(name, None)
-
-
-def _atoms(test: cst.BaseExpression, holds: bool) -> List[Tuple[cst.BaseExpression, bool]]:
-    """What an ``if`` test with outcome ``holds`` says of its parts: ``a and b`` holding says both
-    hold, ``a or b`` failing says both fail, ``not a`` says the opposite of ``a``."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _atoms(test.expression, not holds)
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And if holds else cst.Or):
-        return _atoms(test.left, holds) + _atoms(test.right, holds)
-    return [(test, holds)]
-
-
-def _dtype(node: cst.BaseExpression) -> Optional[str]:
-    """The canonical name of ``torch.float16``, ``torch.half`` (any spelling of ``torch``): ``float16``."""
-    name = dotted_name(node)
-    if name is None or "." not in name:
-        return None
-    return catalog.DTYPE_NAMES.get(name.rsplit(".", 1)[1])
-
-
-def _surely_tensor(origins: Set[Origin]) -> bool:
-    """A value of unknown kind is surely a tensor or an array when every way it was made went
-    through an op only tensors have (``.detach()``, ``.numpy()``, ``.contiguous()``, ``.view()``)."""
-    if not origins:
-        return False
-    return all(any(op in catalog.TENSOR_EVIDENCE_OPS for op in o.ops()) for o in origins)
-
-
-def _is_inplace_call(node: cst.BaseExpression) -> bool:
-    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-            and writes_receiver(node.func.attr.value))
-
-
-def strip_aliases(node: cst.BaseExpression) -> cst.BaseExpression:
-    """``x.detach().cpu()[0]`` -> ``x``: the name a write through an alias chain starts from."""
-    while True:
-        if isinstance(node, cst.Subscript):
-            node = node.value
-        elif isinstance(node, cst.Attribute) and (node.attr.value in catalog.VIEW_ATTRIBUTES
-                                                  or node.attr.value in catalog.UNTRACKED_ALIAS_ATTRIBUTES):
-            node = node.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
-                node.func.attr.value in catalog.VIEW_METHODS or node.func.attr.value in catalog.MAY_ALIAS_METHODS
-                or node.func.attr.value == "numpy" or node.func.attr.value in catalog.INPLACE_METHODS):
-            node = node.func.value
-        else:
-            return node
 
 
 def _target_keys(target: cst.BaseExpression) -> Iterable[str]:
@@ -1474,49 +587,3 @@ def _is_view_marker(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None")
 
 
-class _BoundNames(cst.CSTVisitor):
-    """Every name and attribute chain bound in a scope, nested functions included
-    (``AliasAnalysis._rebound``)."""
-
-    def __init__(self) -> None:
-        self.bound: Set[str] = set()
-
-    def _target(self, node: cst.CSTNode) -> None:
-        self._names(node.target)  # type: ignore[attr-defined]  # each node hooked below has one
-
-    visit_AssignTarget = visit_AugAssign = visit_AnnAssign = visit_For = visit_CompFor = visit_NamedExpr = visit_Del = _target
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._names(node.name)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.bound.update(n.name.value for n in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.bound.update(n.name.value for n in node.names)
-
-    def _names(self, target: cst.CSTNode) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._names(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._names(target.value)
-        else:
-            name = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
-            if name is not None:
-                self.bound.add(name)
-
-
-class _ParameterOwners(cst.CSTVisitor):
-    """The modules whose parameters an expression iterates (``X.parameters()``)."""
-
-    def __init__(self) -> None:
-        self.modules: Set[str] = set()
-
-    def visit_Call(self, call: cst.Call) -> None:
-        f = call.func
-        if isinstance(f, cst.Attribute) and f.attr.value in (
-                catalog.PARAMETER_ITERATORS | catalog.NAMED_PARAMETER_ITERATORS):
-            name = dotted_name(f.value)
-            if name is not None:
-                self.modules.add(name)

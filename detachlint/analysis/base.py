@@ -5,7 +5,7 @@ rule that runs asks. LibCST's metadata providers and Fixit's rule metadata are t
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional, Protocol, Type, TypeVar
+from typing import Any, ClassVar, Iterable, Optional, Protocol, Set, Tuple, Type, TypeVar
 
 import libcst as cst
 
@@ -30,11 +30,25 @@ class AnalysisContext(Protocol):
 class Analysis:
     """A per-module (or, with ``per_scope``, per-function) fact. ``build`` makes it from the
     context; ``walks`` analyses take part in the engine's single traversal instead of walking
-    on their own (they are built before it starts)."""
+    on their own (they are built before it starts). ``requires``: the analyses ``build`` asks for,
+    as a rule declares its own; whoever needs this analysis needs them too (``with_requirements``)."""
 
     per_scope: ClassVar[bool] = False
     walks: ClassVar[bool] = False
+    requires: ClassVar[Tuple[Type["Analysis"], ...]] = ()
 
     @classmethod
     def build(cls: Type[A], ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> A:
         raise NotImplementedError
+
+
+def with_requirements(analyses: Iterable[Type[Analysis]]) -> Set[Type[Analysis]]:
+    """``analyses`` and every analysis they require, transitively."""
+    found: Set[Type[Analysis]] = set()
+    stack = list(analyses)
+    while stack:
+        analysis = stack.pop()
+        if analysis not in found:
+            found.add(analysis)
+            stack.extend(analysis.requires)
+    return found

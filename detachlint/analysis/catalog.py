@@ -33,6 +33,8 @@ INPLACE_METHODS = frozenset(
 INPLACE_VIEW_METHODS = frozenset(
     "as_strided_ squeeze_ swapaxes_ swapdims_ t_ transpose_ unsqueeze_".split()
 )
+# In-place ops that give a tensor other storage or another size (its values follow from that).
+STORAGE_WRITING_METHODS = frozenset("set_ resize_ resize_as_".split())
 
 # Methods that end in ``_`` yet write no tensor values (flags, sharing, autograd bookkeeping,
 # private helpers). Listed so the catalogue test can prove INPLACE_METHODS is complete.
@@ -142,6 +144,9 @@ GRAPH_FREE_FACTORIES = frozenset(
 )
 # Methods whose result carries no graph (a Python value, an array, or a detached tensor).
 GRAPH_CUTTING_METHODS = frozenset("detach detach_ item tolist numpy".split())
+# Tensor methods whose result is computed from the receiver (it keeps the receiver's graph), besides
+# views, conversions and TENSOR_ONLY_METHODS.
+GRAPH_KEEPING_METHODS = frozenset("sum mean pow clone".split())
 
 # torch.* functions that return a tuple or list of tensors.
 TENSOR_SEQUENCE_FUNCTIONS = frozenset(
@@ -262,6 +267,8 @@ VIEW_FUNCTIONS = frozenset(
 
 # numpy functions whose result is the very array passed in when no conversion is needed.
 NUMPY_MAY_ALIAS_FUNCTIONS = frozenset("numpy.asarray numpy.asanyarray numpy.ascontiguousarray".split())
+# numpy functions whose result is an ndarray made from their argument (a copy, or the same memory).
+NDARRAY_FUNCTIONS = NUMPY_MAY_ALIAS_FUNCTIONS | {"numpy.array", "numpy.copy"}
 
 # Keyword arguments that make a call write: ``out=`` the tensor given, ``inplace=True`` the input.
 WRITE_KEYWORDS = frozenset({"out", "inplace"})
@@ -334,12 +341,11 @@ TENSOR_EVIDENCE_OPS = frozenset(
 )
 # Conversions an author writes when a copy is meant (``batch.cpu().float().numpy()``); they return
 # the very same memory when nothing needs converting. ``reshape``/``flatten`` are used as views.
+# The functions among them (``np.asarray(x)``, ``torch.as_tensor(x)``), by their last name.
+COPY_INTENT_CONVERSION_FUNCTIONS = frozenset("as_tensor asarray from_numpy asanyarray".split())
 COPY_INTENT_CONVERSIONS = frozenset(
-    """
-    cpu cuda to float double half bfloat16 type type_as numpy as_tensor asarray from_numpy
-    asanyarray
-    """.split()
-)
+    "cpu cuda to float double half bfloat16 type type_as numpy".split()
+) | COPY_INTENT_CONVERSION_FUNCTIONS
 # Conversions written for memory layout, not for a copy: an in-place write after one reaches the
 # source on purpose (an in-place transpose through ``data.contiguous()`` saves memory).
 LAYOUT_CONVERSIONS = frozenset({"contiguous", "ascontiguousarray"})
@@ -349,6 +355,8 @@ MAY_ALIAS_CONVERSIONS = COPY_INTENT_CONVERSIONS | LAYOUT_CONVERSIONS
 # of its (garbage) values.
 UNINITIALISED_FACTORIES = frozenset("empty empty_like empty_strided new_empty".split())
 
+# Tensor methods that move to one device (``x.cpu()``), by the device's type.
+DEVICE_METHODS = {"cpu": "cpu", "cuda": "cuda"}
 # Tensor methods that convert to one dtype (``x.float()``), by the dtype's canonical name, and the
 # names ``torch`` gives each dtype (``torch.half`` is ``torch.float16``).
 DTYPE_METHODS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}

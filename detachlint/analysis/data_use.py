@@ -9,7 +9,7 @@ from typing import List, Optional
 import libcst as cst
 
 from . import catalog
-from .torch_facts import writes_receiver
+from .torch_facts import is_view_attribute, is_view_method, writes_receiver
 from .torchnames import TorchNames
 
 
@@ -38,9 +38,9 @@ def classify_data_use(node: cst.Attribute, parents: List[cst.CSTNode], names: To
         p = parent()
         if isinstance(p, cst.Subscript) and p.value is cur:
             cur, i = p, i - 1
-        elif isinstance(p, cst.Attribute) and p.value is cur and p.attr.value in catalog.VIEW_ATTRIBUTES:
+        elif isinstance(p, cst.Attribute) and p.value is cur and is_view_attribute(p.attr.value):
             cur, i = p, i - 1
-        elif (isinstance(p, cst.Attribute) and p.value is cur and p.attr.value in catalog.VIEW_METHODS
+        elif (isinstance(p, cst.Attribute) and p.value is cur and is_view_method(p.attr.value)
               and isinstance(parent(1), cst.Call) and parent(1).func is p):
             cur, i = parent(1), i - 2
         else:

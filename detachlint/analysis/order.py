@@ -19,6 +19,7 @@ _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 class ScopeOrder(Analysis):
     per_scope = True
+    requires = (TorchNames,)
 
     @classmethod
     def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "ScopeOrder":

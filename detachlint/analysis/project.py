@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
-from .torch_facts import (is_optimizer_class, is_optimizer_name, stepped_optimizer, writes_first_argument,
+from .torch_facts import (converts_argument, is_copy_intent_conversion, is_optimizer_class, is_optimizer_name,
+                          is_view_attribute, shares_receiver_memory, stepped_optimizer, writes_first_argument,
                           writes_receiver)
 from ..files import SourceError, decode_source, file_digest
 from ..frontend.firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
@@ -271,10 +272,10 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(node, ast.Call):
             func = node.func
             name = _dotted(func) or ""
-            if name.rsplit(".", 1)[-1] in ("asarray", "asanyarray", "as_tensor", "from_numpy") and node.args:
+            if converts_argument(name.rsplit(".", 1)[-1]) and node.args:
                 return True
             if isinstance(func, ast.Attribute):
-                if func.attr in catalog.COPY_INTENT_CONVERSIONS:
+                if is_copy_intent_conversion(func.attr):
                     return True
                 return self._through_conversion(func.value)
         if isinstance(node, ast.IfExp):
@@ -288,7 +289,7 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(node, ast.Call):
             name = _dotted(node.func) or ""
             head, _, last = name.rpartition(".")
-            if head in ("np", "numpy") and last in ("asarray", "array", "asanyarray", "ascontiguousarray", "copy"):
+            if head in ("np", "numpy") and f"numpy.{last}" in catalog.NDARRAY_FUNCTIONS:
                 return "ndarray"
             if isinstance(node.func, ast.Attribute) and node.func.attr == "numpy":
                 return "ndarray"
@@ -306,16 +307,16 @@ class _FunctionScanner(ast.NodeVisitor):
             return set(self.shares.get(node.id, ()))
         if isinstance(node, ast.Subscript):
             return self._shared(node.value)
-        if isinstance(node, ast.Attribute) and node.attr in ("data", "T", "mT", "real", "imag"):
+        if isinstance(node, ast.Attribute) and (node.attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES
+                                                or is_view_attribute(node.attr)):
             return self._shared(node.value)
         if isinstance(node, ast.Call):
             func = node.func
             name = _dotted(func) or ""
-            if name.rsplit(".", 1)[-1] in ("asarray", "asanyarray", "as_tensor", "from_numpy") and node.args:
+            if converts_argument(name.rsplit(".", 1)[-1]) and node.args:
                 return self._shared(node.args[0])  # np.asarray(x), torch.as_tensor(x)
             if isinstance(func, ast.Attribute) and (
-                    func.attr in catalog.VIEW_METHODS or func.attr in catalog.MAY_ALIAS_CONVERSIONS
-                    or func.attr == "detach"):
+                    shares_receiver_memory(func.attr) or func.attr == "detach"):
                 return self._shared(func.value)
         if isinstance(node, ast.IfExp):
             return self._shared(node.body) | self._shared(node.orelse)

@@ -4,6 +4,11 @@
 left, narrows on ``isinstance`` tests, joins branches and loops, and answers ``kind(expr)`` for the
 statement being visited. Only ``Kind.TENSOR`` ever makes a rule fire; anything it cannot prove is
 ``Kind.UNKNOWN``, and rules stay silent on that.
+
+For an analysis that needs the kinds of a whole scope at once (``AliasAnalysis``, built when a rule
+first asks about a node of the scope), ``scope_kinds(scope)`` walks the scope with the same hooks
+and returns a map from every expression of the scope the alias analysis asks about to its kind
+where it is evaluated (``ScopeKinds``), as LibCST's metadata providers do for a module.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from .base import Analysis, AnalysisContext
 from .project import ModuleView
 from .torch_facts import is_optimizer_class
 from .torchnames import TorchNames, dotted_name
-from ..walk import STATEMENTS_ONLY, walk
+from ..walk import STATEMENTS_ONLY, Walker, walk
 
 
 class Kind(enum.Enum):
@@ -104,6 +109,54 @@ class Frame:
         return None
 
 
+class ScopeKinds:
+    """``TensorFacts.scope_kinds``: the kinds of one scope's expressions, each where it is evaluated
+    (names bound later in the scope do not change it), and the name of the scope's ``self``."""
+
+    __slots__ = ("_kinds", "self_name")
+
+    def __init__(self, kinds: Dict[int, Kind], self_name: Optional[str]) -> None:
+        self._kinds = kinds  # by node id; ``Kind.UNKNOWN``, most expressions' kind, is not stored
+        self.self_name = self_name
+
+    def kind(self, node: cst.CSTNode) -> Kind:
+        return self._kinds.get(id(node), Kind.UNKNOWN)
+
+
+# What a scope's walk binds without entering it.
+_NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+class _KindRecorder:
+    """Records, as the walk leaves it, the kind of every expression in a place where the alias
+    analysis asks for one: what an attribute or an item is taken of (a method's receiver
+    included), an index, an argument, the target of ``x op= v`` (before ``op=`` rebinds it)."""
+
+    def __init__(self, facts: "TensorFacts") -> None:
+        self.facts = facts
+        self.kinds: Dict[int, Kind] = {}
+
+    def _record(self, node: cst.BaseExpression) -> None:
+        kind = self.facts.kind(node)
+        if kind is not Kind.UNKNOWN:
+            self.kinds[id(node)] = kind
+
+    def leave_Attribute(self, node: cst.Attribute) -> None:
+        self._record(node.value)
+
+    def leave_Subscript(self, node: cst.Subscript) -> None:
+        self._record(node.value)
+        for element in node.slice:
+            if element.slice.__class__ is cst.Index:
+                self._record(element.slice.value)
+
+    def leave_Arg(self, node: cst.Arg) -> None:
+        self._record(node.value)
+
+    def leave_AugAssign_target(self, node: cst.AugAssign) -> None:
+        self._record(node.target)
+
+
 def _terminates(body: cst.BaseSuite) -> bool:
     """True when a block always leaves (return/raise/continue/break as its last statement)."""
     if body.__class__ is not cst.IndentedBlock or not body.body:
@@ -126,24 +179,306 @@ def target_names(target: cst.BaseExpression) -> Iterator[str]:
         yield from target_names(target.value)
 
 
-class TensorFacts(Analysis):
+class _KindFlow:
+    """How kinds flow through a walk: binding names at assignments, narrowing on ``isinstance``
+    tests, joining branches and loops, entering and leaving scopes (the traversal hooks of
+    ``TensorFacts``, which holds the ``frame`` and answers ``kind``)."""
+
+    frame: Frame
+    classes: Dict[str, ClassInfo]
+    names: TorchNames
+    _branch_stack: List[Tuple[Dict[str, Kind], Optional[Dict[str, Kind]], bool]]
+    _loop_stack: List[Dict[str, Kind]]
+
+    # ------------------------------------------------------------------ binding
+
+    def bind(self, target: cst.BaseExpression, kind: Kind) -> None:
+        if target.__class__ is cst.Name:
+            self.frame.vars[target.value] = kind
+        elif target.__class__ in (cst.Tuple, cst.List):
+            elem = Kind.TENSOR if kind in (Kind.TENSOR, Kind.TENSOR_SEQ) else Kind.UNKNOWN
+            for el in target.elements:
+                if el.__class__ is cst.StarredElement:
+                    self.bind(el.value, Kind.TENSOR_SEQ if elem is Kind.TENSOR else Kind.UNKNOWN)
+                else:
+                    self.bind(el.value, elem)
+
+    def bind_pairwise(self, target: cst.BaseExpression, kinds: Sequence[Kind]) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and len(kinds) > 1:
+            if len(target.elements) == len(kinds):
+                for el, k in zip(target.elements, kinds):
+                    self.bind(el.value, k)
+                return
+            kinds = (Kind.UNKNOWN,)
+        if len(kinds) == 1:
+            self.bind(target, kinds[0])
+        else:
+            for name in target_names(target):
+                self.frame.vars[name] = Kind.UNKNOWN
+
+    def _bind_assignment(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if target.__class__ in (cst.Tuple, cst.List) and value.__class__ in (cst.Tuple, cst.List) \
+                and len(target.elements) == len(value.elements) \
+                and not any(e.__class__ is cst.StarredElement for e in target.elements):
+            kinds = [self.kind(e.value) for e in value.elements]
+            for el, k in zip(target.elements, kinds):
+                self.bind(el.value, k)
+        else:
+            self.bind(target, self.kind(value))
+
+    def _comprehension_bindings(self, comp_for: cst.CompFor) -> Dict[str, Kind]:
+        saved = self.frame
+        bound: Dict[str, Kind] = {}
+        try:
+            node: Optional[cst.CompFor] = comp_for
+            while node is not None:
+                kinds = self.element_kinds(node.iter)
+                self.frame = Frame(bound, saved)
+                self.bind_pairwise(node.target, kinds)
+                node = node.inner_for_in
+        finally:
+            self.frame = saved
+        return bound
+
+    def _narrowings(self, test: cst.BaseExpression, positive: bool) -> Dict[str, Kind]:
+        """Names whose kind a true (or false) ``test`` settles."""
+        if test.__class__ is cst.UnaryOperation and test.operator.__class__ is cst.Not:
+            return self._narrowings(test.expression, not positive)
+        if test.__class__ is cst.BooleanOperation:
+            both_hold = test.operator.__class__ is cst.And == positive
+            if both_hold:
+                out = self._narrowings(test.left, positive)
+                out.update(self._narrowings(test.right, positive))
+                return out
+            return {}
+        if test.__class__ is cst.Call and test.args and test.args[0].value.__class__ is cst.Name:
+            subject = test.args[0].value.value
+            if self._builtin(test.func) == "isinstance" and len(test.args) == 2:
+                kind = self.type_kind(test.args[1].value)
+            elif self.names.is_torch(test.func, "is_tensor"):
+                kind = Kind.TENSOR
+            else:
+                return {}
+            if positive:
+                return {subject: kind} if kind is not Kind.UNKNOWN else {subject: Kind.UNKNOWN}
+            current = self.frame.lookup(subject)
+            if kind is Kind.TENSOR and not self._names_tensor_itself(test.args[1].value if len(test.args) == 2 else None):
+                return {}  # not a ``ShardedParam`` (a Parameter subclass): still maybe a tensor
+            if kind is Kind.TENSOR:
+                return {subject: Kind.OTHER if current in (None, Kind.UNKNOWN, Kind.TENSOR) else current}
+            if current is kind:
+                return {subject: Kind.UNKNOWN}
+        return {}
+
+    # ------------------------------------------------------------------ traversal hooks
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        info = self.classes.get(node.name.value) or ClassInfo(node.name.value, False)
+        self.frame = Frame({}, self.frame, class_body=info)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.frame = self.frame.parent or Frame({})
+        self.frame.vars[node.name.value] = Kind.OTHER
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        cls = self.frame.class_body
+        frame = Frame({}, self.frame, function=node, cls=cls)
+        params = list(node.params.posonly_params) + list(node.params.params)
+        decorators = {d.decorator.value for d in node.decorators if d.decorator.__class__ is cst.Name}
+        if cls is not None and params and "staticmethod" not in decorators:
+            frame.self_name = params[0].name.value
+            frame.vars[frame.self_name] = cls.self_kind if "classmethod" not in decorators else Kind.OTHER
+            params = params[1:]
+        all_params = params + list(node.params.kwonly_params)
+        for param in all_params:
+            kind = Kind.UNKNOWN
+            if param.annotation is not None:
+                kind = self.annotation_kind(param.annotation.annotation)
+            frame.vars[param.name.value] = kind
+        for star in (node.params.star_arg, node.params.star_kwarg):
+            if star.__class__ is cst.Param:
+                frame.vars[star.name.value] = Kind.OTHER
+        self.frame = frame
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.frame = self.frame.parent or Frame({})
+        self.frame.vars[node.name.value] = Kind.OTHER
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        frame = Frame({}, self.frame)
+        for param in node.params.params:
+            frame.vars[param.name.value] = Kind.UNKNOWN
+        self.frame = frame
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.frame = self.frame.parent or Frame({})
+
+    def _visit_comprehension(self, node) -> None:
+        self.frame = Frame(self._comprehension_bindings(node.for_in), self.frame)
+
+    def _leave_comprehension(self, node) -> None:
+        self.frame = self.frame.parent or Frame({})
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _visit_comprehension
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind_assignment(target.target, node.value)
+
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
+        kind = self.annotation_kind(node.annotation.annotation)
+        if kind is Kind.UNKNOWN and node.value is not None:
+            kind = self.kind(node.value)
+        self.bind(node.target, kind)
+
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            old = self.kind(node.target)
+            if old in (Kind.TENSOR, Kind.NDARRAY):
+                return
+            value = self.kind(node.value)
+            if old is Kind.EMPTY_LIST or old is Kind.TENSOR_SEQ:
+                new = Kind.TENSOR_SEQ if value is Kind.TENSOR_SEQ else join(old, value)
+            else:
+                new = Kind.OTHER if (old, value) == (Kind.OTHER, Kind.OTHER) else Kind.UNKNOWN
+            self.frame.vars[node.target.value] = new
+
+    def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.bind(node.target, self.kind(node.value))
+
+    def leave_Call(self, node: cst.Call) -> None:
+        # ``losses.append(loss)``: a list that only ever receives tensors is a sequence of tensors.
+        func = node.func
+        if (func.__class__ is cst.Attribute and func.value.__class__ is cst.Name
+                and (func.attr.value in catalog.CONTAINER_ADD_METHODS
+                     or func.attr.value in catalog.CONTAINER_EXTEND_METHODS) and node.args):
+            name = func.value.value
+            current = self.frame.lookup(name)
+            if current in (Kind.EMPTY_LIST, Kind.TENSOR_SEQ):
+                added = self.kind(node.args[-1].value)
+                ok = (added is Kind.TENSOR_SEQ if func.attr.value in catalog.CONTAINER_EXTEND_METHODS
+                      else added is Kind.TENSOR)
+                self.frame.vars[name] = Kind.TENSOR_SEQ if ok else Kind.OTHER
+
+    def leave_Del(self, node: cst.Del) -> None:
+        for name in target_names(node.target):
+            self.frame.vars[name] = Kind.UNKNOWN
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self.frame.vars[node.name.name.value] = Kind.OTHER
+
+    def leave_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            for name in target_names(node.asname.name):
+                self.frame.vars[name] = Kind.UNKNOWN
+
+    # Branches: snapshot before the body, join after; a body that always leaves adds nothing.
+    def leave_Assert(self, node: cst.Assert) -> None:
+        # ``assert isinstance(x, TensorBox)``: what follows runs only where it held
+        self.frame.vars.update(self._narrowings(node.test, True))
+
+    def visit_If_body(self, node: cst.If) -> None:
+        snapshot = dict(self.frame.vars)
+        self._branch_stack.append((snapshot, None, False))
+        self.frame.vars.update(self._narrowings(node.test, True))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        snapshot, _, _ = self._branch_stack.pop()
+        body_vars = dict(self.frame.vars)
+        self.frame.vars.clear()
+        self.frame.vars.update(snapshot)
+        self.frame.vars.update(self._narrowings(node.test, False))
+        self._branch_stack.append((snapshot, body_vars, _terminates(node.body)))
+
+    def leave_If(self, node: cst.If) -> None:
+        snapshot, body_vars, body_leaves = self._branch_stack.pop()
+        else_leaves = node.orelse is not None and isinstance(node.orelse, cst.Else) and _terminates(node.orelse.body)
+        if body_leaves:
+            return  # only the else path (already in place) continues
+        assert body_vars is not None
+        if else_leaves:
+            self.frame.vars.clear()
+            self.frame.vars.update(body_vars)
+            return
+        self._join_into(body_vars)
+
+    def _join_into(self, other: Dict[str, Kind]) -> None:
+        current = self.frame.vars
+        for name in set(current) | set(other):
+            a, b = current.get(name), other.get(name)
+            if a is None or b is None:
+                outer = self.frame.parent.lookup(name) if self.frame.parent else None
+                a = a or outer or Kind.UNKNOWN
+                b = b or outer or Kind.UNKNOWN
+            current[name] = join(a, b)
+
+    def _enter_loop(self) -> None:
+        self._loop_stack.append(dict(self.frame.vars))
+
+    def _leave_loop(self) -> None:
+        before = self._loop_stack.pop()
+        self._join_into(before)
+
+    def visit_For_body(self, node: cst.For) -> None:
+        self._enter_loop()
+        self.bind_pairwise(node.target, self.element_kinds(node.iter))
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self._leave_loop()
+
+    def visit_While_body(self, node: cst.While) -> None:
+        self._enter_loop()
+
+    def leave_While_body(self, node: cst.While) -> None:
+        self._leave_loop()
+
+
+class TensorFacts(_KindFlow, Analysis):
     """Flow-sensitive kinds of names and expressions; a participant in the engine traversal."""
 
     walks = True
+    requires = (TorchNames,)
 
     @classmethod
     def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "TensorFacts":
         return cls(ctx.get(TorchNames), ctx.module, ctx.project)
 
-    def __init__(self, names: TorchNames, module: cst.Module, project: Optional["ModuleView"] = None) -> None:
+    def __init__(self, names: TorchNames, module: Optional[cst.Module], project: Optional["ModuleView"] = None,
+                 classes: Optional[Dict[str, ClassInfo]] = None) -> None:
         self.names = names
         self.project = project
-        self.classes: Dict[str, ClassInfo] = {}
+        self.classes: Dict[str, ClassInfo] = classes if classes is not None else {}
         self.frame = Frame({})
         self._branch_stack: List[Tuple[Dict[str, Kind], Optional[Dict[str, Kind]], bool]] = []
         self._loop_stack: List[Dict[str, Kind]] = []
         self._parameter_names: Dict[cst.FunctionDef, Dict[str, str]] = {}
-        self._collect_classes(module)
+        if module is not None:
+            self._collect_classes(module)
+
+    def scope_kinds(self, scope: cst.CSTNode) -> "ScopeKinds":
+        """The kind of every expression of ``scope`` (a function, or the module) that the alias
+        analysis asks about (``_KindRecorder``), where the scope evaluates it, by a walk of the
+        scope's own (nested functions, classes and lambdas are bound, not entered). A function starts from the bindings its enclosing scopes have where
+        this facts' walk is now: asked while the engine visits the function, at its definition."""
+        walker = TensorFacts(self.names, None, self.project, self.classes)
+        walker._parameter_names = self._parameter_names
+        if isinstance(scope, cst.FunctionDef):
+            frame = self.frame
+            while frame is not None and frame.function is not scope:
+                frame = frame.parent
+            outer = frame.parent if frame is not None and frame.parent is not None else Frame({})
+            walker.frame = Frame(dict(outer.vars), outer.parent, outer.function, outer.cls, outer.self_name,
+                                 outer.class_body)
+            walker.visit_FunctionDef(scope)
+            root: cst.CSTNode = scope.body
+        else:
+            root = scope
+        recorder = _KindRecorder(walker)
+        # the recorder leaves a node after the facts did: a comprehension's kind outside its own bindings
+        Walker([recorder, walker], prune=_NOT_ENTERED).walk(root)
+        return ScopeKinds(recorder.kinds, walker.frame.self_name)
 
     # ------------------------------------------------------------------ queries
 
@@ -548,250 +883,6 @@ class TensorFacts(Analysis):
         # = module.visit(_ClassCollector(self)), without rebuilding the tree; everything collected is a
         # statement read from its own fields, so nothing inside a statement but its blocks is walked
         walk(module, _ClassCollector(self), prune=STATEMENTS_ONLY)
-
-    # ------------------------------------------------------------------ binding
-
-    def bind(self, target: cst.BaseExpression, kind: Kind) -> None:
-        if target.__class__ is cst.Name:
-            self.frame.vars[target.value] = kind
-        elif target.__class__ in (cst.Tuple, cst.List):
-            elem = Kind.TENSOR if kind in (Kind.TENSOR, Kind.TENSOR_SEQ) else Kind.UNKNOWN
-            for el in target.elements:
-                if el.__class__ is cst.StarredElement:
-                    self.bind(el.value, Kind.TENSOR_SEQ if elem is Kind.TENSOR else Kind.UNKNOWN)
-                else:
-                    self.bind(el.value, elem)
-
-    def bind_pairwise(self, target: cst.BaseExpression, kinds: Sequence[Kind]) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)) and len(kinds) > 1:
-            if len(target.elements) == len(kinds):
-                for el, k in zip(target.elements, kinds):
-                    self.bind(el.value, k)
-                return
-            kinds = (Kind.UNKNOWN,)
-        if len(kinds) == 1:
-            self.bind(target, kinds[0])
-        else:
-            for name in target_names(target):
-                self.frame.vars[name] = Kind.UNKNOWN
-
-    def _bind_assignment(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if target.__class__ in (cst.Tuple, cst.List) and value.__class__ in (cst.Tuple, cst.List) \
-                and len(target.elements) == len(value.elements) \
-                and not any(e.__class__ is cst.StarredElement for e in target.elements):
-            kinds = [self.kind(e.value) for e in value.elements]
-            for el, k in zip(target.elements, kinds):
-                self.bind(el.value, k)
-        else:
-            self.bind(target, self.kind(value))
-
-    def _comprehension_bindings(self, comp_for: cst.CompFor) -> Dict[str, Kind]:
-        saved = self.frame
-        bound: Dict[str, Kind] = {}
-        try:
-            node: Optional[cst.CompFor] = comp_for
-            while node is not None:
-                kinds = self.element_kinds(node.iter)
-                self.frame = Frame(bound, saved)
-                self.bind_pairwise(node.target, kinds)
-                node = node.inner_for_in
-        finally:
-            self.frame = saved
-        return bound
-
-    def _narrowings(self, test: cst.BaseExpression, positive: bool) -> Dict[str, Kind]:
-        """Names whose kind a true (or false) ``test`` settles."""
-        if test.__class__ is cst.UnaryOperation and test.operator.__class__ is cst.Not:
-            return self._narrowings(test.expression, not positive)
-        if test.__class__ is cst.BooleanOperation:
-            both_hold = test.operator.__class__ is cst.And == positive
-            if both_hold:
-                out = self._narrowings(test.left, positive)
-                out.update(self._narrowings(test.right, positive))
-                return out
-            return {}
-        if test.__class__ is cst.Call and test.args and test.args[0].value.__class__ is cst.Name:
-            subject = test.args[0].value.value
-            if self._builtin(test.func) == "isinstance" and len(test.args) == 2:
-                kind = self.type_kind(test.args[1].value)
-            elif self.names.is_torch(test.func, "is_tensor"):
-                kind = Kind.TENSOR
-            else:
-                return {}
-            if positive:
-                return {subject: kind} if kind is not Kind.UNKNOWN else {subject: Kind.UNKNOWN}
-            current = self.frame.lookup(subject)
-            if kind is Kind.TENSOR and not self._names_tensor_itself(test.args[1].value if len(test.args) == 2 else None):
-                return {}  # not a ``ShardedParam`` (a Parameter subclass): still maybe a tensor
-            if kind is Kind.TENSOR:
-                return {subject: Kind.OTHER if current in (None, Kind.UNKNOWN, Kind.TENSOR) else current}
-            if current is kind:
-                return {subject: Kind.UNKNOWN}
-        return {}
-
-    # ------------------------------------------------------------------ traversal hooks
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        info = self.classes.get(node.name.value) or ClassInfo(node.name.value, False)
-        self.frame = Frame({}, self.frame, class_body=info)
-
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
-        self.frame = self.frame.parent or Frame({})
-        self.frame.vars[node.name.value] = Kind.OTHER
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        cls = self.frame.class_body
-        frame = Frame({}, self.frame, function=node, cls=cls)
-        params = list(node.params.posonly_params) + list(node.params.params)
-        decorators = {d.decorator.value for d in node.decorators if d.decorator.__class__ is cst.Name}
-        if cls is not None and params and "staticmethod" not in decorators:
-            frame.self_name = params[0].name.value
-            frame.vars[frame.self_name] = cls.self_kind if "classmethod" not in decorators else Kind.OTHER
-            params = params[1:]
-        all_params = params + list(node.params.kwonly_params)
-        for param in all_params:
-            kind = Kind.UNKNOWN
-            if param.annotation is not None:
-                kind = self.annotation_kind(param.annotation.annotation)
-            frame.vars[param.name.value] = kind
-        for star in (node.params.star_arg, node.params.star_kwarg):
-            if star.__class__ is cst.Param:
-                frame.vars[star.name.value] = Kind.OTHER
-        self.frame = frame
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.frame = self.frame.parent or Frame({})
-        self.frame.vars[node.name.value] = Kind.OTHER
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        frame = Frame({}, self.frame)
-        for param in node.params.params:
-            frame.vars[param.name.value] = Kind.UNKNOWN
-        self.frame = frame
-
-    def leave_Lambda(self, node: cst.Lambda) -> None:
-        self.frame = self.frame.parent or Frame({})
-
-    def _visit_comprehension(self, node) -> None:
-        self.frame = Frame(self._comprehension_bindings(node.for_in), self.frame)
-
-    def _leave_comprehension(self, node) -> None:
-        self.frame = self.frame.parent or Frame({})
-
-    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _visit_comprehension
-    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
-
-    def leave_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._bind_assignment(target.target, node.value)
-
-    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
-        kind = self.annotation_kind(node.annotation.annotation)
-        if kind is Kind.UNKNOWN and node.value is not None:
-            kind = self.kind(node.value)
-        self.bind(node.target, kind)
-
-    def leave_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name):
-            old = self.kind(node.target)
-            if old in (Kind.TENSOR, Kind.NDARRAY):
-                return
-            value = self.kind(node.value)
-            if old is Kind.EMPTY_LIST or old is Kind.TENSOR_SEQ:
-                new = Kind.TENSOR_SEQ if value is Kind.TENSOR_SEQ else join(old, value)
-            else:
-                new = Kind.OTHER if (old, value) == (Kind.OTHER, Kind.OTHER) else Kind.UNKNOWN
-            self.frame.vars[node.target.value] = new
-
-    def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.bind(node.target, self.kind(node.value))
-
-    def leave_Call(self, node: cst.Call) -> None:
-        # ``losses.append(loss)``: a list that only ever receives tensors is a sequence of tensors.
-        func = node.func
-        if (func.__class__ is cst.Attribute and func.value.__class__ is cst.Name
-                and (func.attr.value in catalog.CONTAINER_ADD_METHODS
-                     or func.attr.value in catalog.CONTAINER_EXTEND_METHODS) and node.args):
-            name = func.value.value
-            current = self.frame.lookup(name)
-            if current in (Kind.EMPTY_LIST, Kind.TENSOR_SEQ):
-                added = self.kind(node.args[-1].value)
-                ok = (added is Kind.TENSOR_SEQ if func.attr.value in catalog.CONTAINER_EXTEND_METHODS
-                      else added is Kind.TENSOR)
-                self.frame.vars[name] = Kind.TENSOR_SEQ if ok else Kind.OTHER
-
-    def leave_Del(self, node: cst.Del) -> None:
-        for name in target_names(node.target):
-            self.frame.vars[name] = Kind.UNKNOWN
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None and isinstance(node.name.name, cst.Name):
-            self.frame.vars[node.name.name.value] = Kind.OTHER
-
-    def leave_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            for name in target_names(node.asname.name):
-                self.frame.vars[name] = Kind.UNKNOWN
-
-    # Branches: snapshot before the body, join after; a body that always leaves adds nothing.
-    def leave_Assert(self, node: cst.Assert) -> None:
-        # ``assert isinstance(x, TensorBox)``: what follows runs only where it held
-        self.frame.vars.update(self._narrowings(node.test, True))
-
-    def visit_If_body(self, node: cst.If) -> None:
-        snapshot = dict(self.frame.vars)
-        self._branch_stack.append((snapshot, None, False))
-        self.frame.vars.update(self._narrowings(node.test, True))
-
-    def leave_If_body(self, node: cst.If) -> None:
-        snapshot, _, _ = self._branch_stack.pop()
-        body_vars = dict(self.frame.vars)
-        self.frame.vars.clear()
-        self.frame.vars.update(snapshot)
-        self.frame.vars.update(self._narrowings(node.test, False))
-        self._branch_stack.append((snapshot, body_vars, _terminates(node.body)))
-
-    def leave_If(self, node: cst.If) -> None:
-        snapshot, body_vars, body_leaves = self._branch_stack.pop()
-        else_leaves = node.orelse is not None and isinstance(node.orelse, cst.Else) and _terminates(node.orelse.body)
-        if body_leaves:
-            return  # only the else path (already in place) continues
-        assert body_vars is not None
-        if else_leaves:
-            self.frame.vars.clear()
-            self.frame.vars.update(body_vars)
-            return
-        self._join_into(body_vars)
-
-    def _join_into(self, other: Dict[str, Kind]) -> None:
-        current = self.frame.vars
-        for name in set(current) | set(other):
-            a, b = current.get(name), other.get(name)
-            if a is None or b is None:
-                outer = self.frame.parent.lookup(name) if self.frame.parent else None
-                a = a or outer or Kind.UNKNOWN
-                b = b or outer or Kind.UNKNOWN
-            current[name] = join(a, b)
-
-    def _enter_loop(self) -> None:
-        self._loop_stack.append(dict(self.frame.vars))
-
-    def _leave_loop(self) -> None:
-        before = self._loop_stack.pop()
-        self._join_into(before)
-
-    def visit_For_body(self, node: cst.For) -> None:
-        self._enter_loop()
-        self.bind_pairwise(node.target, self.element_kinds(node.iter))
-
-    def leave_For_body(self, node: cst.For) -> None:
-        self._leave_loop()
-
-    def visit_While_body(self, node: cst.While) -> None:
-        self._enter_loop()
-
-    def leave_While_body(self, node: cst.While) -> None:
-        self._leave_loop()
 
 
 _PARAMETER_DICTS = frozenset({"_parameters", "_buffers"})

@@ -1,14 +1,14 @@
 """PyTorch facts as predicates over plain strings (qualified names, method and variable names),
 asked alike by the LibCST analyses (``tensors.py``, ``aliases.py``), the ``ast`` project index
 (``project.py``) and the rules, so that each fact is decided in one place. The data they read is
-in ``catalog.py``; ``tests/test_catalog.py`` checks both against the installed torch."""
+in ``catalog.py`` and ``saved_ops.py``; ``tests/test_catalog*.py`` check them against the installed torch."""
 
 from __future__ import annotations
 
 import re
 from typing import Callable, Optional, Sequence, TypeVar
 
-from . import catalog
+from . import catalog, saved_ops
 
 Node = TypeVar("Node")  # a LibCST or an ``ast`` node: ``stepped_optimizer`` serves both trees
 _OPTIMIZER_NAME = re.compile(catalog.OPTIMIZER_NAME_PATTERN, re.IGNORECASE)
@@ -51,6 +51,12 @@ def writes_first_argument(qualified: Optional[str]) -> bool:
         and "._" not in qualified)
 
 
+def writes_own_metadata(method: str) -> bool:
+    """``x.unsqueeze_(0)``, ``x.set_(s)``, ``x.resize_(n)``: an in-place op that changes the tensor
+    object's own size, storage or strides (through ``p.data`` it leaves ``p`` as it was)."""
+    return method in catalog.INPLACE_VIEW_METHODS or method in catalog.STORAGE_WRITING_METHODS
+
+
 def stepped_optimizer(method: str, receiver: Node, args: Sequence[Node],
                       is_optimizer: Callable[[Node], bool]) -> Optional[Node]:
     """The optimizer that ``<receiver>.<method>(*args)`` steps, for any tree (LibCST or ``ast``):
@@ -62,3 +68,61 @@ def stepped_optimizer(method: str, receiver: Node, args: Sequence[Node],
     if is_optimizer(receiver):
         return receiver
     return args[0] if args and is_optimizer(args[0]) else None
+
+
+def is_view_method(method: str) -> bool:
+    """``x.view(-1)``, ``x.transpose(0, 1)``, ``x.unbind()``: a tensor method whose result is a view
+    of its receiver (the same storage, with ``_base``)."""
+    return method in catalog.VIEW_METHODS
+
+
+def is_view_attribute(attribute: str) -> bool:
+    """``x.T``, ``x.mH``, ``x.real``: a tensor attribute that is a view of the tensor."""
+    return attribute in catalog.VIEW_ATTRIBUTES
+
+
+def may_return_receiver(method: str) -> bool:
+    """``x.contiguous()``, ``x.reshape(n)``, ``x.to(dev)``: a tensor method that returns its receiver,
+    or storage shared with it, whenever nothing needs changing (not a view: no ``_base``)."""
+    return method in catalog.MAY_ALIAS_METHODS
+
+
+def may_alias_conversion(name: str) -> bool:
+    """``.cpu()``, ``.float()``, ``.numpy()``, ``.contiguous()``, ``np.asarray`` (by its last name): a
+    conversion whose result is the converted value's own memory when nothing needs converting."""
+    return name in catalog.MAY_ALIAS_CONVERSIONS
+
+
+def is_copy_intent_conversion(name: str) -> bool:
+    """A may-alias conversion an author writes when a copy is meant (``batch.cpu().float().numpy()``),
+    not one written for memory layout (``.contiguous()``)."""
+    return name in catalog.COPY_INTENT_CONVERSIONS
+
+
+def converts_argument(function: str) -> bool:
+    """``np.asarray(x)``, ``torch.as_tensor(x)``, ``torch.from_numpy(a)`` (by the function's last name):
+    a conversion function whose result is its argument's memory when nothing needs converting."""
+    return function in catalog.COPY_INTENT_CONVERSION_FUNCTIONS
+
+
+def shares_receiver_memory(method: str) -> bool:
+    """A method whose result may be its receiver's memory: a view, or a may-alias conversion
+    (``x.data.view(-1)``, ``x.data.cpu()``: still ``x``'s storage)."""
+    return is_view_method(method) or may_alias_conversion(method)
+
+
+def saves_result(op: Optional[str]) -> bool:
+    """``torch.sigmoid``, ``F.softmax``, ``x.exp()`` (by member name): an op that saves its result for
+    backward, so writing the result in place before ``backward()`` raises there."""
+    return op in saved_ops.SAVES_RESULT
+
+
+def saves_input(op: Optional[str]) -> bool:
+    """``torch.sin``, ``F.gelu``, ``x.pow(2)`` (by member name): an op that saves its first input for
+    backward, so writing that input in place before ``backward()`` raises there."""
+    return op in saved_ops.SAVES_INPUT
+
+
+def saves_for_backward(op: Optional[str]) -> bool:
+    """An op that saves its result or its first input for backward."""
+    return saves_result(op) or saves_input(op)

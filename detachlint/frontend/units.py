@@ -895,7 +895,7 @@ def _state_parts(body: Sequence[ast.stmt], lines: Sequence[str], arguments: Froz
     """What ``body``'s module-level code may hold as state, a superset (``quiet_elements``), in
     three parts (``ModuleScan.state`` makes them one): the names it binds, spells and imports
     as modules (``arguments``: see ``_origin_words``). The alias analysis keeps state only for what
-    is bound (``aliases._bind``): an assignment's targets, and the names the bound value may
+    is bound (``alias_state.NameState._bind``): an assignment's targets, and the names the bound value may
     alias (``_origin_words``; a write marks what is kept stale, it keeps nothing new). A store
     into an attribute or an item, or an augmented assignment, counts all it spells; a ``.data``
     counts its owner (TAL001 asks whether it was used before, ``ScopeOrder.used_before``). Of

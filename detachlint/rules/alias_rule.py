@@ -11,7 +11,8 @@ import libcst as cst
 
 from ..analysis import catalog
 from ..analysis.alias_model import HANDLES, Mutation, Origin, Relation, StaleRead
-from ..analysis.aliases import AliasAnalysis, strip_aliases
+from ..analysis.alias_state import strip_aliases
+from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torch_facts import writes_first_argument, writes_receiver

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Set
+from typing import Callable, List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -11,6 +11,7 @@ from ..analysis.hooks import ForwardHooks
 from ..analysis.order import ScopeOrder
 from ..analysis import catalog
 from ..analysis.tensors import Kind, TensorFacts
+from ..analysis.torch_facts import is_view_method, may_return_receiver, writes_own_metadata
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Edit, Fix, Location, Severity
 from ..signature import Signature, Source
@@ -19,9 +20,6 @@ from .fixkit import SAFE, UNSAFE, insert_before, line_text, make_fix, replace_ta
 from ..walk import walk
 
 
-# In-place methods that change the ``.data`` tensor's own size, storage or strides: through
-# ``p.data`` they leave ``p`` as it was, so dropping ``.data`` would change the program.
-_OWN_METADATA_WRITES = catalog.INPLACE_VIEW_METHODS | {"set_", "resize_", "resize_as_"}
 # Calls whose value does not depend on grad mode or on hidden state: builtins and tensor methods.
 _CALM_BUILTINS = frozenset("abs float int len max min round sum pow".split())
 
@@ -373,7 +371,9 @@ def _whole_statement(use: DataUse, statement: cst.CSTNode) -> bool:
     ``X.data[i] += v`` or ``name.data += v`` (not ``obj.attr += v``: that also calls a setter)."""
     if use.write == "inplace":
         return (isinstance(statement, cst.Expr) and statement.value is use.reported
-                and use.op not in _OWN_METADATA_WRITES and not _chain_has(use.reported, _OWN_METADATA_WRITES))
+                # through ``p.data`` a write of the tensor's own size, storage or strides leaves ``p``
+                # as it was, so dropping ``.data`` would change the program
+                and not writes_own_metadata(use.op) and not _chain_has(use.reported, writes_own_metadata))
     if use.write == "setitem":
         return isinstance(statement, (cst.Assign, cst.AugAssign)) and (
             isinstance(statement, cst.AugAssign) or len(statement.targets) == 1)
@@ -435,9 +435,9 @@ class _MultilineStrings(cst.CSTVisitor):
         self.found = True  # conservatively: its parts may span lines
 
 
-def _chain_has(call: cst.CSTNode, methods) -> bool:
+def _chain_has(call: cst.CSTNode, method: Callable[[str], bool]) -> bool:
     while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
-        if call.func.attr.value in methods:
+        if method(call.func.attr.value):
             return True
         call = call.func.value
     return False
@@ -497,7 +497,7 @@ def _tensor_method(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     result is the tensor itself or a view or copy of it (None for any other expression)."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         method = node.func.attr.value
-        if method in catalog.MAY_ALIAS_METHODS or method in catalog.VIEW_METHODS \
+        if may_return_receiver(method) or is_view_method(method) \
                 or method in catalog.COPY_METHODS or method in catalog.TENSOR_ONLY_METHODS:
             return node.func.value
     return None

@@ -9,6 +9,7 @@ import libcst as cst
 from ..analysis import catalog
 from ..analysis.data_use import classify_data_use
 from ..analysis.tensors import TensorFacts
+from ..analysis.torch_facts import shares_receiver_memory
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity
 from ..signature import Signature
@@ -39,7 +40,7 @@ def _value_only(node: cst.CSTNode, parents: List[cst.CSTNode]) -> bool:
             method = parent.attr.value
             if method in _FRESH_METHODS or method in catalog.METADATA_METHODS:
                 return True
-            if method in catalog.VIEW_METHODS or method in catalog.MAY_ALIAS_CONVERSIONS:
+            if shares_receiver_memory(method):
                 cur = parent  # still the same memory: look at what uses it
                 continue
             return method in ("shape", "dtype", "device", "ndim", "requires_grad", "is_leaf")

@@ -9,6 +9,7 @@ import libcst as cst
 from ..analysis import catalog
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
+from ..analysis.torch_facts import shares_receiver_memory
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity
 from ..signature import Signature, Source
@@ -144,8 +145,8 @@ class _GraphEvidence:
             method = func.attr.value
             if method in catalog.GRAPH_CUTTING_METHODS:
                 return None
-            if method in catalog.TENSOR_ONLY_METHODS or method in catalog.VIEW_METHODS \
-                    or method in catalog.MAY_ALIAS_CONVERSIONS or method in ("sum", "mean", "pow", "clone"):
+            if method in catalog.TENSOR_ONLY_METHODS or shares_receiver_memory(method) \
+                    or method in catalog.GRAPH_KEEPING_METHODS:
                 return self.find(func.value, seen)  # a tensor method keeps its receiver's graph
         qualified = self.names.qualified(func) or ""
         if qualified.startswith("torch.nn.functional.") or any(not isinstance(a.value, (

@@ -6,8 +6,8 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation
+from ..analysis.torch_facts import is_copy_intent_conversion
 from ..findings import Severity
 from .alias_rule import AliasRule, mutation_ops
 from .base import WRITES
@@ -129,7 +129,7 @@ class DetachInplace(AliasRule):
                 if link.relation is Relation.DETACH:
                     return origin, link
                 if link.relation is Relation.DATA and any(
-                        o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS
+                        o.relation is Relation.CONVERSION and is_copy_intent_conversion(o.op)
                         for o in chain[i + 1:]):
                     return origin, link
         return None
@@ -142,7 +142,7 @@ class DetachInplace(AliasRule):
         if detach.statement is mutation.statement or mutation.key != detach.source:
             return False
         after = origin.chain()[len(detach.chain()):]
-        return not any(o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS
+        return not any(o.relation is Relation.CONVERSION and is_copy_intent_conversion(o.op)
                        for o in after)
 
     def _outlives(self, detach: Origin, analysis) -> bool:

@@ -10,7 +10,7 @@ import libcst as cst
 from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.order import ScopeOrder
-from ..analysis.saved_ops import SAVES_INPUT, SAVES_RESULT
+from ..analysis.torch_facts import saves_for_backward, saves_input, saves_result
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
@@ -106,7 +106,7 @@ class SavedTensorInplace(AliasRule):
             if any(o.relation not in (Relation.PLAIN, Relation.VIEW) for o in chain[1:]) \
                     or root.relation not in (Relation.ENTRY, Relation.FRESH):
                 continue
-            if root.source in saving or (isinstance(root.node, cst.Call) and names.op(root.node)[0] in SAVES_RESULT):
+            if root.source in saving or (isinstance(root.node, cst.Call) and saves_result(names.op(root.node)[0])):
                 out.append(root)
         return out
 
@@ -117,10 +117,10 @@ class SavedTensorInplace(AliasRule):
             call = root.node
             if root.relation is Relation.FRESH and isinstance(call, cst.Call):
                 op = flow.ops.get(id(call))
-                if op is not None and op.name in SAVES_RESULT and not op.grad_off and op.position < written_at:
+                if op is not None and saves_result(op.name) and not op.grad_off and op.position < written_at:
                     yield op, root.source, "result"
             for op in flow.calls_on(root.source, written_at):
-                if op.name in SAVES_INPUT:
+                if saves_input(op.name):
                     yield op, root.source, "input"
 
     def _backprop(self, flow: "_ScopeFlow", op: "_Op", written_at: int) -> Optional[str]:
@@ -226,7 +226,7 @@ class _ScopeFlow(cst.CSTVisitor):
             self.backwards.append((self.order.position(node), used | _names_in(receiver), node))
             return
         name, first = self.names.op(node)
-        if name is None or (name not in SAVES_RESULT and name not in SAVES_INPUT):
+        if not saves_for_backward(name):
             return
         statement = self._statement
         targets: Set[str] = set()

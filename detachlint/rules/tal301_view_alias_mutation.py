@@ -9,6 +9,7 @@ from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
+from ..analysis.torch_facts import is_copy_intent_conversion
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from ..signature import Side
@@ -137,7 +138,7 @@ class ViewAliasMutation(AliasRule):
         below = written.chain()[len(read.origin.chain()):]
         if not below or any(o.relation not in self._ALIAS for o in below):
             return None
-        conversions = [o for o in below if o.relation is Relation.CONVERSION and o.op in catalog.COPY_INTENT_CONVERSIONS]
+        conversions = [o for o in below if o.relation is Relation.CONVERSION and is_copy_intent_conversion(o.op)]
         if conversions:
             return ("source", conversions[-1])
         if read.escape and self._sample_access() and "." in read.key:

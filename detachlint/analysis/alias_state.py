@@ -1,0 +1,292 @@
+"""The alias interpreter's bookkeeping (``aliases.py``): the storage each name refers to, the
+origins that derive one value from another, what each name holds (binding, rebinding, items and
+attributes below it), the writes (``Mutation``) and the stale reads they cause, and what escapes
+the scope at a return.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Set
+
+import libcst as cst
+
+from . import catalog
+from .alias_calls import surely_tensor
+from .alias_model import EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, Storage
+from .tensors import Kind
+from .torch_facts import is_view_attribute, is_view_method, may_alias_conversion, may_return_receiver
+from .torchnames import dotted_name
+
+
+class NameState:
+    """What names hold and what writes change (a part of ``AliasAnalysis``: it uses the
+    interpreter's ``state``, ``_kind`` and the receivers' tests ``_is_optimizer``)."""
+
+    def _storage(self, key: str) -> Storage:
+        storage = self._storages.get(key)
+        if storage is None:
+            head, dot, _ = key.rpartition(".")
+            storage = Storage(key, self._storage(head) if dot else None)
+            self._storages[key] = storage
+        return storage
+
+    def _entry(self, key: str) -> Origin:
+        cache = ("entry", key)
+        origin = self._origins.get(cache)
+        if origin is None:
+            origin = Origin(Relation.ENTRY, None, None, None, self._storage(key), None, key)
+            self._origins[cache] = origin
+        return origin
+
+    def _fresh(self, node: cst.CSTNode, key: str) -> Origin:
+        cache = (id(node), "fresh", key)
+        origin = self._origins.get(cache)
+        if origin is None:
+            storage = Storage(f"{key}@{id(node)}")
+            origin = Origin(Relation.FRESH, None, node, self._statement, storage, None, key)
+            self._origins[cache] = origin
+        return origin
+
+    def _derive(self, parents: Iterable[Origin], relation: Relation, op: Optional[str],
+                node: cst.CSTNode, storage: Optional[Storage] = None, source: Optional[str] = None) -> Set[Origin]:
+        out = set()
+        for parent in parents:
+            cache = (id(node), id(parent), relation)
+            origin = self._origins.get(cache)
+            if origin is None:
+                origin = Origin(relation, op, node, self._statement, storage or parent.storage, parent,
+                                source or parent.source)
+                self._origins[cache] = origin
+            out.add(origin)
+        return out
+
+    def _module_state(self, receiver: cst.BaseExpression, node: cst.CSTNode, relation: Relation,
+                      op: str) -> Set[Origin]:
+        """``model.state_dict()`` / ``model.parameters()``: the module's live tensors."""
+        key = dotted_name(receiver)
+        if key is None:
+            return set()
+        if not self._is_optimizer(receiver):
+            self.model_roots.add(key)
+        return self._derive(self._handles(key), relation, op, node)
+
+    def _handles(self, key: str) -> Set[Origin]:
+        """What ``key`` refers to now, as the object itself: its parameter or local value."""
+        values = self.state.get(key) if self.state is not None else None
+        if not values:
+            return {self._entry(key)}
+        handles = {o for o in values if o.relation in (Relation.ENTRY, Relation.FRESH)}
+        return handles or set(values)
+
+    def _read_key(self, key: str, node: cst.CSTNode) -> Set[Origin]:
+        state = self.state
+        if state is None:
+            return set()
+        values = state.get(key)
+        if values is None:
+            return {self._entry(key)}
+        for origin, stale in values.items():
+            for mutation in stale:
+                self._record_stale(node, key, origin, mutation, escape=False)
+        origins = set(values)
+        if any(o.relation not in HANDLES for o in origins):
+            self._reads.setdefault(id(node), set()).update(origins)
+        return origins
+
+    def _record_stale(self, node: cst.CSTNode, key: str, origin: Origin, mutation: Mutation, escape: bool) -> None:
+        reads = self._stale.setdefault(id(mutation), {})
+        dedupe = (id(node), id(origin))
+        if dedupe in reads:
+            return
+        read = StaleRead(node, key, origin, mutation, escape)
+        self._guards[id(read)] = self._guard
+        reads[dedupe] = read
+        for o in origin.chain():
+            self._stale_by_origin.setdefault(id(o), []).append(read)
+
+    def _bind(self, key: str, origins: Set[Origin]) -> None:
+        if self.state is None:
+            return
+        if self._loops:
+            for origin in origins:
+                if origin.relation is Relation.FRESH:
+                    self._rebirth(origin.storage, key)
+        self.state[key] = {o: EMPTY for o in origins}
+        self._note_parents(key)
+        for origin in origins:  # the source must be in the state to go stale when written through us
+            root = origin.root
+            if root.relation is Relation.ENTRY and root.source not in self.state:
+                self.state[root.source] = {root: EMPTY}
+                self._note_parents(root.source)
+
+    def _note_parents(self, key: str) -> None:
+        while "." in key:
+            key = key.rpartition(".")[0]
+            self._parents.add(key)
+
+    def _assign(self, target: cst.BaseExpression, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
+        """Bind ``target`` to a value with ``origins`` (made by ``value``)."""
+        if target.__class__ in (cst.Name, cst.Attribute) and dotted_name(target) is not None:
+            key = dotted_name(target)
+            self._note_instance(key, value)
+            if value.__class__ in (cst.Name, cst.Attribute) and origins \
+                    and all(o.node is not value for o in origins):
+                origins = self._derive(origins, Relation.PLAIN, "alias", value)
+            if not origins:
+                origins = {self._fresh(value if value is not None else target, key)}
+            self._bind(key, origins)
+            self._forget_below(key)
+        elif target.__class__ in (cst.Tuple, cst.List):
+            kept = {o for o in origins if o.relation not in HANDLES}
+            for element in target.elements:
+                self._assign(element.value, kept, None)
+        elif target.__class__ is cst.StarredElement:
+            self._assign(target.value, origins, None)
+        elif target.__class__ is cst.Subscript:
+            self._store_item(target, origins, value)
+        elif target.__class__ is cst.Attribute:
+            self._eval(target.value)
+
+    def _rebirth(self, storage: Storage, key: str) -> None:
+        """An allocation runs again in a loop: what other names kept from the previous iteration
+        is another object now, which writes to the new one do not reach."""
+        state = self.state
+        for k, values in list(state.items()):
+            if k == key or not any(o.storage is storage for o in values):
+                continue
+            state[k] = {(self._previous(o) if o.storage is storage else o): stale for o, stale in values.items()}
+
+    def _previous(self, origin: Origin) -> Origin:
+        cache = (id(origin), "previous")
+        clone = self._origins.get(cache)
+        if clone is None:
+            storage = self._storages.get(origin.storage.key + "'")
+            if storage is None:
+                storage = self._storages[origin.storage.key + "'"] = Storage(origin.storage.key + "'")
+            clone = Origin(origin.relation, origin.op, origin.node, origin.statement, storage, origin.parent,
+                           origin.source)
+            self._origins[cache] = clone
+        return clone
+
+    def _forget_below(self, key: str) -> None:
+        """Rebinding ``self.x`` ends what ``self.x.y`` held."""
+        if self.state is None or key not in self._parents:
+            return  # nothing below it was ever bound: no walk over the state (a module of many names)
+        prefix = key + "."
+        for k in [k for k in self.state if k.startswith(prefix)]:
+            del self.state[k]
+
+    def _store_item(self, target: cst.Subscript, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
+        base_kind = self._kind(target.value)
+        base = self._eval(target.value)
+        self.item_targets.add(id(target.value))
+        self._eval_slice(target.slice)
+        if base_kind in (Kind.TENSOR, Kind.NDARRAY) or (base_kind is Kind.UNKNOWN and surely_tensor(base)):
+            self._mutate(target.value, self._statement, "__setitem__", base)
+            return
+        key = dotted_name(target.value)
+        # ``best["model"] = model.state_dict()``: the container now holds the alias too.
+        if key is not None and self.state is not None and key in self.state and origins:
+            merged = dict(self.state[key])
+            for origin in origins:
+                merged.setdefault(origin, EMPTY)
+            self.state[key] = merged
+
+    def _mutate(self, target: cst.BaseExpression, node: cst.CSTNode, op: str,
+                origins: Optional[Set[Origin]] = None) -> None:
+        if origins is None:
+            origins = self._eval(target)
+        key = dotted_name(strip_aliases(target))
+        mutation = self._mutation(node, op, "inplace", target, key)
+        mutation.origins |= origins
+        self._apply(mutation, origins, key)
+
+    def _mutation(self, node: cst.CSTNode, op: str, kind: str, target: Optional[cst.BaseExpression],
+                  key: Optional[str]) -> Mutation:
+        mutation = self._mutations.get(id(node))
+        if mutation is None:
+            mutation = Mutation(node, self._statement or node, op, kind, target, key)
+            self._mutations[id(node)] = mutation
+        return mutation
+
+    def _apply(self, mutation: Mutation, written: Set[Origin], key: Optional[str]) -> None:
+        """Mark stale every other alias of the written storage."""
+        state = self.state
+        if state is None or not written:
+            return
+        for k, values in list(state.items()):
+            if k == key:
+                continue
+            changed = None
+            for origin, stale in values.items():
+                if mutation in stale or not self._reaches(origin, written):
+                    continue
+                if changed is None:
+                    changed = dict(values)
+                changed[origin] = stale | {mutation}
+            if changed is not None:
+                state[k] = changed
+
+    @staticmethod
+    def _reaches(origin: Origin, written: Set[Origin]) -> bool:
+        for w in written:
+            if origin is w:
+                continue
+            if origin.storage is w.storage:
+                if origin.relation in HANDLES and (w.relation in HANDLES or w.find(Relation.PARAMS)):
+                    continue  # the same thing written through itself; a module is not its parameters
+                return True
+            if origin.storage.is_ancestor_of(w.storage):
+                if origin.find(Relation.SNAPSHOT) is not None:
+                    return True  # a state_dict() covers every tensor of the module
+            elif w.storage.is_ancestor_of(origin.storage):
+                if origin.relation not in HANDLES:
+                    return True  # a snapshot of one parameter, updated with the whole module
+        return False
+
+    def _update_state(self, node: cst.Call, keys: Iterable[str], op: str) -> None:
+        mutation = self._mutation(node, op, "update", None, None)
+        written = {o for k in keys for o in self._handles(k)}
+        mutation.origins |= written
+        self._apply(mutation, written, None)
+
+    def _optimizer_step(self, node: cst.Call, optimizer: Optional[cst.BaseExpression]) -> None:
+        keys: Set[str] = set()
+        opt_key = dotted_name(optimizer) if optimizer is not None else None
+        if opt_key is not None:
+            keys.add(opt_key)
+            linked = self.optimizer_links.get(opt_key)
+            keys |= linked if linked else set(self.model_roots)
+        else:
+            keys |= set(self.model_roots)
+        if keys:
+            self._update_state(node, keys, "step")
+
+    def _escape(self, node: cst.CSTNode) -> None:
+        """Parameters and ``self`` attributes outlive the function: a last read at every exit."""
+        state = self.state
+        if state is None or not isinstance(self.scope, cst.FunctionDef):
+            return
+        prefix = (self.self_name + ".") if self.self_name else None
+        for key, values in state.items():
+            if not (key.startswith("^") or (prefix is not None and key.startswith(prefix))):
+                continue
+            for origin, stale in values.items():
+                for mutation in stale:
+                    self._record_stale(node, key.lstrip("^"), origin, mutation, escape=True)
+
+
+def strip_aliases(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``x.detach().cpu()[0]`` -> ``x``: the name a write through an alias chain starts from."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Attribute) and (is_view_attribute(node.attr.value)
+                                                  or node.attr.value in catalog.UNTRACKED_ALIAS_ATTRIBUTES):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+                is_view_method(node.func.attr.value) or may_return_receiver(node.func.attr.value)
+                or may_alias_conversion(node.func.attr.value) or node.func.attr.value in catalog.INPLACE_METHODS):
+            node = node.func.value
+        else:
+            return node
