@@ -142,7 +142,10 @@ def test_a_project_helper_that_writes_is_a_trigger(tmp_path):
 def test_large_clean_file_is_checked_in_pieces_and_bad_pieces_fall_back():
     from detachlint.frontend.firstpass import CHUNKED_CHECK_SIZE, compiles_in_chunks
 
-    body = "".join(f"v{i} = zeros({i})\n" for i in range(CHUNKED_CHECK_SIZE // 12))
+    # Just over the size (each line is about 21 characters): every check below reads the body
+    # once or twice, and the suite's time is what a larger one would cost.
+    body = "".join(f"v{i} = zeros({i})\n" for i in range(CHUNKED_CHECK_SIZE // 20))
+    assert CHUNKED_CHECK_SIZE < len(body) < 1.25 * CHUNKED_CHECK_SIZE
     assert compiles_in_chunks(body)
     tricky = body + "if v1:\n    pass\nelse:\n    s = '''\nnot_code = (\n'''\n" + body + "x = (1,\n2)\n@decorator\ndef f():\n    pass\n"
     assert compiles_in_chunks(tricky)  # cuts inside a string, before else: and in brackets are rejoined

@@ -449,11 +449,13 @@ def own_lines(stderr: str) -> str:
     return "\n".join(line for line in stderr.splitlines() if not line.startswith("detachlint: "))
 
 
-def run_both(tmp_path, name, *args, watch="flagged"):
+def run_both(tmp_path, name, *args, watch="flagged", plain=None):
+    """The program run plain and under ``detachlint run``; ``plain``: the plain run of the same
+    program and arguments, already made (its output is the same every time)."""
     source = textwrap.dedent(PROGRAMS[name]).lstrip("\n")
     prog = tmp_path / f"{name}.py"
     prog.write_text(source)
-    plain = run([sys.executable, str(prog), *args], tmp_path)
+    plain = plain or run([sys.executable, str(prog), *args], tmp_path)
     observed = run([sys.executable, "-m", "detachlint", "run", "--select", "ALL", "--watch", watch, "--output", "r.json",
                     "--output-format", "json", str(prog), *args], tmp_path)
     assert observed.stdout == plain.stdout, (observed.stdout, plain.stdout)
@@ -528,7 +530,7 @@ def test_a_hazard_without_a_static_finding_is_reported_as_runtime_origin(tmp_pat
     (finding,) = [f for f in report if f["confirmation"].get("origin") == "runtime"]
     assert finding["code"] == "TAL001" and finding["location"]["row"] == 5
     assert finding["confirmation"]["verdict"] == "confirmed"
-    _, _, _, report = run_both(tmp_path, "runtime_origin")  # the default: only what was flagged
+    _, _, _, report = run_both(tmp_path, "runtime_origin", plain=plain)  # the default: only what was flagged
     assert not [f for f in report if f["confirmation"].get("origin") == "runtime"]
 
 
@@ -586,7 +588,7 @@ def test_returned_snapshots_are_checked_where_the_caller_restores_or_saves_them(
                      "changed it: it aliases the live tensors"]  # torch.save([ck])
     assert opt["counts"]["hazards"] == 2  # restored at line 21, saved in `ck` at line 22
     assert not [e for e in evidence if "line 18" in e]  # `unchanged` was saved before the change
-    _, _, _, report = run_both(tmp_path, "returned_snapshots", watch="all")  # every write seen
+    _, _, _, report = run_both(tmp_path, "returned_snapshots", watch="all", plain=plain)  # every write seen
     evidence = [e for f in report for e in f["confirmation"]["evidence"]]
     assert "the state_dict() snapshot taken at line 6 was saved at line 22 after in-place updates had changed it " \
            "(written at line 13): it aliases the live tensors" in evidence
