@@ -61,6 +61,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatc
 import detachlint
 
 from .lines import LineCounter
+from .recipes import leaves
 from .static import static_findings
 from .rules import RULES
 from .watch import OVERWRITES, Site, Watch, alias_rows, follows_aliases, overlap
@@ -627,7 +628,7 @@ class Observer:
         if site is None:
             return  # torch's own recursion into submodules, or a library's call
         self.counts[site] = self.counts.get(site, 0) + 1
-        tensors = [t for t in _leaves(result) if isinstance(t, torch.Tensor)]
+        tensors = [t for t in leaves(result) if isinstance(t, torch.Tensor)]
         spans = [s for s in map(_span, tensors) if s is not None]
         if not spans:
             return
@@ -979,11 +980,3 @@ def _containers(obj, depth: int = 3, budget: int = 1000) -> List[int]:
             values = item.values() if isinstance(item, dict) else item
             todo.extend((v, level + 1) for v in values if isinstance(v, (dict, list, tuple)))
     return out
-
-
-def _leaves(obj) -> List[Any]:
-    if isinstance(obj, dict):
-        return [v for x in obj.values() for v in _leaves(x)]
-    if isinstance(obj, (list, tuple)):
-        return [v for x in obj for v in _leaves(x)]
-    return [obj]

@@ -247,6 +247,15 @@ def values(x) -> list:
     return x
 
 
+def leaves(obj) -> List[Any]:
+    """The values inside nested dicts, lists and tuples (a state_dict, an op's results), in order."""
+    if isinstance(obj, dict):
+        return [v for x in obj.values() for v in leaves(x)]
+    if isinstance(obj, (list, tuple)):
+        return [v for x in obj for v in leaves(x)]
+    return [obj]
+
+
 def same(a: torch.Tensor, b: torch.Tensor) -> bool:
     a, b = a.detach().cpu(), b.detach().cpu()
     return a.shape == b.shape and bool(torch.equal(a, b))

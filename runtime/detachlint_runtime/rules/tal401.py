@@ -10,7 +10,7 @@ import torch
 from detachlint.signature import Side, Signature
 
 from ..recipes import (
-    apply_write, Config, describe, is_array, is_write, need_numpy, NoReproducer, not_reproduced, np, Raised,
+    apply_write, Config, describe, is_array, is_write, leaves, need_numpy, NoReproducer, not_reproduced, np, Raised,
     raised_result, reproduced, values, write_text)
 from .base import RuleRuntime, sides
 
@@ -45,17 +45,9 @@ def _map(s, fn):
     return fn(s)
 
 
-def _leaves(s) -> List[Any]:
-    if isinstance(s, dict):
-        return [v for x in s.values() for v in _leaves(x)]
-    if isinstance(s, (list, tuple)):
-        return [v for x in s for v in _leaves(x)]
-    return [s]
-
-
 def _frozen(s) -> List[Any]:
     out = []
-    for v in _leaves(s):
+    for v in leaves(s):
         if isinstance(v, torch.Tensor):
             out.append(v.detach().cpu().clone())
         elif is_array(v):
@@ -129,7 +121,7 @@ def reproduce(sig: Signature, config: Config) -> dict:
     else:
         context = f"snap = {text}; loss.backward(); optimizer.step()"
     if changed:
-        first = _leaves(snap)[changed[0]]
+        first = leaves(snap)[changed[0]]
         return reproduced("stale-snapshot", f"{context}: the snapshot changed with the live state "
                          f"({len(changed)} of {len(kept)} tensors), e.g. {values(kept[changed[0]])} -> {values(first)}",
                          changed=len(changed), total=len(kept))
