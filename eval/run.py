@@ -5,7 +5,7 @@ Usage (stdlib only, plus detachlint installed in the running interpreter or on P
 
     python eval/run.py --mirrors /work/.mirror [--work /tmp/detachlint-eval]
                        [--json OUT.json] [--unlabelled] [--unlabelled-writes]
-                       [--project NAME ...] [--no-pairs] [--jobs N] [--set tuned|untuned]
+                       [--project NAME ...] [--no-pairs] [--jobs N] [--set tuned|untuned|fresh-N]
 
 Inputs, all in this directory (eval/):
 
@@ -16,6 +16,8 @@ Inputs, all in this directory (eval/):
 
 --set untuned reads projects-untuned.toml, labels-untuned.toml and datawrites-untuned.toml
 instead (and has no fix pairs): the set measured before the issue-31 changes, never tuned on.
+--set fresh-N reads projects-fresh-N.toml and labels-fresh-N.toml (issue 41: a set drawn and
+measured before a round's changes; no fix pairs).
 
 The mirrors are bare git repositories at <mirrors>/<owner>+<name>/repo, as the `fetch` tool
 leaves them (`fetch github:owner/name`). Each project's Python files (plus pyproject.toml,
@@ -66,6 +68,12 @@ SETS = {
     "untuned": {"projects": "projects-untuned.toml", "labels": "labels-untuned.toml",
                 "datawrites": "datawrites-untuned.toml", "pairs": None},
 }
+# Fresh sets (issue 41), each measured before a round's changes: every projects-fresh-N.toml is the
+# set fresh-N, with labels-fresh-N.toml, no fix pairs and (unless someone adds one) no .data labels.
+for _p in sorted(HERE.glob("projects-fresh-*.toml")):
+    _name = _p.stem.removeprefix("projects-")
+    SETS[_name] = {"projects": _p.name, "labels": f"labels-{_name}.toml",
+                   "datawrites": f"datawrites-{_name}.toml", "pairs": None}
 EXTRA_FILES = ("pyproject.toml", "setup.cfg")
 LINE_SLACK = 2
 
@@ -245,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-pairs", action="store_true", help="skip the fix pairs")
     ap.add_argument("--jobs", type=int, default=2, help="detachlint worker processes (default 2)")
     ap.add_argument("--set", choices=sorted(SETS), default="tuned",
-                    help="which inputs: tuned (projects.toml, ...; default) or untuned (*-untuned.toml, no pairs)")
+                    help="which inputs: tuned (projects.toml, ...; default), untuned (*-untuned.toml, no pairs) "
+                         "or fresh-N (projects-fresh-N.toml, labels-fresh-N.toml, no pairs)")
     args = ap.parse_args(argv)
 
     files = SETS[args.set]
