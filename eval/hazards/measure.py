@@ -10,7 +10,8 @@ A (eval/hazards/fresh-1.toml): each project is extracted at its recorded commit 
 (`detachlint check --select ALL`). A hazard is found when a finding with one of its `codes` lies
 within +-2 lines of its `line` (or of any of its `lines`) in its file.
 B (eval/inplace/cases.toml): each case and its fixed twin are linted alone. A case is found when
-TAL202 lies within +-2 lines of its hazard `line`; a twin is clean when it has no finding at all.
+TAL202 lies within +-2 lines of its hazard `line` (or of any of its `lines`); a twin is clean when it
+has no finding at all.
 --run also runs each case (it must raise "modified by an inplace operation") and each twin (it
 must exit 0) with this interpreter, which then needs torch.
 """
@@ -86,7 +87,7 @@ def measure_cases(work: Path, jobs: int, run_them: bool) -> dict:
             got = evalrun.lint(dest, [name], jobs)
             row[key + "_findings"] = sorted(f"{f['code']}:{f['line']}:{f['severity']}" for f in got)
             if key == "case":
-                row["found"] = bool(near(got, name, [case["line"]], ["TAL202"]))
+                row["found"] = bool(near(got, name, case.get("lines", [case["line"]]), [case["code"]]))
             if run_them:
                 rc, out = run_file(root / name)
                 ok = (rc != 0 and INPLACE_ERROR in out) if key == "case" else rc == 0
