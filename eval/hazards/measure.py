@@ -12,8 +12,9 @@ within +-2 lines of its `line` (or of any of its `lines`) in its file.
 B (eval/inplace/cases.toml): each case and its fixed twin are linted alone. A case is found when
 TAL202 lies within +-2 lines of its hazard `line` (or of any of its `lines`); a twin is clean when it
 has no finding at all.
---run also runs each case (it must raise "modified by an inplace operation") and each twin (it
-must exit 0) with this interpreter, which then needs torch.
+--run also runs, with this interpreter (which then needs torch), each reproduction of A (it exits 0
+only when it showed its hazard), each case of B (it must raise "modified by an inplace operation")
+and each twin (it must exit 0).
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def ratio(a: int, b: int) -> str:
     return f"{a}/{b}" + (f" ({100 * a / b:.0f}%)" if b else "")
 
 
-def measure_hazards(mirrors: Path, work: Path, jobs: int, only: list[str] | None) -> dict:
+def measure_hazards(mirrors: Path, work: Path, jobs: int, only: list[str] | None, run_them: bool) -> dict:
     data = load(HERE / "fresh-1.toml")
     hazards = [h for h in data["hazard"] if not only or h["repo"] in only]
     findings: dict[str, list[dict]] = {}
@@ -65,6 +66,8 @@ def measure_hazards(mirrors: Path, work: Path, jobs: int, only: list[str] | None
         rows.append({"id": h["id"], "shape": h["shape"], "status": h["status"], "code": h["code"],
                      "issue40_shape": h.get("issue40_shape", True),
                      "found": bool(hits), "by": sorted({f"{f['code']}:{f['line']}" for f in hits})})
+        if run_them:  # each reproduction exits 0 only when it showed its hazard
+            rows[-1]["shown"] = run_file(HERE / h["repro"])[0] == 0
     return {"hazards": rows, "findings_per_project": {k: len(v) for k, v in findings.items()}}
 
 
@@ -102,8 +105,9 @@ def report_hazards(res: dict) -> None:
     rows = res["hazards"]
     print("A. fresh hazard set (eval/hazards/fresh-1.toml)")
     for r in rows:
+        shown = {True: " shown", False: " NOT-SHOWN"}.get(r.get("shown"), "")
         print(f"  {'FOUND ' if r['found'] else 'missed'} {r['id']:40s} {r['shape']:24s} {r['status']:6s}"
-              f" {r['code']} {' '.join(r['by'])}")
+              f" {r['code']} {' '.join(r['by'])}{shown}")
     for key in ("shape", "status"):
         groups = defaultdict(list)
         for r in rows:
@@ -137,13 +141,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/detachlint-hazards"), help="extraction directory")
     ap.add_argument("--part", choices=("A", "B", "both"), default="both")
     ap.add_argument("--project", action="append", help="A: only this repo (owner/name); repeatable")
-    ap.add_argument("--run", action="store_true", help="B: also run each case and twin (needs torch)")
+    ap.add_argument("--run", action="store_true",
+                    help="also run each reproduction (A) and each case and twin (B); needs torch")
     ap.add_argument("--jobs", type=int, default=2, help="detachlint worker processes (default 2)")
     ap.add_argument("--json", type=Path, help="write every row here")
     args = ap.parse_args(argv)
     result: dict = {}
     if args.part in ("A", "both"):
-        result.update(measure_hazards(args.mirrors, args.work, args.jobs, args.project))
+        result.update(measure_hazards(args.mirrors, args.work, args.jobs, args.project, args.run))
         report_hazards(result)
     if args.part in ("B", "both"):
         result.update(measure_cases(args.work, args.jobs, args.run))
