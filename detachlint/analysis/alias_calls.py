@@ -225,6 +225,8 @@ class CallTransfer:
         return set()
 
     def _converts(self, call: "_Call", method: str, receiver: cst.BaseExpression) -> Optional[Set[Origin]]:
+        if method in catalog.NAMING_WITHOUT_ARGUMENTS and not call.args:
+            return set()  # ``t.type()`` names the type: a string, no memory of ``t``
         kind = self._kind(receiver)
         args = call.args
         dtype = next((a.value for a in args if a.keyword is not None and a.keyword.value == "dtype"), None)
