@@ -418,6 +418,7 @@ class CallTransfer:
         (or what is surely one), and those it writes with ``x -= m`` when the caller passes a tensor
         or an array (a number is rebound in the callee, not written)."""
         always, arrays = summary.written_arguments(bound), summary.written_arguments(bound, array=True)
+        untracked, written = summary.untracked_arguments(bound), set()
         for i, (arg, origins) in enumerate(zip(node.args, values)):
             if arg.keyword is not None or arg.star:
                 break
@@ -427,6 +428,9 @@ class CallTransfer:
             # of unknown kind, only what is surely a tensor: the callee's ``x[k] = v`` also fills dicts
             if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and i in always and surely_tensor(origins)):
                 self._mutate(arg.value, node, f"{name.rpartition('.')[2]}()", origins)
+                written.add(i)
+        if written and written <= untracked:
+            self._mutation(node, f"{name.rpartition('.')[2]}()", "inplace", None, None).untracked = True
 
 
 _FunctionTransfer = Callable[[CallTransfer, _Call, str], Set[Origin]]
