@@ -351,6 +351,8 @@ class CallTransfer:
         # A helper that converts its argument (``.cpu()``, ``np.asarray``) returns the caller's memory
         # when nothing needs converting, as ``.numpy()`` / ``.to()`` do; one that reshapes or
         # indexes it returns a view (writing through it is writing the caller's, on purpose).
+        if summary.returns_partial:
+            self.partial_returns.add(id(node))
         if summary.returns_converted:
             relation, op = Relation.CONVERSION, ("numpy" if summary.returns_kind == "ndarray" else "to")
         else:

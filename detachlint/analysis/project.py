@@ -141,6 +141,9 @@ class FunctionFacts:
     # parameters (of ``writes``) written here only through ``.data`` (``p.data.mul_(d)``): writes
     # that bump no version counter, so no backward raises over them
     untracked: Tuple[int, ...] = ()
+    # every return that shares a parameter's memory returns a name a loop swaps with another
+    # (``x, c = c, x``): the caller's memory only for some iteration counts
+    returns_partial: bool = False
 
 
 @dataclass
@@ -173,7 +176,8 @@ class ModuleFacts:
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
-                              f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked]
+                              f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked,
+                              f.returns_partial]
                           for k, f in self.functions.items()},
         }
 
@@ -187,12 +191,13 @@ class ModuleFacts:
             facts.classes[name] = ClassFacts(name, tuple(bases), line)
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
-             makes_steps, callables, array_writes, fills, untracked) = row
+             makes_steps, callables, array_writes, fills, untracked, partial) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
                 [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted,
-                makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills), tuple(untracked))
+                makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills), tuple(untracked),
+                partial)
         return facts
 
 
@@ -229,6 +234,9 @@ class _FunctionScanner(ast.NodeVisitor):
         self.closures: Dict[str, int] = {}  # nested function -> line of the optimizer step in it
         self.attr_names: Dict[str, Set[str]] = {}  # local name -> ``self.<attr>`` it may be read from (``f = self.fn``)
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
+        self._loops = 0
+        self.swapped: Set[str] = set()  # names a loop swaps with another (``x, c = c, x``)
+        self.partial: List[bool] = []  # per return sharing a parameter: whether only through a swapped name
 
     @property
     def _in_branch(self) -> bool:
@@ -239,7 +247,14 @@ class _FunctionScanner(ast.NodeVisitor):
         self.generic_visit(node)
         self._branches -= 1
 
-    visit_If = visit_While = visit_Try = visit_With = _branch
+    visit_If = visit_Try = visit_With = _branch
+
+    def _loop(self, node: ast.AST) -> None:
+        self._loops += 1
+        self._branch(node)
+        self._loops -= 1
+
+    visit_While = _loop
 
     def visit(self, node: ast.AST) -> None:
         name = _VISIT_NAMES.get(node.__class__)
@@ -266,6 +281,7 @@ class _FunctionScanner(ast.NodeVisitor):
         if len(self.returned_kinds) == 1:
             self.facts.returns_kind = next(iter(self.returned_kinds))
         self.facts.returns_converted = self.returns_converted
+        self.facts.returns_partial = bool(self.partial) and all(self.partial)
 
     def _through_conversion(self, node: Optional[ast.AST]) -> bool:
         """Whether the memory ``_shared`` finds comes through a conversion a caller means as a copy
@@ -380,7 +396,27 @@ class _FunctionScanner(ast.NodeVisitor):
                 if not (self.facts.is_method and index == 0):
                     self.fills.setdefault(index, target.lineno)
 
+    def _swap(self, node: ast.Assign) -> None:
+        """``x, c = c, x`` in a loop: each name now holds what the other held, on alternate
+        iterations; both keep what they may share (the join of a loop)."""
+        target, value = node.targets[0], node.value
+        if not (len(node.targets) == 1 and isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+                and len(target.elts) == len(value.elts)
+                and all(isinstance(e, ast.Name) for e in (*target.elts, *value.elts))):
+            return
+        names = [e.id for e in target.elts]
+        values = [e.id for e in value.elts]
+        if sorted(names) != sorted(values) or names == values:
+            return
+        shared = {v: self.shares.get(v, set()) for v in values}
+        for name, old in zip(names, values):
+            self.shares[name] = shared[old] | shared[name]
+            self.rebound.add(name)
+            self.swapped.add(name)
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        if self._loops:
+            self._swap(node)
         snapshot = _snapshot_of(node.value)
         if snapshot is None and isinstance(node.value, ast.Name):
             snapshot_line = self.snapshot_names.get(node.value.id)
@@ -426,7 +462,7 @@ class _FunctionScanner(ast.NodeVisitor):
             if isinstance(name, ast.Name):
                 self.rebound.add(name.id)
                 self.shares[name.id] = set()
-        self._branch(node)
+        self._loop(node)
 
     visit_AsyncFor = visit_For
 
@@ -447,6 +483,9 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(node.value, ast.Name) and node.value.id in self.closures:
             self._first("makes_steps", self.closures[node.value.id])
         shared = self._shared(node.value)
+        if shared:
+            self.partial.append(all(n.id in self.swapped for n in ast.walk(node.value)
+                                    if isinstance(n, ast.Name) and self.shares.get(n.id)))
         self.returns |= shared
         self.returns_converted |= bool(shared) and self._through_conversion(node.value)
         self.returned_kinds.add(self._value_kind(node.value))
@@ -691,6 +730,7 @@ class Summary:
     is_method: bool = False  # ``writes`` and ``returns`` count ``self`` as parameter 0
     array_writes: FrozenSet[int] = frozenset()  # written in place when a tensor or an array (``p -= m``)
     untracked: FrozenSet[int] = frozenset()  # of ``writes``, those written only through ``.data``
+    returns_partial: bool = False  # ``returns`` holds only for some iteration counts of a swapping loop
 
     def written_arguments(self, bound: bool, array: bool = False) -> FrozenSet[int]:
         """The positions of the call's arguments this function writes in place (``array``: those
@@ -793,7 +833,8 @@ class ProjectIndex:
         """Changes whenever a composed fact changes (part of every file's lint cache key); computed
         once (every file's cache key asks for it)."""
         text = repr(sorted((k, sorted(s.writes), s.steps, s.backward, sorted(s.returns), s.returns_kind,
-                            s.returns_converted, sorted(s.array_writes), sorted(s.untracked))
+                            s.returns_converted, sorted(s.array_writes), sorted(s.untracked),
+                            s.returns_partial)
                            for k, s in self._summaries.items()))
         text += repr(sorted((k, c.bases) for k, c in self._classes.items())) + repr(sorted(self.aliases.items()))
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
@@ -1054,7 +1095,7 @@ class ProjectIndex:
                 break
         return {q: Summary(q, f.params, frozenset(writes[q]), steps[q], backward[q], frozenset(f.returns), f.returns_kind,
                            f.returns_converted, f.is_method, frozenset(array_writes[q] - writes[q]),
-                           frozenset(writes[q] - tracked[q]))
+                           frozenset(writes[q] - tracked[q]), f.returns_partial)
                 for q, f in self._functions.items()}
 
     # class state across methods

@@ -34,7 +34,9 @@ class ViewAliasMutation(AliasRule):
     Writing through a view on purpose (`x.view(-1)[idx] = 0`, then using `x`) is not flagged.
     A write that reaches the caller's argument is a **warning** instead of an error where
     another override of the same method in the project writes that argument in place itself:
-    changing the caller's tensor is then the method's contract.
+    changing the caller's tensor is then the method's contract. It is a warning too where the
+    alias is the result of a project function that returns the argument's memory only for some
+    iteration counts of a loop swapping two buffers (`x, c = c, x`): for the others it is new.
 
     ## Example
     ```python
@@ -180,7 +182,12 @@ class ViewAliasMutation(AliasRule):
                       Relation.CONVERSION: f"which is `{read.key}`'s own memory when no conversion is needed"
                       }[alias.relation]
             contract = self._filled_by_override(read, analysis) if read.escape else None
-            if contract is not None:
+            swapped = next((o for o in written.chain() if id(o.node) in analysis.partial_returns), None)
+            if swapped is not None:
+                severity = Severity.WARNING
+                evidence = (f" `{self._text(swapped.node.func)}` returns it only for some iteration counts of a "
+                            f"loop that swaps its buffers; for the others the result is a new tensor.")
+            elif contract is not None:
                 severity = Severity.WARNING
                 evidence = (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
                             f"write may be meant to reach the caller.")
