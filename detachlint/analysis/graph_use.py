@@ -9,7 +9,7 @@ read. Built on demand for one write: a walk of the function body with the parent
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -18,9 +18,10 @@ from .torch_facts import (carries_no_gradient, cuts_graph, is_view_attribute, is
                           may_return_receiver,
                           saves_nothing_of_input, saves_result, zero_gradient_at_neg_inf)
 from .torchnames import TorchNames, dotted_name
-from ..walk import significant_children
+from ..walk import significant_children, walk
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_SMALL = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)
 # Operators whose backward keeps neither operand (``a + b``, ``a - b``); the others may keep both.
 _KEEPS_NOTHING = (cst.Add, cst.Subtract)
 # A -inf mask below this is as good as -inf for the ops of ZERO_GRADIENT_AT_NEG_INF: their result
@@ -44,7 +45,9 @@ class GraphUse:
         self.uses: List[_Use] = []
         # (name, first and last position of the statement, the statement)
         self.rebinds: List[Tuple[str, int, int, cst.CSTNode]] = []
+        self.statements: List[Tuple[int, int, cst.CSTNode]] = []  # small statements and their spans
         self._walk(body, ())
+        self.statements.sort(key=lambda s: s[0])
 
     def _walk(self, node: cst.CSTNode, parents: Tuple[cst.CSTNode, ...]) -> Tuple[int, int]:
         """Record ``node``'s subtree; return the least and greatest positions in it."""
@@ -58,6 +61,8 @@ class GraphUse:
                 continue
             lo, hi = self._walk(child, inner)
             low, high = min(low, lo) if lo >= 0 else low, max(high, hi)
+        if isinstance(node, _SMALL):
+            self.statements.append((low, high, node))
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.For)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for name in _bound(targets):
@@ -79,18 +84,50 @@ class GraphUse:
         it for backward: any op except those known to keep nothing of it (views, sums, ``+``,
         comparisons, ...), a call of a module in ``calls`` (``self.fc(x)`` keeps ``self.fc.weight``),
         or the binding of ``name`` to the result of an op that saves its result (``softmax``): the
-        use, and that op for a binding."""
+        use, and that op for a binding. Not in a graph that is never backpropagated
+        (``feeds_gradient``)."""
         at = self.order.position(write)
         for use in self.uses:
             used = dotted_name(use.node)
             if use.position >= at or not self._live(use, used, -1, at):
                 continue
             if used in calls and use.parents and isinstance(use.parents[-1], cst.Call) \
-                    and use.parents[-1].func is use.node:
+                    and use.parents[-1].func is use.node and self.feeds_gradient(use.node):
                 return use.node, None
             if used == name and self._may_save(use):
-                return use.node, self._consumer(use)[1] if self._consumer(use)[0] == "bound" else None
+                kind, op = self._consumer(use)
+                if kind == "bound":
+                    return use.node, op
+                if self.feeds_gradient(use.node):
+                    return use.node, None
         return None
+
+    def feeds_gradient(self, use: cst.CSTNode) -> bool:
+        """Whether the graph built by the statement holding ``use`` may be backpropagated: its
+        result (and what is computed from it, not through ``argmin``, comparisons, ``.detach()``)
+        is returned, stored on an object, or handed to anything but a local name. A graph whose
+        values only feed integer results (nearest-code search) is never backpropagated."""
+        at = self.order.position(use)
+        holder = next(((low, s) for low, high, s in self.statements if low <= at <= high), None)
+        if holder is None:
+            return True
+        at, statement = holder
+        value = getattr(statement, "value", None)
+        root = dotted_name(use)
+        if value is not None and root is not None and root.split(".")[0] not in names_in(value, self.torch_names):
+            return False  # ``F.embedding(codes, w).detach()``, ``torch.argmin(x @ w)``: no graph comes out
+        derived = _local_targets(statement)
+        if derived is None:
+            return True
+        for _, _, later in (s for s in self.statements if s[0] > at):
+            value = getattr(later, "value", None)
+            if value is None or not (names_in(value, self.torch_names) & derived):
+                continue
+            targets = _local_targets(later)
+            if targets is None:
+                return True  # returned, stored on an object, handed to a call
+            derived |= targets
+        return False
 
     def _may_save(self, use: _Use) -> bool:
         kind, op = self._consumer(use)
@@ -185,6 +222,36 @@ class GraphUse:
         return node, parents
 
 
+def names_in(node: cst.CSTNode, graph: Optional[TorchNames] = None) -> Set[str]:
+    """The names read in an expression (not inside lambdas); with ``graph``, only those whose
+    gradient can flow into the expression's value: not inside ``torch.argmin(d)``, ``d.argmax(1)``,
+    ``d.detach()``, a comparison (integer, boolean or cut results carry none)."""
+    finder = _Names(graph)
+    walk(node, finder)
+    return finder.names
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self, graph: Optional[TorchNames]) -> None:
+        self.names: Set[str] = set()
+        self.graph = graph
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Comparison(self, node: cst.Comparison) -> bool:
+        return self.graph is None
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if self.graph is None:
+            return True
+        op, _ = self.graph.op(node)
+        return not (carries_no_gradient(op) or (isinstance(node.func, cst.Attribute) and cuts_graph(op or "")))
+
+
 def _bound(targets: Sequence[cst.BaseExpression]) -> List[str]:
     out: List[str] = []
     for target in targets:
@@ -197,6 +264,23 @@ def _bound(targets: Sequence[cst.BaseExpression]) -> List[str]:
             if name is not None:
                 out.append(name)
     return out
+
+
+def _local_targets(statement: cst.CSTNode) -> "Optional[Set[str]]":
+    """The local names an assignment binds; None for anything else (a return, an expression, an
+    assignment to an attribute or an item)."""
+    if isinstance(statement, cst.Assign):
+        targets = [t.target for t in statement.targets]
+    elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
+        targets = [statement.target]
+    else:
+        return None
+    names: Set[str] = set()
+    for name in _bound(targets):
+        if "." in name:
+            return None
+        names.add(name)
+    return names if names and all(isinstance(t, (cst.Name, cst.Tuple, cst.List)) for t in targets) else None
 
 
 def neg_inf_fill(value: Optional[cst.BaseExpression]) -> bool:

@@ -10,7 +10,8 @@ import libcst as cst
 from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.order import ScopeOrder
-from ..analysis.torch_facts import carries_no_gradient, cuts_graph, saves_for_backward, saves_input, saves_result
+from ..analysis.graph_use import names_in as _names_in
+from ..analysis.torch_facts import saves_for_backward, saves_input, saves_result
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
@@ -258,36 +259,6 @@ class _ScopeFlow(cst.CSTVisitor):
             if op.position < at < until and used & out:
                 out |= targets
         return out
-
-
-def _names_in(node: cst.CSTNode, graph: Optional[TorchNames] = None) -> Set[str]:
-    """The names read in an expression (not inside lambdas); with ``graph``, only those whose
-    gradient can flow into the expression's value: not inside ``torch.argmin(d)``, ``d.argmax(1)``,
-    ``d.detach()``, a comparison (integer, boolean or cut results carry none)."""
-    finder = _Names(graph)
-    walk(node, finder)
-    return finder.names
-
-
-class _Names(cst.CSTVisitor):
-    def __init__(self, graph: Optional[TorchNames]) -> None:
-        self.names: Set[str] = set()
-        self.graph = graph
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Comparison(self, node: cst.Comparison) -> bool:
-        return self.graph is None
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        if self.graph is None:
-            return True
-        op, _ = self.graph.op(node)
-        return not (carries_no_gradient(op) or (isinstance(node.func, cst.Attribute) and cuts_graph(op or "")))
 
 
 def out_of_place_fix(ctx, node: cst.CSTNode):
