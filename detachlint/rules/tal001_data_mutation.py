@@ -39,7 +39,8 @@ class DataMutation(Rule):
     the gradient is silently computed from the new values: no error, wrong numbers. Between
     computing a loss and calling `backward()`, or in a forward hook, this is an **error**. Inside
     `forward()` it is one where an op before the write may have saved the tensor (a product, a
-    module call; not a view, a sum, `+` or a comparison of it), or where the tensor is a result
+    module call; not a view, a sum, `+` or a comparison of it) in a graph that may be
+    backpropagated (not one whose values only feed `argmin`), or where the tensor is a result
     of the graph and a later op backpropagates through it: autograd then sends gradient to the
     cells the write replaced (not to cells set to -inf before a softmax or sigmoid, which get
     none). Elsewhere (weight initialisation, an optimizer-style update after `backward()`, an EMA
