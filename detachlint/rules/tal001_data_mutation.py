@@ -123,12 +123,12 @@ class DataMutation(Rule):
             message = (f"{what} changes `{owner}` behind autograd's back {context}: the gradient will be "
                        f"silently wrong. To keep the values, {remedy}")
         elif use.write == "assign":
-            message = (f"{what} swaps its storage behind autograd's back; no graph is visible in this "
-                       f"{self._scope_word()}, but `with torch.no_grad(): {owner}.copy_(...)` (same shape) or "
+            message = (f"{what} swaps its storage behind autograd's back; {self._no_graph()}, but "
+                       f"`with torch.no_grad(): {owner}.copy_(...)` (same shape) or "
                        f"`torch.utils.swap_tensors` keep autograd informed")
         else:
-            message = (f"{what} bypasses autograd's version counter; no graph is visible in this "
-                       f"{self._scope_word()}, and `with torch.no_grad():` gives identical values and keeps the check")
+            message = (f"{what} bypasses autograd's version counter; {self._no_graph()}, and "
+                       f"`with torch.no_grad():` gives identical values and keeps the check")
         related = [(pending, "the pending backward() that reads the changed values")] if pending else []
         fix = None
         if severity is Severity.WARNING:  # where a graph is pending no edit keeps the behaviour
@@ -195,6 +195,16 @@ class DataMutation(Rule):
         if facts.function is not None and not _made_here(facts.function, node.value, facts.current_class is not None):
             return f"a caller may hold a graph that saved `{owner}`; its backward() would raise"
         return None
+
+    def _no_graph(self) -> str:
+        """What was seen of graphs where the write is a warning: inside a module's ``forward()`` a
+        graph is being built, but no op of it was seen to save the tensor or to backpropagate
+        through the written cells."""
+        facts = self.analysis(TensorFacts)
+        if facts.function is not None and facts.function.name.value == "forward" \
+                and facts.current_class is not None and facts.current_class.is_module:
+            return "no op of the graph this forward() builds was seen to save it or to backpropagate through it"
+        return f"no graph is visible in this {self._scope_word()}"
 
     def _scope_word(self) -> str:
         return "function" if self.analysis(TensorFacts).function is not None else "module"
