@@ -256,3 +256,68 @@ def test_optimizer_classes_are_what_torch_optim_calls_optimizers():
                 if value.__module__ == name or name == "torch.optim":  # as imported (not a re-export)
                     assert is_optimizer_class(f"{name}.{attr}") == expected, (name, attr)
     assert seen > 20
+
+
+# One call per op of SAVES_NOTHING_OF_INPUT, on ``x`` (3x4 float, requires grad) and a second
+# input ``y`` that also requires grad (so a binary op would save ``x`` for ``y``'s gradient).
+_NOTHING_SAVED_CALLS = {
+    "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "neg": lambda x, y: -x,
+    "sum": lambda x, y: x.sum(), "mean": lambda x, y: x.mean(), "cat": lambda x, y: torch.cat([x, y]),
+    "stack": lambda x, y: torch.stack([x, y]), "clone": lambda x, y: x.clone(),
+    "permute": lambda x, y: x.permute(1, 0), "expand": lambda x, y: x[None].expand(2, 3, 4),
+    "repeat": lambda x, y: x.repeat(2, 1), "flatten": lambda x, y: x.flatten(),
+    "reshape": lambda x, y: x.reshape(-1), "squeeze": lambda x, y: x[None].squeeze(0),
+    "unsqueeze": lambda x, y: x.unsqueeze(0), "transpose": lambda x, y: x.transpose(0, 1),
+    "t": lambda x, y: x.t(), "view": lambda x, y: x.view(-1), "narrow": lambda x, y: x.narrow(1, 0, 2),
+    "select": lambda x, y: x.select(0, 1), "flip": lambda x, y: x.flip(0), "roll": lambda x, y: x.roll(1, 0),
+    "masked_fill": lambda x, y: x.masked_fill(y.detach() > 0, 0.0),
+    "where": lambda x, y: torch.where(y.detach() > 0, x, y),
+    "index_select": lambda x, y: x.index_select(0, torch.tensor([0, 2])),
+    "contiguous": lambda x, y: x.t().contiguous(), "argmax": lambda x, y: x.argmax(1),
+    "argmin": lambda x, y: torch.argmin(x, 1), "argsort": lambda x, y: x.argsort(1),
+    "eq": lambda x, y: x.eq(y), "ne": lambda x, y: x.ne(y), "gt": lambda x, y: x.gt(y),
+    "lt": lambda x, y: x.lt(y), "ge": lambda x, y: x.ge(y), "le": lambda x, y: x.le(y),
+    "isnan": lambda x, y: x.isnan(), "isinf": lambda x, y: x.isinf(), "detach": lambda x, y: x.detach(),
+    "float": lambda x, y: x.float(), "to": lambda x, y: x.to(torch.float64), "type_as": lambda x, y: x.type_as(y),
+    "zeros_like": lambda x, y: torch.zeros_like(x), "ones_like": lambda x, y: torch.ones_like(x),
+}
+
+
+def test_ops_that_save_nothing_of_their_input_save_nothing():
+    """Under saved-tensor hooks, none of these keeps ``x``'s memory (nor a view of it) for backward;
+    ``mul``, the control, does."""
+    assert set(_NOTHING_SAVED_CALLS) == set(catalog.SAVES_NOTHING_OF_INPUT)
+
+    def kept(call) -> bool:
+        x = torch.randn(3, 4, requires_grad=True)
+        y = torch.randn(3, 4, requires_grad=True)
+        storages = []
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: storages.append(t.untyped_storage().data_ptr()) or t,
+                                                      lambda t: t):
+            call(x, y)
+        return x.untyped_storage().data_ptr() in storages
+
+    assert kept(lambda x, y: x * y)
+    assert kept(lambda x, y: x.gather(1, torch.tensor([[0], [1], [2]])))  # gather keeps its input
+    assert [name for name, call in _NOTHING_SAVED_CALLS.items() if kept(call)] == []
+
+
+def test_ops_give_no_gradient_to_neg_inf_cells():
+    for name in catalog.ZERO_GRADIENT_AT_NEG_INF:
+        x = torch.tensor([[0.5, float("-inf"), 1.0]], requires_grad=True)
+        op = getattr(torch, name)
+        out = op(x, dim=-1) if name == "softmax" else op(x)
+        out.backward(torch.tensor([[1.0, 2.0, 3.0]]))
+        assert x.grad[0, 1].item() == 0.0, name
+    x = torch.tensor([[0.5, float("-inf"), 1.0]], requires_grad=True)
+    torch.log_softmax(x, dim=-1).backward(torch.tensor([[1.0, 2.0, 3.0]]))
+    assert x.grad[0, 1].item() != 0.0  # the control: log_softmax passes it on
+
+
+def test_ops_with_results_that_carry_no_gradient():
+    x = torch.randn(3, 4, requires_grad=True)
+    y = torch.randn(3, 4)
+    for name in catalog.NO_GRADIENT_RESULTS:
+        method = getattr(x, name)
+        out = method() if name in ("isnan", "isinf") else method(y) if len(name) == 2 else method(1)
+        assert not out.requires_grad and not out.is_floating_point(), name

@@ -225,6 +225,8 @@ class CallTransfer:
         return set()
 
     def _converts(self, call: "_Call", method: str, receiver: cst.BaseExpression) -> Optional[Set[Origin]]:
+        if method in catalog.NAMING_WITHOUT_ARGUMENTS and not call.args:
+            return set()  # ``t.type()`` names the type: a string, no memory of ``t``
         kind = self._kind(receiver)
         args = call.args
         dtype = next((a.value for a in args if a.keyword is not None and a.keyword.value == "dtype"), None)
@@ -349,6 +351,8 @@ class CallTransfer:
         # A helper that converts its argument (``.cpu()``, ``np.asarray``) returns the caller's memory
         # when nothing needs converting, as ``.numpy()`` / ``.to()`` do; one that reshapes or
         # indexes it returns a view (writing through it is writing the caller's, on purpose).
+        if summary.returns_partial:
+            self.partial_returns.add(id(node))
         if summary.returns_converted:
             relation, op = Relation.CONVERSION, ("numpy" if summary.returns_kind == "ndarray" else "to")
         else:
@@ -416,6 +420,7 @@ class CallTransfer:
         (or what is surely one), and those it writes with ``x -= m`` when the caller passes a tensor
         or an array (a number is rebound in the callee, not written)."""
         always, arrays = summary.written_arguments(bound), summary.written_arguments(bound, array=True)
+        untracked, written = summary.untracked_arguments(bound), set()
         for i, (arg, origins) in enumerate(zip(node.args, values)):
             if arg.keyword is not None or arg.star:
                 break
@@ -425,6 +430,9 @@ class CallTransfer:
             # of unknown kind, only what is surely a tensor: the callee's ``x[k] = v`` also fills dicts
             if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and i in always and surely_tensor(origins)):
                 self._mutate(arg.value, node, f"{name.rpartition('.')[2]}()", origins)
+                written.add(i)
+        if written and written <= untracked:
+            self._mutation(node, f"{name.rpartition('.')[2]}()", "inplace", None, None).untracked = True
 
 
 _FunctionTransfer = Callable[[CallTransfer, _Call, str], Set[Origin]]

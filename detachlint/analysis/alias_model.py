@@ -128,6 +128,7 @@ class Mutation:
     target: Optional[cst.BaseExpression]  # the written expression (None for an update)
     key: Optional[str]  # the name written through, after stripping views and conversions
     origins: Set[Origin] = field(default_factory=set)  # what the written expression may be
+    untracked: bool = False  # a callee writes it only through ``.data``: no version counter moves
     serial: int = field(default_factory=lambda: next(_SERIALS))  # creation order, as ``Origin.serial``
 
     def ordered_origins(self) -> List[Origin]:

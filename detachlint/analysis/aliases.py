@@ -119,6 +119,9 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         self.optimizer_links: Dict[str, Set[str]] = {}  # optimizer key -> module keys it updates
         # name -> the calls of ops that save that name, their first input, for backward (TAL202)
         self.saving_calls: Dict[str, List[cst.Call]] = {}
+        # calls of project functions whose result is an argument's memory only for some iteration
+        # counts of a loop that swaps buffers (``Summary.returns_partial``), by ``id``
+        self.partial_returns: Set[int] = set()
         # name -> (project class, constructor call): ``sbs = Trainer(model, loss_fn, optimizer)``
         self._instances: Dict[str, Tuple[str, cst.Call]] = {}
         self.params: List[str] = []

@@ -142,6 +142,22 @@ GRAPH_FREE_FACTORIES = frozenset(
     randn_like randint_like empty_strided scalar_tensor bernoulli multinomial
     """.split()
 )
+# Tensor ops (methods, or members of ``torch`` / ``torch.nn.functional``) whose backward saves
+# nothing of their tensor input: a later ``.data`` write to that input cannot change what the
+# graph computes backward from (``tests/test_catalog.py`` checks each with saved-tensor hooks).
+SAVES_NOTHING_OF_INPUT = frozenset(
+    """
+    add sub neg sum mean cat stack clone permute expand repeat flatten reshape squeeze unsqueeze
+    transpose t view narrow select flip roll masked_fill where index_select contiguous
+    argmax argmin argsort eq ne gt lt ge le isnan isinf detach float to type_as zeros_like ones_like
+    """.split()
+)
+# Ops whose gradient is exactly zero where their input is -inf (their result is 0 there and stays
+# flat): cells masked with -inf before them get no gradient, whether autograd saw the mask or not.
+ZERO_GRADIENT_AT_NEG_INF = frozenset("softmax sigmoid exp".split())
+# Ops whose result is integer (or boolean) and carries no gradient: a graph that only feeds them is
+# never backpropagated through them.
+NO_GRADIENT_RESULTS = frozenset("argmax argmin argsort eq ne gt lt ge le isnan isinf".split())
 # Methods whose result carries no graph (a Python value, an array, or a detached tensor).
 GRAPH_CUTTING_METHODS = frozenset("detach detach_ item tolist numpy".split())
 # Tensor methods whose result is computed from the receiver (it keeps the receiver's graph), besides
@@ -207,6 +223,9 @@ TENSOR_SEQUENCE_METHODS = frozenset(
     """.split()
 )
 AMBIGUOUS_METHODS = frozenset("max min median mode nanmedian unique".split())
+# Conversion methods that, called with no argument, return a name instead (``t.type()`` is the
+# string ``'torch.FloatTensor'``): no memory of the receiver.
+NAMING_WITHOUT_ARGUMENTS = frozenset({"type"})
 
 # Tensor attributes that are tensors, and those that are not.
 TENSOR_ATTRIBUTES = frozenset("data grad T mT H mH real imag".split())

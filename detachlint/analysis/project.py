@@ -138,6 +138,12 @@ class FunctionFacts:
     # conversion between (``val.clamp_()``, ``x[0] = v``), on a path where it is still the
     # caller's value: the function fills its argument on purpose
     fills: Tuple[Tuple[int, int], ...] = ()
+    # parameters (of ``writes``) written here only through ``.data`` (``p.data.mul_(d)``): writes
+    # that bump no version counter, so no backward raises over them
+    untracked: Tuple[int, ...] = ()
+    # every return that shares a parameter's memory returns a name a loop swaps with another
+    # (``x, c = c, x``): the caller's memory only for some iteration counts
+    returns_partial: bool = False
 
 
 @dataclass
@@ -170,7 +176,8 @@ class ModuleFacts:
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
-                              f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills]
+                              f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked,
+                              f.returns_partial]
                           for k, f in self.functions.items()},
         }
 
@@ -184,12 +191,13 @@ class ModuleFacts:
             facts.classes[name] = ClassFacts(name, tuple(bases), line)
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
-             makes_steps, callables, array_writes, fills) = row
+             makes_steps, callables, array_writes, fills, untracked, partial) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
                 [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted,
-                makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills))
+                makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills), tuple(untracked),
+                partial)
         return facts
 
 
@@ -211,6 +219,7 @@ class _FunctionScanner(ast.NodeVisitor):
         self.optimizers: Set[str] = set(optimizers)
         self.param_index = {p: i for i, p in enumerate(facts.params)}
         self.writes: Set[int] = set()
+        self.tracked: Set[int] = set()  # of ``writes``, those written other than through ``.data``
         self.array_writes: Set[int] = set()
         self.fills: Dict[int, int] = {}
         self.rebound: Set[str] = set()  # parameters assigned a new value: no longer the caller's
@@ -225,6 +234,9 @@ class _FunctionScanner(ast.NodeVisitor):
         self.closures: Dict[str, int] = {}  # nested function -> line of the optimizer step in it
         self.attr_names: Dict[str, Set[str]] = {}  # local name -> ``self.<attr>`` it may be read from (``f = self.fn``)
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
+        self._loops = 0
+        self.swapped: Set[str] = set()  # names a loop swaps with another (``x, c = c, x``)
+        self.partial: List[bool] = []  # per return sharing a parameter: whether only through a swapped name
 
     @property
     def _in_branch(self) -> bool:
@@ -235,7 +247,14 @@ class _FunctionScanner(ast.NodeVisitor):
         self.generic_visit(node)
         self._branches -= 1
 
-    visit_If = visit_While = visit_Try = visit_With = _branch
+    visit_If = visit_Try = visit_With = _branch
+
+    def _loop(self, node: ast.AST) -> None:
+        self._loops += 1
+        self._branch(node)
+        self._loops -= 1
+
+    visit_While = _loop
 
     def visit(self, node: ast.AST) -> None:
         name = _VISIT_NAMES.get(node.__class__)
@@ -255,12 +274,14 @@ class _FunctionScanner(ast.NodeVisitor):
         for stmt in body:
             self.visit(stmt)
         self.facts.writes = tuple(sorted(self.writes))
+        self.facts.untracked = tuple(sorted(self.writes - self.tracked))
         self.facts.array_writes = tuple(sorted(self.array_writes - self.writes))
         self.facts.fills = tuple(sorted(self.fills.items()))
         self.facts.returns = tuple(sorted(self.returns - ({0} if self.facts.is_method else set())))
         if len(self.returned_kinds) == 1:
             self.facts.returns_kind = next(iter(self.returned_kinds))
         self.facts.returns_converted = self.returns_converted
+        self.facts.returns_partial = bool(self.partial) and all(self.partial)
 
     def _through_conversion(self, node: Optional[ast.AST]) -> bool:
         """Whether the memory ``_shared`` finds comes through a conversion a caller means as a copy
@@ -361,6 +382,8 @@ class _FunctionScanner(ast.NodeVisitor):
         index = self._param(target)
         if index >= 0 and not (self.facts.is_method and index == 0):
             self.writes.add(index)
+            if not _through_data(target):
+                self.tracked.add(index)
         self._fill(target)
 
     def _fill(self, target: ast.AST) -> None:
@@ -373,7 +396,27 @@ class _FunctionScanner(ast.NodeVisitor):
                 if not (self.facts.is_method and index == 0):
                     self.fills.setdefault(index, target.lineno)
 
+    def _swap(self, node: ast.Assign) -> None:
+        """``x, c = c, x`` in a loop: each name now holds what the other held, on alternate
+        iterations; both keep what they may share (the join of a loop)."""
+        target, value = node.targets[0], node.value
+        if not (len(node.targets) == 1 and isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+                and len(target.elts) == len(value.elts)
+                and all(isinstance(e, ast.Name) for e in (*target.elts, *value.elts))):
+            return
+        names = [e.id for e in target.elts]
+        values = [e.id for e in value.elts]
+        if sorted(names) != sorted(values) or names == values:
+            return
+        shared = {v: self.shares.get(v, set()) for v in values}
+        for name, old in zip(names, values):
+            self.shares[name] = shared[old] | shared[name]
+            self.rebound.add(name)
+            self.swapped.add(name)
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        if self._loops:
+            self._swap(node)
         snapshot = _snapshot_of(node.value)
         if snapshot is None and isinstance(node.value, ast.Name):
             snapshot_line = self.snapshot_names.get(node.value.id)
@@ -419,7 +462,7 @@ class _FunctionScanner(ast.NodeVisitor):
             if isinstance(name, ast.Name):
                 self.rebound.add(name.id)
                 self.shares[name.id] = set()
-        self._branch(node)
+        self._loop(node)
 
     visit_AsyncFor = visit_For
 
@@ -440,6 +483,9 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(node.value, ast.Name) and node.value.id in self.closures:
             self._first("makes_steps", self.closures[node.value.id])
         shared = self._shared(node.value)
+        if shared:
+            self.partial.append(all(n.id in self.swapped for n in ast.walk(node.value)
+                                    if isinstance(n, ast.Name) and self.shares.get(n.id)))
         self.returns |= shared
         self.returns_converted |= bool(shared) and self._through_conversion(node.value)
         self.returned_kinds.add(self._value_kind(node.value))
@@ -500,6 +546,15 @@ class _FunctionScanner(ast.NodeVisitor):
     def _first(self, what: str, line: int) -> None:
         if getattr(self.facts, what) is None:
             setattr(self.facts, what, line)
+
+
+def _through_data(target: ast.AST) -> bool:
+    """``p.data``, ``p.data[i]``, ``p.grad.data``: a written expression reached through ``.data``."""
+    while isinstance(target, (ast.Attribute, ast.Subscript)):
+        if isinstance(target, ast.Attribute) and target.attr == "data":
+            return True
+        target = target.value
+    return False
 
 
 def _params(node: ast.AST) -> Tuple[str, ...]:
@@ -674,6 +729,8 @@ class Summary:
     returns_converted: bool = False
     is_method: bool = False  # ``writes`` and ``returns`` count ``self`` as parameter 0
     array_writes: FrozenSet[int] = frozenset()  # written in place when a tensor or an array (``p -= m``)
+    untracked: FrozenSet[int] = frozenset()  # of ``writes``, those written only through ``.data``
+    returns_partial: bool = False  # ``returns`` holds only for some iteration counts of a swapping loop
 
     def written_arguments(self, bound: bool, array: bool = False) -> FrozenSet[int]:
         """The positions of the call's arguments this function writes in place (``array``: those
@@ -681,6 +738,11 @@ class Summary:
         ``self`` (``obj.fill(x)``), so ``self`` is not among the arguments."""
         offset = 1 if self.is_method and bound else 0
         return frozenset(i - offset for i in (self.array_writes if array else self.writes) if i >= offset)
+
+    def untracked_arguments(self, bound: bool) -> FrozenSet[int]:
+        """The positions of the call's arguments this function writes only through ``.data``."""
+        offset = 1 if self.is_method and bound else 0
+        return frozenset(i - offset for i in self.untracked if i >= offset)
 
 
 @dataclass(frozen=True)
@@ -771,7 +833,8 @@ class ProjectIndex:
         """Changes whenever a composed fact changes (part of every file's lint cache key); computed
         once (every file's cache key asks for it)."""
         text = repr(sorted((k, sorted(s.writes), s.steps, s.backward, sorted(s.returns), s.returns_kind,
-                            s.returns_converted, sorted(s.array_writes))
+                            s.returns_converted, sorted(s.array_writes), sorted(s.untracked),
+                            s.returns_partial)
                            for k, s in self._summaries.items()))
         text += repr(sorted((k, c.bases) for k, c in self._classes.items())) + repr(sorted(self.aliases.items()))
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
@@ -995,6 +1058,8 @@ class ProjectIndex:
 
     def _compose(self) -> Dict[str, Summary]:
         writes = {q: set(f.writes) for q, f in self._functions.items()}
+        # written other than through ``.data``, here or by a callee (whose ``.data`` writes stay untracked)
+        tracked = {q: set(f.writes) - set(f.untracked) for q, f in self._functions.items()}
         array_writes = {q: set(f.array_writes) for q, f in self._functions.items()}
         steps = {q: (f"`{f.name}` (line {f.steps})" if f.steps else None) for q, f in self._functions.items()}
         backward = {q: (f"`{f.name}` (line {f.backward})" if f.backward else None) for q, f in self._functions.items()}
@@ -1013,7 +1078,7 @@ class ProjectIndex:
                     if callee is None or callee not in self._functions:
                         continue
                     offset = 1 if self._functions[callee].is_method and not site.callee.count(".") == 0 else 0
-                    for table in (writes, array_writes):
+                    for table in (writes, array_writes, tracked):
                         for index in table[callee]:
                             position = index - offset
                             if 0 <= position < len(site.args) and site.args[position] >= 0 \
@@ -1029,7 +1094,8 @@ class ProjectIndex:
             if not changed:
                 break
         return {q: Summary(q, f.params, frozenset(writes[q]), steps[q], backward[q], frozenset(f.returns), f.returns_kind,
-                           f.returns_converted, f.is_method, frozenset(array_writes[q] - writes[q]))
+                           f.returns_converted, f.is_method, frozenset(array_writes[q] - writes[q]),
+                           frozenset(writes[q] - tracked[q]), f.returns_partial)
                 for q, f in self._functions.items()}
 
     # class state across methods

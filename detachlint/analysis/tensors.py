@@ -848,7 +848,7 @@ class TensorFacts(_KindFlow, Analysis):
             return Kind.TENSOR_SEQ
         if method in catalog.AMBIGUOUS_METHODS:
             return Kind.TENSOR if not node.args else Kind.UNKNOWN
-        if method == "type":
+        if method in catalog.NAMING_WITHOUT_ARGUMENTS:
             return Kind.TENSOR if node.args else Kind.OTHER
         return Kind.TENSOR
 

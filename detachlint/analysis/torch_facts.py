@@ -126,3 +126,32 @@ def saves_input(op: Optional[str]) -> bool:
 def saves_for_backward(op: Optional[str]) -> bool:
     """An op that saves its result or its first input for backward."""
     return saves_result(op) or saves_input(op)
+
+
+def saves_nothing_of_input(op: Optional[str]) -> bool:
+    """``x.permute(1, 0)``, ``x + y``'s ``add``, ``torch.cat``, ``x.masked_fill(m, 0)``: an op whose
+    backward keeps nothing of its tensor input, so a later write to the input changes no gradient."""
+    return op in catalog.SAVES_NOTHING_OF_INPUT
+
+
+def zero_gradient_at_neg_inf(op: Optional[str]) -> bool:
+    """``torch.softmax``, ``x.sigmoid()``, ``x.exp()``: an op that gives no gradient to cells that are
+    -inf (its result there is 0, and flat)."""
+    return op in catalog.ZERO_GRADIENT_AT_NEG_INF
+
+
+def carries_no_gradient(op: Optional[str]) -> bool:
+    """``torch.argmin(d)``, ``x.argmax(1)``, ``x.eq(y)``: an op whose integer or boolean result has no
+    gradient, so nothing backpropagates through it into its input."""
+    return op in catalog.NO_GRADIENT_RESULTS
+
+
+def cuts_graph(method: str) -> bool:
+    """``x.detach()``, ``x.item()``, ``x.size()``: a method whose result carries no graph of ``x``."""
+    return method in catalog.GRAPH_CUTTING_METHODS or method in catalog.METADATA_METHODS
+
+
+def makes_leaf(op: Optional[str]) -> bool:
+    """``torch.zeros``, ``torch.randn_like`` (by member name): a factory whose result is a new leaf
+    with no graph behind it."""
+    return op in catalog.GRAPH_FREE_FACTORIES

@@ -7,6 +7,7 @@ from typing import Callable, List, Optional, Sequence, Set
 import libcst as cst
 
 from ..analysis.data_use import DataUse, classify_data_use
+from ..analysis.graph_use import GraphUse, neg_inf_fill
 from ..analysis.hooks import ForwardHooks
 from ..analysis.order import ScopeOrder
 from ..analysis import catalog
@@ -35,10 +36,15 @@ class DataMutation(Rule):
     ## Why is this bad?
     `p.data` is an alias of `p`'s storage with a fresh version counter, so autograd cannot see
     the write. If a graph that saved `p` (or a view of it) is still waiting for `backward()`,
-    the gradient is silently computed from the new values: no error, wrong numbers. Inside
-    `forward()`, a forward hook, or between computing a loss and calling `backward()` this is
-    an **error**. Elsewhere (weight initialisation, an optimizer-style update after `backward()`,
-    an EMA) the values are correct, and it is a **warning**: the same write under
+    the gradient is silently computed from the new values: no error, wrong numbers. Between
+    computing a loss and calling `backward()`, or in a forward hook, this is an **error**. Inside
+    `forward()` it is one where an op before the write may have saved the tensor (a product, a
+    module call; not a view, a sum, `+` or a comparison of it) in a graph that may be
+    backpropagated (not one whose values only feed `argmin`), or where the tensor is a result
+    of the graph and a later op backpropagates through it: autograd then sends gradient to the
+    cells the write replaced (not to cells set to -inf before a softmax or sigmoid, which get
+    none). Elsewhere (weight initialisation, an optimizer-style update after `backward()`, an EMA
+    of buffers no op saved) the values are correct, and it is a **warning**: the same write under
     `torch.no_grad()` gives bit-identical results and keeps the version check as a safety net.
 
     ## Example
@@ -117,12 +123,12 @@ class DataMutation(Rule):
             message = (f"{what} changes `{owner}` behind autograd's back {context}: the gradient will be "
                        f"silently wrong. To keep the values, {remedy}")
         elif use.write == "assign":
-            message = (f"{what} swaps its storage behind autograd's back; no graph is visible in this "
-                       f"{self._scope_word()}, but `with torch.no_grad(): {owner}.copy_(...)` (same shape) or "
+            message = (f"{what} swaps its storage behind autograd's back; {self._no_graph()}, but "
+                       f"`with torch.no_grad(): {owner}.copy_(...)` (same shape) or "
                        f"`torch.utils.swap_tensors` keep autograd informed")
         else:
-            message = (f"{what} bypasses autograd's version counter; no graph is visible in this "
-                       f"{self._scope_word()}, and `with torch.no_grad():` gives identical values and keeps the check")
+            message = (f"{what} bypasses autograd's version counter; {self._no_graph()}, and "
+                       f"`with torch.no_grad():` gives identical values and keeps the check")
         related = [(pending, "the pending backward() that reads the changed values")] if pending else []
         fix = None
         if severity is Severity.WARNING:  # where a graph is pending no edit keeps the behaviour
@@ -147,8 +153,9 @@ class DataMutation(Rule):
             name = function.name.value
             cls = self.analysis(TensorFacts).current_class
             if name == "forward" and cls is not None and cls.is_module:
-                if self._used_before(order, node.value, node):
-                    return Severity.ERROR, "inside forward(), after the graph being built used it", None
+                context = self._graph_hazard(order, function, node)
+                if context is not None:
+                    return Severity.ERROR, context, None
             # Only a (post-)forward hook runs after the module's forward used its tensors; a
             # pre-hook runs before, like weight initialisation.
             if name in self.analysis(ForwardHooks).functions:
@@ -189,18 +196,48 @@ class DataMutation(Rule):
             return f"a caller may hold a graph that saved `{owner}`; its backward() would raise"
         return None
 
+    def _no_graph(self) -> str:
+        """What was seen of graphs where the write is a warning: inside a module's ``forward()`` a
+        graph is being built, but no op of it was seen to save the tensor or to backpropagate
+        through the written cells."""
+        facts = self.analysis(TensorFacts)
+        if facts.function is not None and facts.function.name.value == "forward" \
+                and facts.current_class is not None and facts.current_class.is_module:
+            return "no op of the graph this forward() builds was seen to save it or to backpropagate through it"
+        return f"no graph is visible in this {self._scope_word()}"
+
     def _scope_word(self) -> str:
         return "function" if self.analysis(TensorFacts).function is not None else "module"
 
-    @staticmethod
-    def _used_before(order: ScopeOrder, owner: cst.BaseExpression, node: cst.CSTNode) -> bool:
-        """``self.fc.weight`` counts as used once ``self.fc.weight`` or ``self.fc(...)`` ran."""
-        name = dotted_name(owner)
+    def _graph_hazard(self, order: ScopeOrder, function: cst.FunctionDef, node: cst.Attribute) -> Optional[str]:
+        """Inside ``forward()``, where the graph of this call is being built: why the write changes
+        a gradient, or None. Either an op before it may have saved the tensor (``self.fc.weight``
+        also by a call of ``self.fc``; not a view, a sum, ``+`` or a comparison of it, nor a use of
+        a tensor bound anew since), or the tensor is a value of the graph and an op after the write
+        backpropagates into it: autograd sends gradient to the cells the write replaced (not when
+        they became -inf before a softmax, which gives them none)."""
+        name = dotted_name(node.value)
         if name is None:
-            return False
+            return None
         parts = name.split(".")
-        prefixes = [".".join(parts[:k]) for k in range(len(parts), 1 if len(parts) > 1 else 0, -1)]
-        return any(order.used_before(prefix, node) for prefix in prefixes)
+        modules = [".".join(parts[:k]) for k in range(len(parts) - 1, 1, -1)]
+        graph = GraphUse(function.body, order, self.analysis(TorchNames), [name, *modules])
+        saved = graph.saved_before(name, node, modules)
+        if saved is not None:
+            use, op = saved
+            if op is not None:
+                return f"inside forward(), after `{op}` (line {self.ctx.line(use)}) saved it for backward as its result"
+            return (f"inside forward(), after line {self.ctx.line(use)} handed it to an op of the graph being "
+                    f"built, which may have saved it for backward")
+        params = function.params.params
+        if len(parts) > 1 or (params and params[0].name.value == name) or graph.made_without_graph(name):
+            return None  # a parameter or buffer of the module: a leaf, no gradient passes through it
+        statement = self.ctx.statement()
+        read = graph.gradient_read_after(name, node, statement, neg_inf_fill(_written_value(statement, node)))
+        if read is None:
+            return None
+        return (f"inside forward(), where line {self.ctx.line(read)} backpropagates through it into the cells "
+                f"the write replaced as if they still held what the graph computed")
 
 
 def no_grad_fix(ctx, use: DataUse, parents: Sequence[cst.CSTNode], statement: cst.CSTNode,
@@ -535,3 +572,20 @@ def _data_roots(value: cst.BaseExpression) -> Set[str]:
             value = _tensor_method(value)
         else:
             return set()
+
+
+def _written_value(statement: Optional[cst.CSTNode], data: cst.Attribute) -> Optional[cst.BaseExpression]:
+    """The value a ``.data`` write stores, where one is spelled: ``x.data[m] = v``,
+    ``x.data.masked_fill_(m, v)``, ``x.data.fill_(v)`` (``zero_()``: ``0``); else None."""
+    if isinstance(statement, cst.Assign):
+        return statement.value
+    call = statement.value if isinstance(statement, cst.Expr) else None
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.value is data:
+        method, args = call.func.attr.value, [a.value for a in call.args if a.keyword is None]
+        if method == "zero_":
+            return cst.Integer("0")
+        if method == "fill_" and args:
+            return args[0]
+        if method == "masked_fill_" and len(args) > 1:
+            return args[1]
+    return None

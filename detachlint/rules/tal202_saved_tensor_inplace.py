@@ -10,6 +10,7 @@ import libcst as cst
 from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.order import ScopeOrder
+from ..analysis.graph_use import names_in as _names_in
 from ..analysis.torch_facts import saves_for_backward, saves_input, saves_result
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name
@@ -31,7 +32,10 @@ class SavedTensorInplace(AliasRule):
     y += 1`, `torch.exp`, `softmax`, `relu`, ...) or the input of an op that saves its input
     (`h = torch.log(x); x.mul_(2)`), written before a later `backward()` of a loss computed from
     the op's result, or inside `forward()` of a module, whose result the caller backpropagates.
-    Which ops save what is measured with torch itself (`tools/saved_for_backward.py`).
+    Which ops save what is measured with torch itself (`tools/saved_for_backward.py`). A graph
+    whose result feeds only ops with integer or boolean results (`argmin`, `argmax`, comparisons)
+    or `.detach()` is not backpropagated; a helper that writes its argument only through `.data`
+    moves no version counter, so nothing raises (TAL001 reports that write).
 
     ## Why is this bad?
     The op's backward needs the saved values, and autograd's version counter notices that they
@@ -81,8 +85,8 @@ class SavedTensorInplace(AliasRule):
 
     def _check_write(self, node: cst.CSTNode) -> None:
         mutation = self._mutation_at(node)
-        if mutation is None or self.ctx.reported(mutation.node, self.code):
-            return
+        if mutation is None or mutation.untracked or self.ctx.reported(mutation.node, self.code):
+            return  # a callee's write through ``.data`` moves no version counter: nothing raises
         roots = self._candidates(mutation)
         if not roots:
             return  # the common case: nothing written was made or read by an op that saves it
@@ -192,7 +196,7 @@ class _ScopeFlow(cst.CSTVisitor):
         self._no_grad -= self.names.disables_grad(node)
 
     def _bind(self, node: cst.CSTNode, targets: Set[str], value: Optional[cst.CSTNode]) -> None:
-        used = _names_in(value) if value is not None else set()
+        used = _names_in(value, self.names) if value is not None else set()
         self.assignments.append((self.order.position(node), targets, used))
         if self._self is not None and (self._self in used or used & self._self_names):
             self._self_names |= targets
@@ -255,24 +259,6 @@ class _ScopeFlow(cst.CSTVisitor):
             if op.position < at < until and used & out:
                 out |= targets
         return out
-
-
-def _names_in(node: cst.CSTNode) -> Set[str]:
-    """The names read in an expression (not inside lambdas)."""
-    finder = _Names()
-    walk(node, finder)
-    return finder.names
-
-
-class _Names(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: Set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
 
 def out_of_place_fix(ctx, node: cst.CSTNode):

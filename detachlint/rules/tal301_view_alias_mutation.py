@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import List
 
 import libcst as cst
 
@@ -16,6 +17,7 @@ from ..signature import Side
 from .alias_rule import AliasRule, mutation_ops
 from .base import WRITES
 from .fixkit import UNSAFE, copy_after, make_fix
+from ..walk import walk
 
 
 class ViewAliasMutation(AliasRule):
@@ -31,10 +33,14 @@ class ViewAliasMutation(AliasRule):
     Assignment, views, slicing and no-op conversions (`.cpu()` on a CPU tensor, `.float()` on a
     float tensor, `.numpy()`, `torch.as_tensor`) never copy, so the write shows through the
     other name: the "old" value, the "original" batch or the caller's tensor silently changes.
-    Writing through a view on purpose (`x.view(-1)[idx] = 0`, then using `x`) is not flagged.
+    Writing through a view on purpose (`x.view(-1)[idx] = 0`, then using `x`) is not flagged,
+    nor a loop whose iterations each write and read only the elements at the loop's own index
+    along a dimension the view keeps whole (`base[rows, i] = window[0, :, i]`).
     A write that reaches the caller's argument is a **warning** instead of an error where
     another override of the same method in the project writes that argument in place itself:
-    changing the caller's tensor is then the method's contract.
+    changing the caller's tensor is then the method's contract. It is a warning too where the
+    alias is the result of a project function that returns the argument's memory only for some
+    iteration counts of a loop swapping two buffers (`x, c = c, x`): for the others it is new.
 
     ## Example
     ```python
@@ -89,7 +95,8 @@ class ViewAliasMutation(AliasRule):
         below = read.origin.chain()[len(written.chain()):]
         if not below or any(o.relation not in self._ALIAS for o in below):
             return None
-        if self._window_on_a_new_buffer(written, below[0], analysis) or self._apart(below[0], read.mutation):
+        if self._window_on_a_new_buffer(written, below[0], analysis) or self._apart(below[0], read.mutation) \
+                or self._own_slice(below, read):
             return None
         return ("copy", below[-1])
 
@@ -129,6 +136,28 @@ class ViewAliasMutation(AliasRule):
                        for a, b in zip(read_index, written_index)):
                 return False
         return bool(targets)
+
+    def _own_slice(self, below: List[Origin], read: StaleRead) -> bool:
+        """``for i in range(n): base[rows, i] = window[0, :, i]`` with ``window = base[a:b, :][None]``:
+        each iteration writes, and reads, only the elements at its own ``i`` along one dimension of
+        the base that the view keeps whole, so a read on a later iteration (at or before the write
+        in the loop body) sees other elements than the ones written."""
+        mutation, alias = read.mutation, below[-1]
+        statement = mutation.statement
+        loop = next((p for p in reversed(self.ctx.parents) if isinstance(p, cst.For)), None)
+        if mutation.op != "__setitem__" or not isinstance(statement, cst.Assign) or len(statement.targets) != 1 \
+                or loop is None or not isinstance(loop.target, cst.Name) or not isinstance(alias.node, cst.Subscript) \
+                or self.ctx.line(read.node) > self.ctx.line(mutation.node):
+            return False
+        index = loop.target.value
+        target = statement.targets[0].target
+        written_at = _bare_position(target, index) if isinstance(target, cst.Subscript) else None
+        dims = _view_dimensions(alias.node, len(below))
+        subscript = next((s for s in _subscripts_of(loop.body, read.node)), None)
+        read_at = _bare_position(subscript, index) if subscript is not None else None
+        if written_at is None or dims is None or read_at is None or read_at >= len(dims):
+            return False
+        return dims[read_at] == (written_at, True)
 
     def _changed_source(self, read: StaleRead, written: Origin):
         """The read name is the source; the written one was made from it by a copy-like conversion
@@ -180,7 +209,12 @@ class ViewAliasMutation(AliasRule):
                       Relation.CONVERSION: f"which is `{read.key}`'s own memory when no conversion is needed"
                       }[alias.relation]
             contract = self._filled_by_override(read, analysis) if read.escape else None
-            if contract is not None:
+            swapped = next((o for o in written.chain() if id(o.node) in analysis.partial_returns), None)
+            if swapped is not None:
+                severity = Severity.WARNING
+                evidence = (f" `{self._text(swapped.node.func)}` returns it only for some iteration counts of a "
+                            f"loop that swaps its buffers; for the others the result is a new tensor.")
+            elif contract is not None:
                 severity = Severity.WARNING
                 evidence = (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
                             f"write may be meant to reach the caller.")
@@ -219,6 +253,68 @@ def _constant_index(node: cst.Subscript):
         else:
             return None
     return tuple(out)
+
+
+def _bare_position(subscript: cst.Subscript, name: str):
+    """The position of the index that is just ``name`` in ``x[a, b:c, name]`` (each index one
+    dimension: None where ``None`` or ``...`` is among them, or where ``name`` is not alone)."""
+    found = None
+    for at, element in enumerate(subscript.slice):
+        inner = element.slice
+        value = inner.value if isinstance(inner, cst.Index) else None
+        if isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None"):
+            return None
+        if isinstance(value, cst.Name) and value.value == name:
+            found = at
+    return found
+
+
+def _view_dimensions(view: cst.BaseExpression, steps: int):
+    """Per dimension of ``base[a:b, :][None]`` (``steps`` subscripts, all in this expression), the
+    base dimension it is and whether the view keeps that dimension whole: ``[(None, False),
+    (0, False), (1, True)]``; None for anything else (a ``...``, a method, a step made elsewhere)."""
+    chain = []
+    while isinstance(view, cst.Subscript):
+        chain.append(view)
+        view = view.value
+    if not chain or len(chain) != steps:
+        return None
+    dims = None  # None: the base's own dimensions, all whole, as many as there are
+    for subscript in reversed(chain):
+        out, at = [], 0
+        for element in subscript.slice:
+            inner = element.slice
+            if isinstance(inner, cst.Slice):
+                whole = inner.lower is None and inner.upper is None and inner.step is None
+                base, kept = (at, True) if dims is None else dims[at] if at < len(dims) else (None, False)
+                out.append((base, kept and whole))
+                at += 1
+            elif isinstance(inner.value, cst.Name) and inner.value.value == "None":
+                out.append((None, False))
+            elif isinstance(inner.value, cst.Ellipsis):
+                return None
+            else:
+                at += 1  # an integer index drops the dimension
+        # past the first subscript, the base's remaining dimensions (unknown in number) go unlisted
+        dims = out if dims is None else out + dims[at:]
+    return dims
+
+
+def _subscripts_of(root: cst.CSTNode, name: cst.CSTNode):
+    """The subscripts in ``root`` taken of ``name`` (that very node)."""
+    finder = _SubscriptOf(name)
+    walk(root, finder)
+    return finder.found
+
+
+class _SubscriptOf(cst.CSTVisitor):
+    def __init__(self, name: cst.CSTNode) -> None:
+        self.name = name
+        self.found = []
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if node.value is self.name:
+            self.found.append(node)
 
 
 def alias_copy_fix(ctx, alias: Origin):

@@ -1,0 +1,299 @@
+"""How one function's graph uses a tensor around a write to it: whether an op before the write may
+have saved it for backward, and whether a later op backpropagates through it.
+
+Asked by TAL001 for a ``.data`` write inside ``forward()``, where the old question ("was the
+tensor used before?") made an error of every EMA update of a buffer that a view or a sum had
+read. Built on demand for one write: a walk of the function body with the parents of each use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from .order import ScopeOrder
+from .torch_facts import (carries_no_gradient, cuts_graph, is_view_attribute, is_view_method, makes_leaf,
+                          may_return_receiver, saves_nothing_of_input, saves_result, zero_gradient_at_neg_inf)
+from .torchnames import TorchNames, dotted_name
+from ..walk import significant_children, walk
+
+_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_SMALL = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)
+# Operators whose backward keeps neither operand (``a + b``, ``a - b``); the others may keep both.
+_KEEPS_NOTHING = (cst.Add, cst.Subtract)
+# A -inf mask below this is as good as -inf for the ops of ZERO_GRADIENT_AT_NEG_INF: their result
+# underflows to exactly 0 (exp(-1e4) is 0 in every float dtype).
+_AS_GOOD_AS_NEG_INF = -1e4
+
+
+@dataclass
+class _Use:
+    node: cst.CSTNode
+    position: int
+    parents: Tuple[cst.CSTNode, ...]  # innermost last
+
+
+class GraphUse:
+    """The uses of ``names`` (dotted) in ``body``, and the statements that rebind them."""
+
+    def __init__(self, body: cst.CSTNode, order: ScopeOrder, torch_names: TorchNames, names: Iterable[str]) -> None:
+        self.order, self.torch_names = order, torch_names
+        self.names = set(names)
+        self.uses: List[_Use] = []
+        # (name, first and last position of the statement, the statement)
+        self.rebinds: List[Tuple[str, int, int, cst.CSTNode]] = []
+        self.statements: List[Tuple[int, int, cst.CSTNode]] = []  # small statements and their spans
+        self._walk(body, ())
+        self.statements.sort(key=lambda s: s[0])
+
+    def _walk(self, node: cst.CSTNode, parents: Tuple[cst.CSTNode, ...]) -> Tuple[int, int]:
+        """Record ``node``'s subtree; return the least and greatest positions in it."""
+        here = self.order.position(node)
+        low = high = here
+        if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) in self.names:
+            self.uses.append(_Use(node, here, parents))
+        inner = parents + (node,)
+        for child in significant_children(node):
+            if isinstance(child, _NESTED):
+                continue
+            lo, hi = self._walk(child, inner)
+            low, high = min(low, lo) if lo >= 0 else low, max(high, hi)
+        if isinstance(node, _SMALL):
+            self.statements.append((low, high, node))
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.For)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for name in _bound(targets):
+                if name in self.names:
+                    self.rebinds.append((name, low, high, node))
+        return low, high
+
+    def _live(self, use: _Use, name: str, start: int, end: int) -> bool:
+        """Whether ``use`` (of ``name``) between ``start`` and ``end`` still holds the same tensor
+        at ``end``: no statement rebinding ``name`` ends between the use and ``end``."""
+        binding = self._consumer(use)[0] == "bound"
+        return not any(bound == name and use.position <= last < end and last > start
+                       and not (binding and statement in use.parents)  # the binding itself
+                       for bound, _, last, statement in self.rebinds)
+
+    def saved_before(self, name: str, write: cst.CSTNode,
+                     calls: Sequence[str] = ()) -> Optional[Tuple[cst.CSTNode, Optional[str]]]:
+        """A use of ``name`` before ``write`` (the same tensor still) in an op that may have saved
+        it for backward: any op except those known to keep nothing of it (views, sums, ``+``,
+        comparisons, ...), a call of a module in ``calls`` (``self.fc(x)`` keeps ``self.fc.weight``),
+        or the binding of ``name`` to the result of an op that saves its result (``softmax``): the
+        use, and that op for a binding. Not in a graph that is never backpropagated
+        (``feeds_gradient``)."""
+        at = self.order.position(write)
+        for use in self.uses:
+            used = dotted_name(use.node)
+            if use.position >= at or not self._live(use, used, -1, at):
+                continue
+            if used in calls and use.parents and isinstance(use.parents[-1], cst.Call) \
+                    and use.parents[-1].func is use.node and self.feeds_gradient(use.node):
+                return use.node, None
+            if used == name and self._may_save(use):
+                kind, op = self._consumer(use)
+                if kind == "bound":
+                    return use.node, op
+                if self.feeds_gradient(use.node):
+                    return use.node, None
+        return None
+
+    def feeds_gradient(self, use: cst.CSTNode) -> bool:
+        """Whether the graph built by the statement holding ``use`` may be backpropagated: its
+        result (and what is computed from it, not through ``argmin``, comparisons, ``.detach()``)
+        is returned, stored on an object, or handed to anything but a local name. A graph whose
+        values only feed integer results (nearest-code search) is never backpropagated."""
+        at = self.order.position(use)
+        holder = next(((low, s) for low, high, s in self.statements if low <= at <= high), None)
+        if holder is None:
+            return True
+        at, statement = holder
+        value = getattr(statement, "value", None)
+        root = dotted_name(use)
+        if value is not None and root is not None and root.split(".")[0] not in names_in(value, self.torch_names):
+            return False  # ``F.embedding(codes, w).detach()``, ``torch.argmin(x @ w)``: no graph comes out
+        derived = _local_targets(statement)
+        if derived is None:
+            return True
+        for _, _, later in (s for s in self.statements if s[0] > at):
+            value = getattr(later, "value", None)
+            if value is None or not (names_in(value, self.torch_names) & derived):
+                continue
+            targets = _local_targets(later)
+            if targets is None:
+                return True  # returned, stored on an object, handed to a call
+            derived |= targets
+        return False
+
+    def _may_save(self, use: _Use) -> bool:
+        kind, op = self._consumer(use)
+        if kind == "bound":
+            return op is not None and saves_result(op)
+        if kind in ("method", "torch"):
+            return not (saves_nothing_of_input(op) or cuts_graph(op))
+        return kind in ("call", "operator", "held")
+
+    def gradient_read_after(self, name: str, write: cst.CSTNode, statement: cst.CSTNode,
+                            neg_inf_fill: bool) -> Optional[cst.CSTNode]:
+        """A read of ``name`` after ``write`` (the same tensor still) by an op that backpropagates
+        into it: arithmetic, or a torch op other than those that carry no gradient, or that give
+        none to the cells the write set to -inf (``neg_inf_fill``: it wrote -inf, or maybe did).
+        Calls of the project or of modules, returns and stores say nothing: their use is unseen."""
+        at = self.order.position(write)
+        for use in self.uses:
+            if dotted_name(use.node) != name or use.position <= at or statement in use.parents:
+                continue
+            if any(bound == name and at < first and last < use.position for bound, first, last, _ in self.rebinds):
+                continue
+            if self._backpropagates(use, neg_inf_fill):
+                return use.node
+        return None
+
+    def made_without_graph(self, name: str) -> bool:
+        """Whether ``name`` is bound here, each time, by a factory (``torch.zeros(...)``): a leaf
+        with no graph behind it, through which nothing backpropagates."""
+        bound = [op for use in self.uses if dotted_name(use.node) == name
+                 for kind, op in [self._consumer(use)] if kind == "bound"]
+        return bool(bound) and all(op is not None and makes_leaf(op) for op in bound)
+
+    def _backpropagates(self, use: _Use, neg_inf_fill: bool) -> bool:
+        kind, op = self._consumer(use)
+        if kind == "operator":
+            return True
+        if kind not in ("method", "torch") or op is None:
+            return False
+        if carries_no_gradient(op) or cuts_graph(op):
+            return False
+        return not (neg_inf_fill and zero_gradient_at_neg_inf(op))
+
+    def _consumer(self, use: _Use) -> Tuple[str, Optional[str]]:
+        """What takes the tensor (through its views): ``("method", op)`` for ``x.op(...)``,
+        ``("torch", op)`` for ``torch.op(x)``, ``("call", None)`` for a call of anything else (the
+        project's, a module), ``("operator", None)`` for ``x * y`` (``x + y`` keeps nothing:
+        ``("none", None)``), ``("bound", op)`` where ``x`` is bound to ``op``'s result, ``("held",
+        None)`` where it is kept (``a = x``, a list), ``("none", None)`` where no value is taken."""
+        node, parents = self._through_views(use.node, use.parents)
+        if not parents:
+            return "none", None
+        parent = parents[-1]
+        grand = parents[-2] if len(parents) > 1 else None
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            if isinstance(grand, cst.Call) and grand.func is parent:
+                return "method", parent.attr.value
+            return "none", None  # ``x.shape``, ``x.device``
+        if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
+            qualified = self.torch_names.qualified(grand.func) or ""
+            if qualified.startswith("torch."):
+                return "torch", qualified.rpartition(".")[2]
+            return "call", None
+        if isinstance(parent, cst.BinaryOperation):
+            return ("none" if isinstance(parent.operator, _KEEPS_NOTHING) else "operator"), None
+        if isinstance(parent, cst.AssignTarget):
+            value = getattr(grand, "value", None)
+            return "bound", self.torch_names.op(value)[0] if isinstance(value, cst.Call) else None
+        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.List, cst.Tuple, cst.Element, cst.Dict,
+                               cst.DictElement, cst.Yield, cst.StarredElement)):
+            return "held", None
+        return "none", None  # an index, a comparison, ``-x``, a return, ``del x``, an ``if`` test
+
+    @staticmethod
+    def _through_views(node: cst.CSTNode, parents: Tuple[cst.CSTNode, ...]):
+        """Up from ``node`` through what shares its memory: ``x.view(...)``, ``x.unsqueeze(1)``,
+        ``x[i]``, ``x.T``, ``x.data``, ``x.detach()``, ``x.contiguous()``."""
+        while parents:
+            parent = parents[-1]
+            if isinstance(parent, cst.Subscript) and parent.value is node:
+                node, parents = parent, parents[:-1]
+            elif isinstance(parent, cst.Attribute) and parent.value is node:
+                attr = parent.attr.value
+                if is_view_attribute(attr) or attr == "data":
+                    node, parents = parent, parents[:-1]
+                elif len(parents) > 1 and isinstance(parents[-2], cst.Call) and parents[-2].func is parent \
+                        and (is_view_method(attr) or may_return_receiver(attr)) and attr != "detach":
+                    node, parents = parents[-2], parents[:-2]
+                else:
+                    return node, parents
+            else:
+                return node, parents
+        return node, parents
+
+
+def names_in(node: cst.CSTNode, graph: Optional[TorchNames] = None) -> Set[str]:
+    """The names read in an expression (not inside lambdas); with ``graph``, only those whose
+    gradient can flow into the expression's value: not inside ``torch.argmin(d)``, ``d.argmax(1)``,
+    ``d.detach()``, a comparison (integer, boolean or cut results carry none)."""
+    finder = _Names(graph)
+    walk(node, finder)
+    return finder.names
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self, graph: Optional[TorchNames]) -> None:
+        self.names: Set[str] = set()
+        self.graph = graph
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Comparison(self, node: cst.Comparison) -> bool:
+        return self.graph is None
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if self.graph is None:
+            return True
+        op, _ = self.graph.op(node)
+        return not (carries_no_gradient(op) or (isinstance(node.func, cst.Attribute) and cuts_graph(op or "")))
+
+
+def _bound(targets: Sequence[cst.BaseExpression]) -> List[str]:
+    out: List[str] = []
+    for target in targets:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            out.extend(_bound([e.value for e in target.elements]))
+        elif isinstance(target, cst.StarredElement):
+            out.extend(_bound([target.value]))
+        else:
+            name = dotted_name(target)
+            if name is not None:
+                out.append(name)
+    return out
+
+
+def _local_targets(statement: cst.CSTNode) -> "Optional[Set[str]]":
+    """The local names an assignment binds; None for anything else (a return, an expression, an
+    assignment to an attribute or an item)."""
+    if isinstance(statement, cst.Assign):
+        targets = [t.target for t in statement.targets]
+    elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
+        targets = [statement.target]
+    else:
+        return None
+    names: Set[str] = set()
+    for name in _bound(targets):
+        if "." in name:
+            return None
+        names.add(name)
+    return names if names and all(isinstance(t, (cst.Name, cst.Tuple, cst.List)) for t in targets) else None
+
+
+def neg_inf_fill(value: Optional[cst.BaseExpression]) -> bool:
+    """Whether a written value is -inf, or may be: anything but a number literal above -1e4
+    (``0``, ``1e-8``, ``-1.0``: finite, so softmax still passes gradient to those cells)."""
+    if value is None:
+        return True
+    sign = 1.0
+    while isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+        sign = -sign if isinstance(value.operator, cst.Minus) else sign
+        value = value.expression
+    if isinstance(value, (cst.Integer, cst.Float)):
+        try:
+            return sign * float(value.evaluated_value) <= _AS_GOOD_AS_NEG_INF
+        except (TypeError, ValueError):
+            return True
+    return True
