@@ -463,26 +463,29 @@ def facts_with_sites(items: Sequence[Tuple[str, str, bool]]) -> List[Optional[Mo
 def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
                   overrides: Optional[Mapping[str, str]] = None, facts_of: FactsOf = facts_with_sites,
                   walked: Optional[Walked] = None, stamps: Optional[FileStamps] = None,
-                  seeds: Optional[Iterable[os.PathLike]] = None) -> ProjectIndex:
+                  seeds: Optional[Iterable[os.PathLike]] = None, named: bool = False) -> ProjectIndex:
     """The index of the Python files under ``root`` (discovered as ``check`` discovers them);
     ``overrides`` maps paths to text that replaces what is on disk (an editor's buffers);
     ``facts_of`` computes the facts not cached (``runner.facts_in_parallel``: in worker processes);
     ``walked``: as for ``discover``; ``stamps``: what files held when last read (unchanged files
     are not read). ``seeds``: the files to be linted with it: then only what their analysis
-    reaches is indexed (``analysis.reach``; every file when they are all of them), and in a root
-    without a project marker the tree is not walked at all: the project is what the command line
-    named and what it imports."""
+    reaches is indexed (``analysis.reach``; every file when they are most of them, as when the
+    root is linted whole), and in a root without a project marker that the command line did not
+    name (``named``: it did, or ``walked`` has it) the tree is not walked at all: the project is
+    what the command line named and what that imports."""
     facts = FactsCache(cache_dir) if cache_dir is not None else None
     overrides = {os.path.abspath(p): t for p, t in (overrides or {}).items()}
     wanted = None if seeds is None else sorted({os.path.abspath(s) for s in seeds})
     if wanted is not None and not all(s.endswith((".py", ".pyi")) for s in wanted):
         wanted = None  # a notebook: its imports are not read here, so the whole project
     layout: Optional[Layout] = None
-    if wanted is not None and not is_marked(root):
+    named = named or (walked is not None and os.path.abspath(root) in walked)
+    if wanted is not None and not named and not is_marked(root):
         files = _reached_on_disk(root, resolver, wanted, overrides, stamps, facts, facts_of)
     else:
         files = _project_files(root, resolver, overrides, walked, stamps)
-        if wanted is not None and not {os.path.abspath(path) for path, _ in files} <= set(wanted):
+        # seeds for most of the files: what they reach is about everything, and finding it costs
+        if wanted is not None and 2 * len(wanted) < len(files):
             files, layout = _reached_in_tree(files, wanted, overrides, facts, facts_of)
     used: set = set()
     index = build_index(files, facts, used, facts_of, layout)
@@ -668,18 +671,21 @@ class Projects:
         (files, or directories: their files) belong to, for those files: a flake8 run builds them
         once, before it forks its workers, instead of once in every worker."""
         seeds: Dict[Path, List[os.PathLike]] = {}
+        named = set()  # roots named whole
         for path in map(Path, paths):
             root = project_root(path / "__init__.py" if path.is_dir() else path)
             if root is not None:
                 files = [t.path for t in discover([str(path)], self.resolver, tolerant=True) if t.error is None]
                 seeds.setdefault(root, []).extend(files)
+                if path.is_dir() and os.path.samefile(path, root):
+                    named.add(root)
         for root, files in seeds.items():
-            index = self._index(root, files, facts_of=facts_of)
+            index = self._index(root, files, facts_of=facts_of, named=root in named)
             if index is not None:
                 index.load()  # a digest remembered from an earlier run leaves it unloaded
 
     def _index(self, root: Path, files: Sequence[os.PathLike], overrides: Optional[Mapping[str, str]] = None,
-               facts_of: FactsOf = facts_with_sites) -> Optional[ProjectIndex]:
+               facts_of: FactsOf = facts_with_sites, named: bool = False) -> Optional[ProjectIndex]:
         from .cache import find_cache_dir
 
         wanted = frozenset(os.path.abspath(f) for f in files)
@@ -690,7 +696,7 @@ class Projects:
             try:
                 config = self.resolver.for_path(root, is_dir=True).config_file
                 index = build_project(root, self.resolver, find_cache_dir(root, config), overrides, facts_of,
-                                      seeds=seeds)
+                                      seeds=seeds, named=named)
             except ConfigError:  # a broken [tool.detachlint]: the file is linted on its own
                 return None
             self._indexes[root], self._seeds[root] = index, seeds
