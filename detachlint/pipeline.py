@@ -28,7 +28,8 @@ import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import (TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, MutableMapping,
+                    Optional, Sequence, Tuple)
 
 from .analysis import reach
 from .analysis.project import (FactsOf, Layout, ModuleFacts, ModuleView, ProjectIndex, Source, build_index,
@@ -479,16 +480,19 @@ def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Opti
     if wanted is not None and not all(s.endswith((".py", ".pyi")) for s in wanted):
         wanted = None  # a notebook: its imports are not read here, so the whole project
     layout: Optional[Layout] = None
+    memo: Optional[MutableMapping[str, dict]] = None  # facts by content key, when a reach search is made
     named = named or (walked is not None and os.path.abspath(root) in walked)
     if wanted is not None and not named and not is_marked(root):
-        files = _reached_on_disk(root, resolver, wanted, overrides, stamps, facts, facts_of)
+        memo = facts if facts is not None else {}
+        files = _reached_on_disk(root, resolver, wanted, overrides, stamps, memo, facts_of)
     else:
         files = _project_files(root, resolver, overrides, walked, stamps)
         # seeds for most of the files: what they reach is about everything, and finding it costs
         if wanted is not None and 2 * len(wanted) < len(files):
-            files, layout = _reached_in_tree(files, wanted, overrides, facts, facts_of)
+            memo = facts if facts is not None else {}
+            files, layout = _reached_in_tree(files, wanted, overrides, memo, facts_of)
     used: set = set()
-    index = build_index(files, facts, used, facts_of, layout)
+    index = build_index(files, facts if facts is not None else memo, used, facts_of, layout)
     known = facts.digest_of(index.inputs) if facts is not None else None
     if known is not None:
         index.digest = known  # what every file's cache key needs: nothing loaded or composed
@@ -539,9 +543,8 @@ def _seed_texts(seeds: Sequence[str], overrides: Mapping[str, str]) -> Dict[str,
 
 
 def _loader(source_of: Callable[[str], Optional[Source]], named: Callable[[str], Tuple[str, bool]],
-            facts: Optional[FactsCache], facts_of: FactsOf) -> reach.Loader:
-    """The facts of files by path, for ``reach.forward`` (through ``facts``, or a cache of its own)."""
-    cache = facts if facts is not None else {}
+            cache: MutableMapping[str, dict], facts_of: FactsOf) -> reach.Loader:
+    """The facts of files by path, for ``reach.forward`` (through ``cache``, filled in place)."""
 
     def load(paths: Sequence[str]) -> Dict[str, Optional[ModuleFacts]]:
         items = [(p, source_of(p)) for p in paths]
@@ -554,7 +557,7 @@ def _loader(source_of: Callable[[str], Optional[Source]], named: Callable[[str],
 
 
 def _reached_in_tree(files: List[Tuple[Path, Source]], seeds: Sequence[str], overrides: Mapping[str, str],
-                     facts: Optional[FactsCache], facts_of: FactsOf) -> Tuple[List[Tuple[Path, Source]], Layout]:
+                     cache: MutableMapping[str, dict], facts_of: FactsOf) -> Tuple[List[Tuple[Path, Source]], Layout]:
     """Of a walked project's ``files``, those the analysis of ``seeds`` reaches (``reach``): what
     their names lead to, and the subclasses of their classes, with what those lead to."""
     layout = module_layout([path for path, _ in files])
@@ -563,10 +566,10 @@ def _reached_in_tree(files: List[Tuple[Path, Source]], seeds: Sequence[str], ove
     def named(path: str) -> Tuple[str, bool]:
         return layout.modules.get(path) or module_name(Path(path))
 
-    find, load = reach.layout_finder(layout), _loader(sources.get, named, facts, facts_of)
+    find, load = reach.layout_finder(layout), _loader(sources.get, named, cache, facts_of)
     reached = reach.forward(_seed_texts(seeds, overrides), named, find, load)
     probe = build_index([(Path(p), sources[p]) for p in sorted(reached) if sources.get(p) is not None],
-                        facts if facts is not None else {}, None, facts_of, layout)
+                        cache, None, facts_of, layout)
     classes = reach.seed_classes(probe, [layout.modules[s][0] for s in seeds if s in layout.modules])
     if classes:
         texts = {p: functools.partial(_text_of, p, src) for p, src in sources.items()
@@ -587,7 +590,7 @@ def _text_of(path: str, source: Source) -> Optional[str]:
 
 
 def _reached_on_disk(root: os.PathLike, resolver: SettingsResolver, seeds: Sequence[str], overrides: Mapping[str, str],
-                     stamps: Optional[FileStamps], facts: Optional[FactsCache],
+                     stamps: Optional[FileStamps], cache: MutableMapping[str, dict],
                      facts_of: FactsOf) -> List[Tuple[Path, Source]]:
     """For a root without a project marker: the ``seeds`` and the files that their names lead to,
     found on disk as Python imports them (``reach.disk_finder``), below ``root`` or the working
@@ -608,7 +611,7 @@ def _reached_on_disk(root: os.PathLike, resolver: SettingsResolver, seeds: Seque
         return module_name(Path(path))
 
     reached = reach.forward(_seed_texts(seeds, overrides), named, reach.disk_finder([str(root), os.getcwd()], keep),
-                            _loader(source_of, named, facts, facts_of))
+                            _loader(source_of, named, cache, facts_of))
     return [(Path(p), source) for p in sorted(reached) for source in [source_of(p)] if source is not None]
 
 
