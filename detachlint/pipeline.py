@@ -675,20 +675,25 @@ class Projects:
         once, before it forks its workers, instead of once in every worker."""
         seeds: Dict[Path, List[os.PathLike]] = {}
         named = set()  # roots named whole
+        walked: Walked = {}  # the index of a root named whole walks it again
         for path in map(Path, paths):
             root = project_root(path / "__init__.py" if path.is_dir() else path)
             if root is not None:
-                files = [t.path for t in discover([str(path)], self.resolver, tolerant=True) if t.error is None]
-                seeds.setdefault(root, []).extend(files)
+                try:
+                    found = discover([str(path)], self.resolver, walked=walked)
+                except ConfigError:
+                    found = discover([str(path)], self.resolver, tolerant=True)
+                seeds.setdefault(root, []).extend(t.path for t in found if t.error is None)
                 if path.is_dir() and os.path.samefile(path, root):
                     named.add(root)
         for root, files in seeds.items():
-            index = self._index(root, files, facts_of=facts_of, named=root in named)
+            index = self._index(root, files, facts_of=facts_of, named=root in named, walked=walked)
             if index is not None:
                 index.load()  # a digest remembered from an earlier run leaves it unloaded
 
     def _index(self, root: Path, files: Sequence[os.PathLike], overrides: Optional[Mapping[str, str]] = None,
-               facts_of: FactsOf = facts_with_sites, named: bool = False) -> Optional[ProjectIndex]:
+               facts_of: FactsOf = facts_with_sites, named: bool = False,
+               walked: Optional[Walked] = None) -> Optional[ProjectIndex]:
         from .cache import find_cache_dir
 
         wanted = frozenset(os.path.abspath(f) for f in files)
@@ -699,7 +704,7 @@ class Projects:
             try:
                 config = self.resolver.for_path(root, is_dir=True).config_file
                 index = build_project(root, self.resolver, find_cache_dir(root, config), overrides, facts_of,
-                                      seeds=seeds, named=named)
+                                      walked=walked, seeds=seeds, named=named)
             except ConfigError:  # a broken [tool.detachlint]: the file is linted on its own
                 return None
             self._indexes[root], self._seeds[root] = index, seeds

@@ -181,3 +181,17 @@ def test_overrides_in_subclasses_elsewhere_are_found(tmp_path):
     assert one == [f for f in whole if f[0] == "scale.py"]
     assert "Clamp.project" in one[0][3]  # the evidence comes from clamp.py
     assert modules(indexed) == {"base", "scale", "clamp"}
+
+
+@pytest.mark.parametrize("marker", [None, "pyproject.toml"])
+def test_flake8_on_one_file_sees_what_it_imports(tmp_path, alone, marker):
+    """flake8 (``pipeline.Projects``, built for the files flake8 was named) agrees."""
+    make_tree(tmp_path, 200)
+    if marker is not None:
+        (tmp_path / marker).write_text("")
+    proc = subprocess.run([sys.executable, "-m", "flake8", "--select", "TAL", "-j", "1",
+                           "--format=%(path)s|%(row)d|%(code)s", "script.py"], cwd=tmp_path, capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    found = sorted(tuple(line.split("|")) for line in proc.stdout.splitlines())
+    assert found == sorted((f[0], str(f[1]), f[2]) for f in alone)
