@@ -300,7 +300,7 @@ def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, sources: _
         except SourceError:
             overrides = {}
         index = build_project(root, resolver, _cache_dir(args, resolver), overrides,
-                              runner.facts_in_parallel(args.jobs))
+                              runner.facts_in_parallel(args.jobs), seeds=[name])
         project = ModuleView(index, index.module_of(name))
     result = check_bytes(data, display, settings.codes_for(name or "-"), fix=fix, max_file_size=limit,
                          notebook=bool(name) and name.endswith(".ipynb"), project=project,
@@ -352,7 +352,8 @@ def _lint_files(args: argparse.Namespace, resolver: SettingsResolver, paths: Seq
         import json
 
         print("detachlint-stats: " + json.dumps({"files": stats.files, "jobs": stats.jobs, "cache_hits": stats.cache_hits,
-                                                 "worker_peak_rss": list(stats.worker_peak_rss.values())}),
+                                                 "worker_peak_rss": list(stats.worker_peak_rss.values()),
+                                                 "indexed": {root: sorted(index.keys) for root, index in indexes.items()}}),
               file=sys.stderr)
     return _collect([(task.display, result) for task, result in zip(tasks, results)])
 

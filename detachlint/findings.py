@@ -15,11 +15,33 @@ from typing import Any, FrozenSet, List, Optional, Tuple
 from .signature import Signature
 
 
+DOCUMENTATION_LABELS = ("documentation", "docs")  # ``[project.urls]`` labels, compared in lower case
+
+
+@functools.lru_cache(maxsize=None)
+def documentation_url() -> Optional[str]:
+    """The rule documentation's web address, as the installed distribution declares it
+    (``[project.urls] Documentation`` in ``pyproject.toml``, read from the package metadata at run
+    time): a report uploaded from CI links there. ``{anchor}`` in it stands for a rule's anchor
+    (a page per rule); else each rule is ``URL#anchor``. None when nothing is declared."""
+    try:
+        import importlib.metadata
+
+        entries = importlib.metadata.metadata("detachlint").get_all("Project-URL") or []
+    except Exception:  # not installed (a bare checkout on PYTHONPATH), or unreadable metadata
+        return None
+    for entry in entries:
+        label, _, url = str(entry).partition(",")
+        if label.strip().lower() in DOCUMENTATION_LABELS and url.strip():
+            return url.strip()
+    return None
+
+
 @functools.lru_cache(maxsize=None)
 def rules_doc() -> Optional[Path]:
     """The rule documentation that ships with detachlint: ``detachlint/rules.md`` in an installed
     wheel (``pyproject.toml`` copies it there), ``docs/rules.md`` in a checkout or an editable
-    install. No web address: nothing hosts this project, and a link must resolve."""
+    install: the links' fallback when the metadata declares no ``documentation_url``."""
     here = Path(__file__).resolve().parent
     for candidate in (here / "rules.md", here.parent / "docs" / "rules.md"):
         if candidate.is_file():
@@ -28,8 +50,21 @@ def rules_doc() -> Optional[Path]:
 
 
 def rules_doc_uri(anchor: str) -> Optional[str]:
+    """Where one rule is documented: under ``documentation_url``, else in the shipped page."""
+    url = documentation_url()
+    if url is not None:
+        return url.replace("{anchor}", anchor) if "{anchor}" in url else f"{url.partition('#')[0]}#{anchor}"
     doc = rules_doc()
     return f"{doc.as_uri()}#{anchor}" if doc is not None else None
+
+
+def rules_doc_page() -> Optional[str]:
+    """Where the rules are documented, as a whole (a report's tool information)."""
+    url = documentation_url()
+    if url is not None:
+        return url.partition("{anchor}")[0].partition("#")[0]
+    doc = rules_doc()
+    return doc.as_uri() if doc is not None else None
 
 
 # The code given to files that cannot be read, decoded or parsed.

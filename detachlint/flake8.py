@@ -3,7 +3,8 @@
 flake8 owns selection (``--select``/``--ignore``/``--extend-select``), ``# noqa``,
 ``--per-file-ignores``, stdin and output formats, and filters what the plugin yields. Rules that
 are off by default (TAL002) are added to flake8's default ignore list, so ``--extend-select
-TAL002`` turns them on as users expect. The engine runs only the rules flake8's own decision
+TAL002`` turns them on as users expect; ``--select TAL`` (the plugin's name, how flake8 users turn
+a plugin on) gives detachlint's default rules, as ``detachlint check`` does, not the opt-in ones. The engine runs only the rules flake8's own decision
 engine selects (asked once, in ``parse_options``), so no time goes to rules whose findings flake8
 would drop, and a file gets the same analysis as under ``detachlint check`` with the same rules.
 
@@ -43,16 +44,31 @@ def off_by_default() -> List[str]:
     return sorted(r.code for r in RULES if not r.default_enabled)
 
 
-def flake8_selection(options: Any) -> Optional[FrozenSet[str]]:
-    """The TAL codes flake8's select/ignore options let through, decided by flake8 itself; None
-    when its decision engine cannot be asked (then every rule runs and flake8 filters)."""
+PLUGIN = "TAL"  # the entry point's name: flake8 selects the plugin by it
+
+
+def named_explicitly(code: str, options: Any) -> bool:
+    """Whether ``--select``/``--extend-select`` (or their config keys) name ``code`` with a selector
+    more specific than the plugin's name: ``TAL002`` or ``TAL0``, not ``TAL``. flake8 users write
+    ``select = E,F,W,TAL`` to turn a plugin on; that must not turn on the opt-in rules too (an
+    explicit select beats flake8's default ignore, where the plugin registers them)."""
+    chosen = list(getattr(options, "select", None) or []) + list(getattr(options, "extend_select", None) or [])
+    return any(len(s) > len(PLUGIN) and code.startswith(s) for s in chosen)
+
+
+def flake8_selection(options: Any) -> FrozenSet[str]:
+    """The TAL codes flake8's select/ignore options let through, decided by flake8 itself, less
+    the opt-in rules that only a plugin-wide selector let in (``named_explicitly``). When flake8's
+    decision engine cannot be asked: the default rules and the opt-in ones named (flake8 filters)."""
+    off = set(off_by_default())
+    wanted = frozenset(c for c in _all_codes() if c not in off or named_explicitly(c, options))
     try:
         from flake8.style_guide import Decision, DecisionEngine
 
         decider = DecisionEngine(options)
-        return frozenset(c for c in _all_codes() if decider.decision_for(c) is Decision.Selected)
+        return frozenset(c for c in wanted if decider.decision_for(c) is Decision.Selected)
     except Exception:  # an internal flake8 API: never let a change there break the run
-        return None
+        return wanted
 
 
 _PROJECTS: Any = None  # pipeline.Projects, one per flake8 process
@@ -106,13 +122,14 @@ class Checker:
         self.filename = filename
         self.source = "".join(lines)
 
-    # The codes flake8 will show, set by ``parse_options``; None: every code (flake8 filters).
+    # The codes flake8 will show, set by ``parse_options``; None before it: every code (flake8 filters).
     selected: Optional[FrozenSet[str]] = None
 
     @classmethod
     def add_options(cls, option_manager: Any) -> None:
         # TAL002 and friends: registered with flake8's default ignore, so plain ``flake8`` keeps
-        # them off while ``--extend-select TAL002`` (or ``--select TAL``) turns them on.
+        # them off while ``--extend-select TAL002`` turns them on (``--select TAL`` does not:
+        # ``flake8_selection``).
         option_manager.extend_default_ignore(off_by_default())
 
     @classmethod
@@ -124,7 +141,7 @@ class Checker:
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
         from .pipeline import check_source
 
-        codes = _all_codes() if self.selected is None else self.selected
+        codes = self.selected if self.selected is not None else _all_codes()
         if not codes:
             return
         # flake8 only runs AST plugins on files ``ast`` parsed (otherwise it reports E999 itself),

@@ -16,8 +16,11 @@ What it does:
   document's path) with the client's ``detachlint`` section (``workspace/configuration`` or
   ``initializationOptions``: select, ignore, extend-select, extend-ignore, fixable, unfixable,
   ignore-noqa) layered on top;
-- hover on a diagnostic: the rule's documentation; code actions: the finding's fix when it has
-  one, and "suppress with ``# noqa: TALxxx``" (added to an existing noqa list when there is one).
+- hover on a diagnostic: the rule's documentation; code actions: the finding's safe fix
+  (``quickfix``; its unsafe fix, of kind ``quickfix.unsafe``, only with the client setting
+  ``unsafeFixes``, as ruff's server offers them only when asked), "suppress with ``# noqa:
+  TALxxx``" (added to an existing noqa list when there is one), and ``source.fixAll.detachlint``
+  (every safe fix of the document).
 
 A document that does not parse gets the engine's TAL999 diagnostic, replacing stale ones.
 """
@@ -60,6 +63,9 @@ CLIENT_KEYS = {
     "ignore-noqa": "ignore-noqa", "ignoreNoqa": "ignore-noqa", "ignore_noqa": "ignore-noqa",
 }
 FLAG_KEYS = ("ignore-noqa",)  # true or false; every other key is a list of rule codes
+# Not a [tool.detachlint] key (the CLI's ``--unsafe-fixes``): whether quick fixes include unsafe ones.
+UNSAFE_FIXES_KEYS = ("unsafeFixes", "unsafe-fixes", "unsafe_fixes")
+UNSAFE_KIND = "quickfix.unsafe"  # a quickfix (clients that ask for ``quickfix`` get it), told apart
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
@@ -87,6 +93,16 @@ def client_overrides(raw: Any) -> Dict[str, Any]:
         if isinstance(value, (list, tuple)):
             out[target] = list(out.get(target, [])) + [str(v) for v in value]
     return out
+
+
+def client_unsafe_fixes(raw: Any) -> Optional[bool]:
+    """The client's ``unsafeFixes`` setting (None when it does not say)."""
+    if not isinstance(raw, Mapping):
+        return None
+    if isinstance(raw.get(SECTION), Mapping):
+        raw = raw[SECTION]
+    value = next((raw[k] for k in UNSAFE_FIXES_KEYS if k in raw), None)
+    return value if isinstance(value, bool) else None
 
 
 def hover_markdown(finding: Finding) -> str:
@@ -231,6 +247,8 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
         self.debounce = DEBOUNCE_S
         self.init_overrides: Dict[str, List[str]] = {}  # from initializationOptions
         self.overrides: Dict[str, List[str]] = {}  # those, updated by workspace/configuration
+        self.init_unsafe_fixes = False  # ``unsafeFixes`` in initializationOptions
+        self.unsafe_fixes = False  # that, updated by workspace/configuration: offer unsafe quick fixes
         self.pull = False  # the client pulls diagnostics: never push
         self.results: Dict[str, List[Placed]] = {}  # text document / cell uri -> placed findings
         self.target_uris: Dict[str, List[str]] = {}  # target key -> the uris it last published to
@@ -447,15 +465,16 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
         lines = self.lines_of(uri)
         for item in items:
             f = item.finding
-            if f.fix is not None:
+            safe = f.fix is not None and str(f.fix.applicability) == "safe"
+            if f.fix is not None and (safe or self.unsafe_fixes):
                 edits = [T.TextEdit(range=self.range_of(uri, e.location, e.end_location), new_text=e.content)
                          for e in f.fix.edits]
                 fixes.append(T.CodeAction(
-                    title=f"{f.code}: {f.fix.message}",
-                    kind=T.CodeActionKind.QuickFix,
+                    title=f"{f.code}: {f.fix.message}" + ("" if safe else " (unsafe fix)"),
+                    kind=T.CodeActionKind.QuickFix if safe else UNSAFE_KIND,
                     diagnostics=[item.diagnostic],
                     edit=T.WorkspaceEdit(changes={uri: edits}),
-                    is_preferred=str(f.fix.applicability) == "safe",
+                    is_preferred=safe,
                 ))
             key = (f.location.row, f.code)
             if f.code == PARSE_ERROR_CODE or key in seen or not 1 <= f.location.row <= len(lines):
@@ -499,6 +518,10 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
 FIX_ALL_KIND = "source.fixAll.detachlint"
 
 
+def _either(value: Optional[bool], default: bool) -> bool:
+    return default if value is None else value
+
+
 def create_server() -> "DetachlintServer":
     if _IMPORT_ERROR is not None:
         raise ImportError("detachlint lsp needs the 'lsp' extra: pip install '.[lsp]' from a detachlint checkout") from _IMPORT_ERROR
@@ -507,6 +530,7 @@ def create_server() -> "DetachlintServer":
     @server.feature(T.INITIALIZE)
     def initialize(ls: DetachlintServer, params: T.InitializeParams) -> None:
         ls.init_overrides = ls.overrides = client_overrides(params.initialization_options)
+        ls.init_unsafe_fixes = ls.unsafe_fixes = bool(client_unsafe_fixes(params.initialization_options))
         caps = params.capabilities.text_document
         ls.pull = caps is not None and caps.diagnostic is not None
 
@@ -525,6 +549,7 @@ def create_server() -> "DetachlintServer":
             log.warning("workspace/configuration failed: %s", exc)
             return
         if result and isinstance(result[0], Mapping):
+            ls.unsafe_fixes = _either(client_unsafe_fixes(result[0]), ls.init_unsafe_fixes)
             overrides = {**ls.init_overrides, **client_overrides(result[0])}
             if overrides != ls.overrides:
                 ls.overrides = overrides
@@ -534,6 +559,7 @@ def create_server() -> "DetachlintServer":
     async def did_change_configuration(ls: DetachlintServer, params: T.DidChangeConfigurationParams) -> None:
         if isinstance(params.settings, Mapping) and isinstance(params.settings.get(SECTION), Mapping):
             ls.overrides = {**ls.init_overrides, **client_overrides(params.settings[SECTION])}
+            ls.unsafe_fixes = _either(client_unsafe_fixes(params.settings[SECTION]), ls.init_unsafe_fixes)
         else:
             await fetch_configuration(ls)
         ls.relint_all()
@@ -607,7 +633,7 @@ def create_server() -> "DetachlintServer":
 
     @server.feature(
         T.TEXT_DOCUMENT_CODE_ACTION,
-        T.CodeActionOptions(code_action_kinds=[T.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+        T.CodeActionOptions(code_action_kinds=[T.CodeActionKind.QuickFix, UNSAFE_KIND, FIX_ALL_KIND]),
     )
     async def code_action(ls: DetachlintServer, params: T.CodeActionParams) -> List[T.CodeAction]:
         uri = params.text_document.uri

@@ -20,6 +20,7 @@ Fixit's ``fixit_paths → fixit_file → fixit_bytes`` is the model. This module
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 import os
 import re
@@ -27,10 +28,12 @@ import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import (TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, MutableMapping,
+                    Optional, Sequence, Tuple)
 
-from .analysis.project import (FactsOf, ModuleFacts, ModuleView, ProjectIndex, Source, build_index, facts_here,
-                               text_digest)
+from .analysis import reach
+from .analysis.project import (FactsOf, Layout, ModuleFacts, ModuleView, ProjectIndex, Source, build_index,
+                               content_key, facts_here, load_facts, module_layout, module_name, text_digest)
 from .cache import Cache, FactsCache, FileStamps
 from .config import DEFAULT_MAX_FILE_SIZE, ConfigError, SettingsResolver
 from .files import LINTED_SUFFIXES, GitIgnore, SourceError, decode_source, display_path, file_digest
@@ -460,29 +463,36 @@ def facts_with_sites(items: Sequence[Tuple[str, str, bool]]) -> List[Optional[Mo
 
 def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
                   overrides: Optional[Mapping[str, str]] = None, facts_of: FactsOf = facts_with_sites,
-                  walked: Optional[Walked] = None, stamps: Optional[FileStamps] = None) -> ProjectIndex:
+                  walked: Optional[Walked] = None, stamps: Optional[FileStamps] = None,
+                  seeds: Optional[Iterable[os.PathLike]] = None, named: bool = False) -> ProjectIndex:
     """The index of the Python files under ``root`` (discovered as ``check`` discovers them);
     ``overrides`` maps paths to text that replaces what is on disk (an editor's buffers);
     ``facts_of`` computes the facts not cached (``runner.facts_in_parallel``: in worker processes);
     ``walked``: as for ``discover``; ``stamps``: what files held when last read (unchanged files
-    are not read)."""
+    are not read). ``seeds``: the files to be linted with it: then only what their analysis
+    reaches is indexed (``analysis.reach``; every file when they are most of them, as when the
+    root is linted whole), and in a root without a project marker that the command line did not
+    name (``named``: it did, or ``walked`` has it) the tree is not walked at all: the project is
+    what the command line named and what that imports."""
     facts = FactsCache(cache_dir) if cache_dir is not None else None
     overrides = {os.path.abspath(p): t for p, t in (overrides or {}).items()}
-    files: List[Tuple[Path, Source]] = []
-    for target in discover([str(root)], resolver, tolerant=True, walked=walked):
-        path = target.path
-        if target.error is not None or path.suffix not in (".py", ".pyi"):
-            continue
-        absolute = os.path.abspath(path)
-        text = overrides.get(absolute)
-        if text is not None:
-            source = Source(text_digest(text), text) if _DEFINES_RE.search(text) else None
-        else:
-            source = _indexed_source(path, absolute, stamps)
-        if source is not None:  # else no function or class: nothing another file could resolve to
-            files.append((path, source))
+    wanted = None if seeds is None else sorted({os.path.abspath(s) for s in seeds})
+    if wanted is not None and not all(s.endswith((".py", ".pyi")) for s in wanted):
+        wanted = None  # a notebook: its imports are not read here, so the whole project
+    layout: Optional[Layout] = None
+    memo: Optional[MutableMapping[str, dict]] = None  # facts by content key, when a reach search is made
+    named = named or (walked is not None and os.path.abspath(root) in walked)
+    if wanted is not None and not named and not is_marked(root):
+        memo = facts if facts is not None else {}
+        files = _reached_on_disk(root, resolver, wanted, overrides, stamps, memo, facts_of)
+    else:
+        files = _project_files(root, resolver, overrides, walked, stamps)
+        # seeds for most of the files: what they reach is about everything, and finding it costs
+        if wanted is not None and 2 * len(wanted) < len(files):
+            memo = facts if facts is not None else {}
+            files, layout = _reached_in_tree(files, wanted, overrides, memo, facts_of)
     used: set = set()
-    index = build_index(files, facts, used, facts_of)
+    index = build_index(files, facts if facts is not None else memo, used, facts_of, layout)
     known = facts.digest_of(index.inputs) if facts is not None else None
     if known is not None:
         index.digest = known  # what every file's cache key needs: nothing loaded or composed
@@ -492,6 +502,117 @@ def build_project(root: os.PathLike, resolver: SettingsResolver, cache_dir: Opti
         facts.remember(index.inputs, index.digest)
         facts.save(used)
     return index
+
+
+def is_marked(root: os.PathLike) -> bool:
+    return any(os.path.exists(os.path.join(root, marker)) for marker in PROJECT_MARKERS)
+
+
+def _source_of(path: Path, overrides: Mapping[str, str], stamps: Optional[FileStamps]) -> Optional[Source]:
+    """A file as the index takes it (None: nothing another file could resolve to)."""
+    absolute = os.path.abspath(path)
+    text = overrides.get(absolute)
+    if text is not None:
+        return Source(text_digest(text), text) if _DEFINES_RE.search(text) else None
+    return _indexed_source(path, absolute, stamps)
+
+
+def _project_files(root: os.PathLike, resolver: SettingsResolver, overrides: Mapping[str, str],
+                   walked: Optional[Walked], stamps: Optional[FileStamps]) -> List[Tuple[Path, Source]]:
+    """Every file under ``root`` the index takes, in discovery order."""
+    files: List[Tuple[Path, Source]] = []
+    for target in discover([str(root)], resolver, tolerant=True, walked=walked):
+        if target.error is None and target.path.suffix in (".py", ".pyi"):
+            source = _source_of(target.path, overrides, stamps)
+            if source is not None:  # else no function or class: nothing another file could resolve to
+                files.append((target.path, source))
+    return files
+
+
+def _seed_texts(seeds: Sequence[str], overrides: Mapping[str, str]) -> Dict[str, Optional[str]]:
+    out: Dict[str, Optional[str]] = {}
+    for path in seeds:
+        text = overrides.get(path)
+        if text is None:
+            try:
+                text = decode_source(Path(path).read_bytes())
+            except (OSError, SourceError):
+                text = None
+        out[path] = text
+    return out
+
+
+def _loader(source_of: Callable[[str], Optional[Source]], named: Callable[[str], Tuple[str, bool]],
+            cache: MutableMapping[str, dict], facts_of: FactsOf) -> reach.Loader:
+    """The facts of files by path, for ``reach.forward`` (through ``cache``, filled in place)."""
+
+    def load(paths: Sequence[str]) -> Dict[str, Optional[ModuleFacts]]:
+        items = [(p, source_of(p)) for p in paths]
+        indexed = [(p, src) for p, src in items if src is not None]
+        found = load_facts([(content_key(src.digest, named(p)[0]), Path(p), src, *named(p)) for p, src in indexed],
+                           cache, facts_of)
+        return dict(zip([p for p, _ in indexed], found))
+
+    return load
+
+
+def _reached_in_tree(files: List[Tuple[Path, Source]], seeds: Sequence[str], overrides: Mapping[str, str],
+                     cache: MutableMapping[str, dict], facts_of: FactsOf) -> Tuple[List[Tuple[Path, Source]], Layout]:
+    """Of a walked project's ``files``, those the analysis of ``seeds`` reaches (``reach``): what
+    their names lead to, and the subclasses of their classes, with what those lead to."""
+    layout = module_layout([path for path, _ in files])
+    sources: Dict[str, Optional[Source]] = {os.path.abspath(path): source for path, source in files}
+
+    def named(path: str) -> Tuple[str, bool]:
+        return layout.modules.get(path) or module_name(Path(path))
+
+    find, load = reach.layout_finder(layout), _loader(sources.get, named, cache, facts_of)
+    reached = reach.forward(_seed_texts(seeds, overrides), named, find, load)
+    probe = build_index([(Path(p), sources[p]) for p in sorted(reached) if sources.get(p) is not None],
+                        cache, None, facts_of, layout)
+    classes = reach.seed_classes(probe, [layout.modules[s][0] for s in seeds if s in layout.modules])
+    if classes:
+        texts = {p: functools.partial(_text_of, p, src) for p, src in sources.items()
+                 if p not in reached and src is not None}
+        more = reach.subclasses(classes, texts)
+        if more:
+            reached |= reach.forward({p: None for p in sorted(more)}, named, find, load)
+    return [(path, source) for path, source in files if os.path.abspath(path) in reached], layout
+
+
+def _text_of(path: str, source: Source) -> Optional[str]:
+    if source.text is not None:
+        return source.text
+    try:
+        return decode_source(Path(path).read_bytes())
+    except (OSError, SourceError):
+        return None
+
+
+def _reached_on_disk(root: os.PathLike, resolver: SettingsResolver, seeds: Sequence[str], overrides: Mapping[str, str],
+                     stamps: Optional[FileStamps], cache: MutableMapping[str, dict],
+                     facts_of: FactsOf) -> List[Tuple[Path, Source]]:
+    """For a root without a project marker: the ``seeds`` and the files that their names lead to,
+    found on disk as Python imports them (``reach.disk_finder``), below ``root`` or the working
+    directory; nothing walked."""
+    gitignore = GitIgnore()
+
+    def keep(path: str) -> bool:
+        try:
+            return not resolver.for_path(path, is_dir=False).is_excluded(path, gitignore=gitignore)
+        except ConfigError:
+            return False
+
+    @functools.lru_cache(maxsize=None)
+    def source_of(path: str) -> Optional[Source]:
+        return _source_of(Path(path), overrides, stamps)
+
+    def named(path: str) -> Tuple[str, bool]:
+        return module_name(Path(path))
+
+    reached = reach.forward(_seed_texts(seeds, overrides), named, reach.disk_finder([str(root), os.getcwd()], keep),
+                            _loader(source_of, named, cache, facts_of))
+    return [(Path(p), source) for p in sorted(reached) for source in [source_of(p)] if source is not None]
 
 
 def _indexed_source(path: Path, absolute: str, stamps: Optional[FileStamps]) -> Optional[Source]:
@@ -521,49 +642,72 @@ def _indexed_source(path: Path, absolute: str, stamps: Optional[FileStamps]) -> 
 def build_projects(tasks: Sequence[Task], resolver: SettingsResolver, cache_dir: Optional[os.PathLike] = None,
                    facts_of: FactsOf = facts_with_sites, walked: Optional[Walked] = None,
                    stamps: Optional[FileStamps] = None) -> Dict[str, ProjectIndex]:
-    """One index per project root among ``tasks`` (``walked``, ``stamps``: as for ``build_project``)."""
-    roots = sorted({t.project for t in tasks if t.project is not None and t.error is None})
-    return {root: build_project(root, resolver, cache_dir, facts_of=facts_of, walked=walked, stamps=stamps)
-            for root in roots}
+    """One index per project root among ``tasks``, of what their files reach (``walked``,
+    ``stamps``: as for ``build_project``)."""
+    seeds: Dict[str, List[str]] = {}
+    for task in tasks:
+        if task.project is not None and task.error is None:
+            seeds.setdefault(task.project, []).append(task.path)
+    return {root: build_project(root, resolver, cache_dir, facts_of=facts_of, walked=walked, stamps=stamps,
+                                seeds=seeds[root]) for root in sorted(seeds)}
 
 
 class Projects:
     """The project indexes a long-lived process keeps (a flake8 worker, the language server):
-    built once per project root, again after ``invalidate``; facts cached on disk per content."""
+    built once per project root, of what the files asked about reach, again when a file not among
+    them is asked about, or after ``invalidate``; facts cached on disk per content."""
 
     def __init__(self, resolver: Optional[SettingsResolver] = None) -> None:
         self.resolver = resolver or SettingsResolver()
         self._indexes: Dict[Path, ProjectIndex] = {}
+        # per root: the files its index was built for (None: every file); kept across ``invalidate``
+        self._seeds: Dict[Path, Optional[FrozenSet[str]]] = {}
 
     def view(self, path: os.PathLike, overrides: Optional[Mapping[str, str]] = None) -> Optional[ModuleView]:
         """What the lint of ``path`` sees of its project; ``overrides``: unsaved texts by path."""
         root = project_root(path)
-        index = self._index(root, overrides) if root is not None else None
+        index = self._index(root, [path], overrides) if root is not None else None
         return ModuleView(index, index.module_of(path)) if index is not None else None
 
     def prebuild(self, paths: Sequence[os.PathLike], facts_of: FactsOf = facts_with_sites) -> None:
         """Build now (``facts_of``: in worker processes) the indexes of the projects that ``paths``
-        (files, or directories: their own project) belong to: a flake8 run builds them once,
-        before it forks its workers, instead of once in every worker."""
-        for path in paths:
-            path = Path(path)
+        (files, or directories: their files) belong to, for those files: a flake8 run builds them
+        once, before it forks its workers, instead of once in every worker."""
+        seeds: Dict[Path, List[os.PathLike]] = {}
+        named = set()  # roots named whole
+        walked: Walked = {}  # the index of a root named whole walks it again
+        for path in map(Path, paths):
             root = project_root(path / "__init__.py" if path.is_dir() else path)
-            index = self._index(root, facts_of=facts_of) if root is not None else None
+            if root is not None:
+                try:
+                    found = discover([str(path)], self.resolver, walked=walked)
+                except ConfigError:
+                    found = discover([str(path)], self.resolver, tolerant=True)
+                seeds.setdefault(root, []).extend(t.path for t in found if t.error is None)
+                if path.is_dir() and os.path.samefile(path, root):
+                    named.add(root)
+        for root, files in seeds.items():
+            index = self._index(root, files, facts_of=facts_of, named=root in named, walked=walked)
             if index is not None:
                 index.load()  # a digest remembered from an earlier run leaves it unloaded
 
-    def _index(self, root: Path, overrides: Optional[Mapping[str, str]] = None,
-               facts_of: FactsOf = facts_with_sites) -> Optional[ProjectIndex]:
+    def _index(self, root: Path, files: Sequence[os.PathLike], overrides: Optional[Mapping[str, str]] = None,
+               facts_of: FactsOf = facts_with_sites, named: bool = False,
+               walked: Optional[Walked] = None) -> Optional[ProjectIndex]:
         from .cache import find_cache_dir
 
+        wanted = frozenset(os.path.abspath(f) for f in files)
+        known = self._seeds.get(root, frozenset())
         index = self._indexes.get(root)
-        if index is None:
+        if index is None or (known is not None and not wanted <= known):
+            seeds = None if known is None or not all(f.endswith((".py", ".pyi")) for f in wanted) else known | wanted
             try:
                 config = self.resolver.for_path(root, is_dir=True).config_file
-                index = build_project(root, self.resolver, find_cache_dir(root, config), overrides, facts_of)
+                index = build_project(root, self.resolver, find_cache_dir(root, config), overrides, facts_of,
+                                      walked=walked, seeds=seeds, named=named)
             except ConfigError:  # a broken [tool.detachlint]: the file is linted on its own
                 return None
-            self._indexes[root] = index
+            self._indexes[root], self._seeds[root] = index, seeds
         return index
 
     def invalidate(self, path: Optional[os.PathLike] = None) -> None:

@@ -29,6 +29,9 @@ from fixture_expectations import fixture_files
 ROOT = Path(__file__).resolve().parents[1]
 FORMAT = "%(path)s|%(row)d|%(col)d|%(code)s|%(text)s"
 ALL_CODES = [r.code for r in ALL_RULES] + [PARSE_ERROR_CODE]
+# ``--select TAL`` is detachlint's default set; the opt-in rules are named (TAL901 is never
+# reported under flake8, which applies ``# noqa`` itself)
+EVERY_RULE = ",".join(["TAL"] + [r.code for r in ALL_RULES if not r.default_enabled])
 
 SAMPLE = textwrap.dedent(
     """\
@@ -117,7 +120,7 @@ def test_fixtures_identical_to_engine(config):
     """Every fixture: same codes, rows, columns (+1) and messages as the engine with all rules."""
     files = fixture_files()
     assert files, "no fixtures found"
-    proc = flake8(config, "--select", "TAL", "--jobs", "1", *map(str, files))
+    proc = flake8(config, "--select", EVERY_RULE, "--jobs", "1", *map(str, files))
     got = sorted(rows(proc.stdout))
     want = sorted(r for path in files for r in engine_rows(path, str(path)))
     assert want, "the fixtures should produce findings"
@@ -152,7 +155,7 @@ def test_jobs_2_gives_the_same_result(config):
 
 
 def test_columns_count_code_points(config, sample):
-    got = rows(flake8(config, "--select", "TAL", str(sample)).stdout)
+    got = rows(flake8(config, "--select", EVERY_RULE, str(sample)).stdout)
     assert got == sorted(engine_rows(sample, str(sample)), key=lambda r: (r[1], r[2]))
     emoji = [r for r in got if r[1] == 10]
     # ``    s = "héllo 😀"; p.data.div_(2)``: ``p`` is code point 19 (UTF-8 byte 23), flake8 prints 20.
@@ -186,6 +189,35 @@ def test_tal002_off_by_default_and_opt_in(config, sample):
     assert default < extended
 
 
+@pytest.mark.parametrize("how", [("--select", "TAL"), ("--select", "E,F,W,TAL"), ("--extend-select", "TAL"),
+                                 ("config", "select = E,TAL")])
+def test_the_plugin_selected_by_name_gives_the_default_rules(config, sample, tmp_path, how):
+    """``select = ...,TAL`` (how flake8 users turn a plugin on) gives what ``detachlint check``
+    gives: the default rules, not the opt-in TAL002 (``q = p.data``, line 9)."""
+    if how[0] == "config":
+        text = config.read_text()
+        own = tmp_path / "own.ini"
+        own.write_text(text.replace("[flake8]\n", f"[flake8]\n{how[1]}\n") if "[flake8]\n" in text
+                       else f"{text}\n[flake8]\n{how[1]}\n")
+        got = codes_at(rows(flake8(own, str(sample)).stdout))
+    else:
+        got = codes_at(rows(flake8(config, *how, str(sample)).stdout))
+    proc = subprocess.run([sys.executable, "-m", "detachlint", "check", "--output-format", "json", "--isolated",
+                           str(sample)], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    want = {(f["location"]["row"], f["code"]) for f in json.loads(proc.stdout)}
+    assert (5, "TAL001") in got and (9, "TAL002") not in got
+    assert got == want
+
+
+@pytest.mark.parametrize("selector", ["TAL002", "TAL0", "TAL00"])
+def test_an_opt_in_rule_named_more_specifically_is_on(config, sample, selector):
+    got = codes_at(rows(flake8(config, "--select", f"TAL,{selector}", str(sample)).stdout))
+    assert (9, "TAL002") in got
+    extended = codes_at(rows(flake8(config, "--select", "TAL", "--extend-select", selector, str(sample)).stdout))
+    assert (9, "TAL002") in extended
+
+
 def test_select_and_extend_ignore(config, sample):
     only = codes_at(rows(flake8(config, "--select", "TAL101", str(sample)).stdout))
     assert only == {(11, "TAL101")}
@@ -199,7 +231,7 @@ def test_select_and_extend_ignore(config, sample):
 def test_per_file_ignores(config, sample):
     proc = flake8(config, "--select", "TAL", "--per-file-ignores", f"{sample.name}:TAL001",
                   sample.name, cwd=sample.parent)
-    assert codes_at(rows(proc.stdout)) == {(9, "TAL002"), (11, "TAL101")}
+    assert codes_at(rows(proc.stdout)) == {(11, "TAL101")}  # TAL002 is opt-in: not under `TAL`
 
 
 def test_stdin_display_name(config):

@@ -345,6 +345,65 @@ async def test_unfixable_and_ignore_noqa_settings(client: LanguageClient, tmp_pa
     assert titles == [], titles  # no fix; and the line's noqa already names TAL101
 
 
+MIXED = textwrap.dedent(
+    """\
+    import torch
+
+
+    def f(a: torch.Tensor, b: torch.Tensor):
+        u = torch.tensor(a)
+        v = torch.tensor([a, b])
+        return u, v
+    """
+)
+
+
+async def kinds_for(client: LanguageClient, uri: str, diag: T.Diagnostic, only=None) -> List[tuple]:
+    actions = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=diag.range,
+        context=T.CodeActionContext(diagnostics=[diag], only=only)))
+    return [(a.kind, bool(a.is_preferred)) for a in actions or [] if not a.title.startswith("Suppress")]
+
+
+@pytest.mark.asyncio
+async def test_unsafe_fixes_only_when_asked(client: LanguageClient, tmp_path):
+    """As ruff's server: a safe fix is a preferred ``quickfix``; an unsafe one is offered only
+    with the ``unsafeFixes`` setting, then as ``quickfix.unsafe``, never preferred, never in
+    ``source.fixAll.detachlint``."""
+    uri, diags = await open_and_wait(client, tmp_path, "mixed.py", MIXED, lambda d: len(d) == 2)
+    safe, unsafe = sorted(diags, key=lambda d: d.range.start.line)
+    assert (safe.code, unsafe.code) == ("TAL101", "TAL102")
+    assert await kinds_for(client, uri, safe) == [(T.CodeActionKind.QuickFix, True)]
+    assert await kinds_for(client, uri, unsafe) == []  # not asked for: not offered
+    fix_all = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=safe.range,
+        context=T.CodeActionContext(diagnostics=[], only=[T.CodeActionKind.SourceFixAll])))
+    (action,) = fix_all
+    fixed = apply_edits(MIXED, action.edit.changes[uri])
+    assert "a.detach().clone()" in fixed and "torch.tensor([a, b])" in fixed  # the safe fix only
+
+    client.set_configuration({"unsafeFixes": True}, section="detachlint")
+    client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))
+    for _ in range(100):  # the server asks for the configuration again
+        if await kinds_for(client, uri, unsafe):
+            break
+        await asyncio.sleep(0.1)
+    assert await kinds_for(client, uri, unsafe) == [("quickfix.unsafe", False)]
+    # kinds are hierarchical: a client asking for quick fixes gets the unsafe one too
+    assert await kinds_for(client, uri, unsafe, only=[T.CodeActionKind.QuickFix]) == [("quickfix.unsafe", False)]
+    assert await kinds_for(client, uri, safe) == [(T.CodeActionKind.QuickFix, True)]
+
+
+@pytest.mark.asyncio
+async def test_unsafe_fixes_from_initialization_options(client: LanguageClient, tmp_path):
+    await start(client, tmp_path, init_options={"unsafeFixes": True})
+    uri = (tmp_path / "mixed.py").as_uri()
+    open_doc(client, uri, MIXED)
+    diags = await wait_for(client, uri, lambda d: len(d) == 2)
+    unsafe = next(d for d in diags if d.code == "TAL102")
+    assert await kinds_for(client, uri, unsafe) == [("quickfix.unsafe", False)]
+
+
 @pytest.mark.asyncio
 async def test_pull_diagnostics(client: LanguageClient, tmp_path):
     await start(client, tmp_path, pull=True)

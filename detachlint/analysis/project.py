@@ -1168,52 +1168,96 @@ def facts_here(items: Sequence[Tuple[str, str, bool]],
     return [module_facts(*item, vocabulary) for item in items]
 
 
+@dataclass
+class Layout:
+    """What each file of a project is imported as: its module key (``module_name``; a second file
+    of the same name gets a namespace name) and whether it is a package, by absolute path; and the
+    names modules are imported by through directories without ``__init__.py`` (``aliases``)."""
+
+    modules: Dict[str, Tuple[str, bool]]
+    aliases: Dict[str, str]
+
+
+def module_layout(paths: Iterable["os.PathLike[str] | str"]) -> Layout:
+    """The ``Layout`` of ``paths``, in their order (the first file of a name keeps it)."""
+    modules: Dict[str, Tuple[str, bool]] = {}
+    aliases: Dict[str, str] = {}
+    taken: Set[str] = set()
+    for path in paths:
+        absolute = os.path.abspath(path)
+        if absolute in modules:
+            continue
+        module, is_package = module_name(Path(path))
+        names = _namespace_names(Path(path), module)
+        if module in taken:  # ``data/v2.py`` and ``stepbystep/v2.py`` are both ``v2`` by stem
+            module = next((n for n in names if n not in taken), module)
+        taken.add(module)
+        modules[absolute] = (module, is_package)
+        for dotted in names:
+            aliases.setdefault(dotted, module)
+    return Layout(modules, aliases)
+
+
 def build_index(files: Iterable[Tuple[Path, "str | Source"]], cache: Optional[MutableMapping[str, dict]] = None,
-                used: Optional[Set[str]] = None, facts_of: FactsOf = facts_here) -> ProjectIndex:
+                used: Optional[Set[str]] = None, facts_of: FactsOf = facts_here,
+                layout: Optional[Layout] = None) -> ProjectIndex:
     """The index of ``files`` (path, source text or ``Source``), which loads their facts when first
     asked. ``cache`` maps content keys to local facts (``ModuleFacts.to_json``); it is read and
     filled in place then, and ``used`` gets the keys this index needs (what is worth keeping).
     ``facts_of`` computes the local facts of the files not in the cache, ``(source, module,
-    is_package)`` each, in order (``runner.facts_in_parallel``)."""
+    is_package)`` each, in order (``runner.facts_in_parallel``). ``layout``: the names of a larger
+    set of files these are part of (``module_layout``), so that a file is named here as it is in
+    the index of that whole set; by default the names among ``files``."""
     files = list(files)
-    aliases: Dict[str, str] = {}
+    if layout is None:
+        layout = module_layout([path for path, _ in files])
     paths: Dict[str, str] = {}
     keys: Dict[str, str] = {}
     wanted: List[Tuple[str, str, Path, Source, bool]] = []  # module, content key, path, source, is_package
     for path, source in files:
         if isinstance(source, str):
             source = Source(text_digest(source), source)
-        module, is_package = module_name(path)
-        names = _namespace_names(Path(path), module)
-        if module in keys:  # ``data/v2.py`` and ``stepbystep/v2.py`` are both ``v2`` by stem
-            module = next((n for n in names if n not in keys), module)
+        module, is_package = layout.modules[os.path.abspath(path)]
         paths[os.path.abspath(path)] = module
-        for dotted in names:
-            aliases.setdefault(dotted, module)
         key = content_key(source.digest, module)
         if used is not None:
             used.add(key)
         if module not in keys:
             keys[module] = key
             wanted.append((module, key, Path(path), source, is_package))
+    indexed = set(keys)
+    aliases = {dotted: module for dotted, module in layout.aliases.items() if module in indexed}
 
     def load() -> Dict[str, ModuleFacts]:
-        found: Dict[str, Optional[ModuleFacts]] = {}
-        missing: Dict[str, Tuple[str, str, bool]] = {}  # not cached, or a corrupt entry
-        for module, key, path, source, is_package in wanted:
-            found[module] = _cached_facts(cache.get(key)) if cache is not None else None
-            if found[module] is None:
-                text = source.text if source.text is not None else _read_unchanged(path, source.digest)
-                if text is not None:
-                    missing[key] = (text, module, is_package)
-        # computed together (in worker processes, with ``facts_of``)
-        for (key, (_, module, _)), facts in zip(missing.items(), facts_of(list(missing.values())) if missing else []):
-            found[module] = facts
-            if cache is not None and facts is not None:
-                cache[key] = facts.to_json()
-        return {module: facts for module, facts in found.items() if facts is not None}
+        found = load_facts([(key, path, source, module, is_package) for module, key, path, source, is_package
+                            in wanted], cache, facts_of)
+        return {item[0]: facts for item, facts in zip(wanted, found) if facts is not None}
 
     return ProjectIndex(load, aliases, paths, keys)
+
+
+def load_facts(items: Sequence[Tuple[str, Path, Source, str, bool]], cache: Optional[MutableMapping[str, dict]],
+               facts_of: FactsOf) -> List[Optional[ModuleFacts]]:
+    """The local facts of each ``(content key, path, source, module, is_package)``: from ``cache``,
+    else computed together (in worker processes, with ``facts_of``) and put in it; None for a
+    file Python cannot parse, or one that changed since its digest was taken."""
+    found: List[Optional[ModuleFacts]] = []
+    missing: Dict[str, Tuple[int, Tuple[str, str, bool]]] = {}  # not cached, or a corrupt entry
+    for i, (key, path, source, module, is_package) in enumerate(items):
+        found.append(_cached_facts(cache.get(key)) if cache is not None else None)
+        if found[-1] is None and key not in missing:
+            text = source.text if source.text is not None else _read_unchanged(path, source.digest)
+            if text is not None:
+                missing[key] = (i, (text, module, is_package))
+    computed = facts_of([item for _, item in missing.values()]) if missing else []
+    for (key, (i, _)), facts in zip(missing.items(), computed):
+        found[i] = facts
+        if cache is not None and facts is not None:
+            cache[key] = facts.to_json()
+    for i, (key, *_rest) in enumerate(items):  # a second file of the same text and name
+        if found[i] is None and key in missing:
+            found[i] = found[missing[key][0]]
+    return found
 
 
 def _read_unchanged(path: Path, digest: str) -> Optional[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Sequence
 
-from ..findings import Finding, Location, rules_doc
+from ..findings import Finding, Location, rules_doc_page
 from .common import ReportOptions, absolute_filename, column1, level, rule_url
 
 
@@ -32,7 +32,7 @@ def diagnostic(f: Finding) -> Dict[str, Any]:
 
 
 def render(findings: Sequence[Finding], options: ReportOptions) -> str:
-    doc = rules_doc()
-    source: Dict[str, str] = {"name": "detachlint", **({"url": doc.as_uri()} if doc is not None else {})}
+    doc = rules_doc_page()
+    source: Dict[str, str] = {"name": "detachlint", **({"url": doc} if doc is not None else {})}
     result = {"diagnostics": [diagnostic(f) for f in findings], "severity": "WARNING", "source": source}
     return json.dumps(result, indent=2, ensure_ascii=False) + "\n"

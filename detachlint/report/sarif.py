@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from .. import __version__
-from ..findings import PARSE_ERROR_CODE, Finding, Fix, Location, rules_doc
+from ..findings import PARSE_ERROR_CODE, Finding, Fix, Location, rules_doc_page
 from .common import ReportOptions, column1, is_stdin, level, relative_filename
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -117,14 +117,14 @@ def _result(f: Finding, rule_index: Dict[str, int]) -> Dict[str, Any]:
 
 def sarif_log(findings: Sequence[Finding]) -> Dict[str, Any]:
     rules = _rules()
-    doc = rules_doc()
+    doc = rules_doc_page()
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "detachlint", "version": __version__, "semanticVersion": __version__,
-                                **({"informationUri": doc.as_uri()} if doc is not None else {}), "rules": rules}},
+                                **({"informationUri": doc} if doc is not None else {}), "rules": rules}},
             "originalUriBaseIds": {SRCROOT: {"uri": Path(os.getcwd()).as_uri() + "/"}},
             # Finding columns count Unicode code points (LibCST), not SARIF's default UTF-16 units.
             "columnKind": "unicodeCodePoints",

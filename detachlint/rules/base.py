@@ -98,5 +98,6 @@ class Rule:
 
     @classmethod
     def url(cls) -> Optional[str]:  # type: ignore[override]
-        """Where the rule's section of the shipped ``rules.md`` is (a ``file:`` URI), if present."""
+        """Where the rule is documented: the metadata's documentation URL, else the shipped
+        ``rules.md`` (a ``file:`` URI), if present (``findings.rules_doc_uri``)."""
         return rules_doc_uri(cls.anchor())

@@ -22,7 +22,8 @@ class RuleInfo:
         return f"{__package__}.{self.code.lower()}_{self.name.replace('-', '_')}"
 
     def url(self) -> Optional[str]:
-        """Where the rule's section of the shipped ``rules.md`` is (a ``file:`` URI), if present."""
+        """Where the rule is documented: the metadata's documentation URL, else the shipped
+        ``rules.md`` (a ``file:`` URI), if present (``findings.rules_doc_uri``)."""
         return rules_doc_uri(anchor(self.code, self.name))
 
 
