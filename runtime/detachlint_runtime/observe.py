@@ -64,7 +64,7 @@ from .lines import LineCounter
 from .recipes import leaves
 from .static import static_findings
 from .rules import RULES
-from .watch import OVERWRITES, Site, Watch, alias_rows, follows_aliases, overlap
+from .watch import OVERWRITES, Site, Watch, alias_rows, follows_aliases, layout, overlap
 
 _HELD = 256  # plain-dict snapshots (optimizer state) tracked at once
 
@@ -111,8 +111,9 @@ class _Saved:
         self.writes: List[Tuple[Optional[Site], str, bool]] = []  # (site, op, target requires grad)
 
 
-def _span(t: torch.Tensor) -> Optional[Tuple[int, int, int]]:
-    """(storage pointer, first byte, end byte) of a strided tensor; None when it has no storage."""
+def _span(t: torch.Tensor) -> Optional[Tuple[int, int, int, Any]]:
+    """(storage pointer, first byte, end byte, layout) of a strided tensor, for ``overlap``; None
+    when it has no storage."""
     try:
         if t.layout is not torch.strided or t.device.type == "meta":
             return None
@@ -122,7 +123,7 @@ def _span(t: torch.Tensor) -> Optional[Tuple[int, int, int]]:
     size = t.element_size()
     start = t.storage_offset()
     extent = sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride())) if t.numel() else -1
-    return ptr, start * size, (start + extent + 1) * size
+    return ptr, start * size, (start + extent + 1) * size, layout(start * size, size, t.shape, t.stride())
 
 
 def version_error(saved: _Saved) -> str:
@@ -226,7 +227,7 @@ class _Mode(TorchDispatchMode):
         aliasing = _aliasing(func)
         if obs.watch.tags and not aliasing:  # making a view of an alias is not reading it
             obs.check_watched(func, args, written)
-        if obs.dirty:
+        if obs.dirty and not aliasing:
             obs.check_reads(args)
         if written:
             obs.on_write(func, written)
@@ -616,7 +617,7 @@ class Observer:
         maker = (id(found[0]), found[0].f_code)  # the call that made the alias
         for f in findings:
             if id(f) not in chained:  # `x[0].view(-1)`: one alias, made in two ops
-                self.watch.make(f, site, source, outs).maker = maker
+                self.watch.make(f, site, source, outs, findings).maker = maker
 
     # -- snapshots and constructors (wrappers around public functions) ---------------------------
 

@@ -31,6 +31,11 @@ Site = Tuple[str, int]  # (absolute file name, line)
 OVERWRITES = frozenset({"copy_", "fill_", "zero_", "set_"})
 
 
+def finding_rows(finding) -> range:
+    """The rows of a finding's own statement (its write, for the alias rules)."""
+    return range(finding.location.row, max(finding.end_location.row, finding.location.row) + 1)
+
+
 def alias_rows(finding) -> List[int]:
     """The rows where a finding's alias or snapshot is made (its own row when it names none)."""
     rows = [r.location.row for r in finding.related if "made here" in r.message]
@@ -78,7 +83,7 @@ class Stats:
 
 class Group:
     __slots__ = ("finding", "site", "watched", "claimed", "spans", "stale", "alive", "done", "stats", "maker",
-                 "__weakref__")
+                 "others", "owned", "__weakref__")
 
     def __init__(self, finding, site: Site, stats: Stats) -> None:
         self.finding = finding
@@ -91,14 +96,84 @@ class Group:
         self.done: Optional[str] = None  # died | ended | confirmed
         self.stats = stats
         self.maker: Optional[Tuple[int, Any]] = None  # (id, code) of the frame that made it
+        # The write lines of the other findings whose aliases are made at the same line: an alias
+        # written there first is theirs (`best, low = a[0], b[0]`, one finding per write), not this one's.
+        self.others: FrozenSet[Site] = frozenset()
+        self.owned = False  # this finding's own write reached it
 
     def live_side(self, side: str) -> bool:
         return side in self.watched or (not self.watched and side == "alias")
 
 
 def overlap(a, b) -> bool:
-    """Whether two spans (storage pointer, first byte, end byte; None: no storage) share memory."""
-    return a is not None and b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+    """Whether two spans share memory: (storage pointer, first byte, end byte[, layout]); None: no
+    storage. With both layouts (:func:`layout`) it is decided element by element: the column
+    chunks of a row-major tensor (``unsafe_chunk`` in ``nn.LSTMCell``) lie in one byte interval
+    each but share no element."""
+    if a is None or b is None or a[0] != b[0] or not (a[1] < b[2] and b[1] < a[2]):
+        return False
+    if len(a) < 4 or len(b) < 4 or a[3] is None or b[3] is None:
+        return True
+    (off_a, size_a, dims_a, dense_a), (off_b, size_b, dims_b, dense_b) = a[3], b[3]
+    if dense_a:  # a covers its interval: does an element of b fall in it?
+        return _reaches(dims_b, a[1] - size_b + 1 - off_b, a[2] - off_b)
+    if dense_b:
+        return _reaches(dims_a, b[1] - size_a + 1 - off_a, b[2] - off_a)
+    # x in a, y in b overlap when x - y lies in (-size_b, size_a): one bounded search over the
+    # dimensions of both, b's negated
+    dims = dims_a + tuple((n, -s) for n, s in dims_b)
+    return _reaches(dims, off_b - off_a - size_b + 1, off_b - off_a + size_a)
+
+
+def layout(offset: int, size: int, shape, strides) -> Tuple[int, int, Tuple[Tuple[int, int], ...], bool]:
+    """(first byte, element size, ((count, byte stride), ...) largest stride first, dense): what
+    :func:`overlap` needs of a strided tensor; dimensions of one element or stride 0 (``expand``)
+    add no memory. Dense: its elements cover its byte interval without a gap."""
+    dims = tuple(sorted(((n, s * size) for n, s in zip(shape, strides) if n > 1 and s != 0),
+                        key=lambda d: -abs(d[1])))
+    covered, dense = size, True
+    for n, s in reversed(dims):  # smallest stride first: each must continue the block below it
+        dense = dense and abs(s) == covered
+        covered *= n
+    return offset, size, dims, dense
+
+
+_BUDGET = 20000  # steps of one search; past it the overlap is assumed (as with byte intervals)
+
+
+def _reaches(dims, lo: int, hi: int) -> bool:
+    """Whether some sum of ``i_k * stride_k`` (``0 <= i_k < count_k``) lies in ``[lo, hi)``:
+    branch and bound over the dimensions, largest stride first, with the reachable range of the
+    ones after each pruning the indices tried."""
+    dims = sorted(dims, key=lambda d: -abs(d[1]))
+    low = [0] * (len(dims) + 1)  # reachable range of dims[k:]
+    high = [0] * (len(dims) + 1)
+    for k in range(len(dims) - 1, -1, -1):
+        n, s = dims[k]
+        low[k] = low[k + 1] + min(0, (n - 1) * s)
+        high[k] = high[k + 1] + max(0, (n - 1) * s)
+    budget = [_BUDGET]
+
+    def search(k: int, lo: int, hi: int) -> bool:
+        if lo > high[k] or hi - 1 < low[k]:
+            return False
+        if k == len(dims):
+            return True
+        budget[0] -= 1
+        if budget[0] < 0:
+            return True
+        n, s = dims[k]
+        # i * s must lie in [lo - high[k+1], hi - 1 - low[k+1]]
+        first, last = lo - high[k + 1], hi - 1 - low[k + 1]
+        if s < 0:
+            s, first, last = -s, -last, -first
+            sign = -1
+        else:
+            sign = 1
+        start, stop = max(0, -(-first // s)), min(n - 1, last // s)
+        return any(search(k + 1, lo - sign * i * s, hi - sign * i * s) for i in range(start, stop + 1))
+
+    return search(0, lo, hi)
 
 
 class Watch:
@@ -115,8 +190,13 @@ class Watch:
     def stats_for(self, finding) -> Stats:
         return self.stats.setdefault(id(finding), Stats())
 
-    def make(self, finding, site: Site, source, aliases: Iterable) -> Group:
+    def make(self, finding, site: Site, source, aliases: Iterable, siblings: Iterable = ()) -> Group:
+        """A group for one alias ``finding``'s line made; ``siblings``: every finding whose aliases
+        are made at that line (this one among them)."""
         group = Group(finding, site, self.stats_for(finding))
+        mine = set(finding_rows(finding))
+        group.others = frozenset((site[0], row) for f in siblings if f is not finding
+                                 for row in finding_rows(f) if row not in mine)
         group.stats.made += 1
         self._groups[id(group)] = group
         for t in aliases:
@@ -163,7 +243,9 @@ class Watch:
             return
         group.done = how
         stats = group.stats
-        if how in ("confirmed", "unclaimed"):
+        if how == "theirs":  # another finding's alias: not one this finding made
+            stats.made -= 1
+        elif how in ("confirmed", "unclaimed"):
             setattr(stats, how, getattr(stats, how) + 1)
         else:
             setattr(stats, how, getattr(stats, how) + 1)
@@ -181,6 +263,8 @@ class Watch:
         """``t`` (memory ``span``) was written in place by ``op`` at ``site``."""
         mine = self.members(t)
         for group, side in mine:
+            if not self._whose(group, site):
+                continue
             other = "source" if side == "alias" else "alias"
             if other in group.watched:
                 group.stale = (site, op)
@@ -189,9 +273,21 @@ class Watch:
         if span is None:
             return
         through = {id(g) for g, _ in mine}
-        for group in self.by_ptr.get(span[0], ()):
-            if id(group) not in through and any(overlap(s, span) for s in group.spans):
+        for group in list(self.by_ptr.get(span[0], ())):
+            if id(group) not in through and any(overlap(s, span) for s in group.spans) and self._whose(group, site):
                 group.stale = (site, op)
+
+    def _whose(self, group: Group, site: Optional[Site]) -> bool:
+        """Whether a write at ``site`` counts for ``group``: not when it is another finding's write
+        (made at the same alias line) and this finding's own write has not reached the group first,
+        which then is the other finding's, and ends."""
+        if site is None or site not in group.others:
+            if site is not None and site[1] in finding_rows(group.finding) and site[0] == group.site[0]:
+                group.owned = True
+            return True
+        if not group.owned:
+            self._finish(group, "theirs")
+        return False
 
     def read(self, t) -> List[Tuple[Group, str, Tuple[Optional[Site], str]]]:
         """The groups whose stale watched side ``t`` is: each is confirmed (and ends) here."""
