@@ -12,8 +12,9 @@ finding be ``harmless-in-run``, and the verdict says which of the two happened.
 Which side is watched follows the finding's claim (each rule's module says which, ``rules.RULES``):
 TAL301 "the other name is read as if it were a copy" (the side that was not written; both when the
 finding does not say), TAL201 "the write reaches the source" (the source), TAL401 "the snapshot is
-read after the update" (the snapshot), TAL002 "a write through the alias escapes autograd" (no read
-side: saved-tensor checks decide). A TAL201 or TAL301 finding that claims no read (a warning; an
+read after the update" (the snapshot), TAL002 "a write through the alias escapes autograd" (saved-
+tensor checks decide; its alias is watched too, since a read of it after its source changed is a
+hazard that finding does not claim, so it is noted as ``unclaimed``). A TAL201 or TAL301 finding that claims no read (a warning; an
 error for the pending graph alone) may mean its write to reach the other name: a read there is
 noted (``unclaimed``: the verdict is ``unobservable``), never confirmed.
 """
@@ -52,6 +53,8 @@ def claims_read(finding) -> bool:
     warning, or an error for the pending graph alone, does not: its write may be meant to reach the
     other name (a helper that fills its argument, a projection through `p.detach()`)."""
     rule = RULES.get(finding.code)
+    if rule is not None and not rule.claims_reads:
+        return False
     if rule is None or rule.intended_write is None:
         return True
     return getattr(finding.severity, "value", finding.severity) == "error" and \
@@ -83,7 +86,7 @@ class Stats:
 
 class Group:
     __slots__ = ("finding", "site", "watched", "claimed", "spans", "stale", "alive", "done", "stats", "maker",
-                 "others", "owned", "__weakref__")
+                 "others", "owned", "foreign", "__weakref__")
 
     def __init__(self, finding, site: Site, stats: Stats) -> None:
         self.finding = finding
@@ -100,6 +103,7 @@ class Group:
         # written there first is theirs (`best, low = a[0], b[0]`, one finding per write), not this one's.
         self.others: FrozenSet[Site] = frozenset()
         self.owned = False  # this finding's own write reached it
+        self.foreign = False  # one of those other findings' writes reached it
 
     def live_side(self, side: str) -> bool:
         return side in self.watched or (not self.watched and side == "alias")
@@ -183,6 +187,7 @@ class Watch:
         self.by_ptr: Dict[int, List[Group]] = {}  # storage -> groups whose alias side is watched
         self.stats: Dict[int, Stats] = {}  # id(finding) -> Stats
         self._groups: Dict[int, Group] = {}  # open groups, held until they end
+        self.undo: List[Tuple[Group, Any]] = []  # (group, stale before) of the last write, see restore
 
     def open_groups(self) -> bool:
         return bool(self._groups)
@@ -243,8 +248,8 @@ class Watch:
             return
         group.done = how
         stats = group.stats
-        if how == "theirs":  # another finding's alias: not one this finding made
-            stats.made -= 1
+        if how in ("died", "ended") and group.foreign and not group.owned:
+            stats.made -= 1  # only another finding's write reached it: its alias, not this one's
         elif how in ("confirmed", "unclaimed"):
             setattr(stats, how, getattr(stats, how) + 1)
         else:
@@ -267,27 +272,35 @@ class Watch:
                 continue
             other = "source" if side == "alias" else "alias"
             if other in group.watched:
+                self.undo.append((group, group.stale))
                 group.stale = (site, op)
             elif side in group.watched and group.stale is not None and op in OVERWRITES:
+                self.undo.append((group, group.stale))
                 group.stale = None  # the stale side was overwritten, not read
         if span is None:
             return
         through = {id(g) for g, _ in mine}
         for group in list(self.by_ptr.get(span[0], ())):
             if id(group) not in through and any(overlap(s, span) for s in group.spans) and self._whose(group, site):
+                self.undo.append((group, group.stale))
                 group.stale = (site, op)
 
-    def _whose(self, group: Group, site: Optional[Site]) -> bool:
-        """Whether a write at ``site`` counts for ``group``: not when it is another finding's write
-        (made at the same alias line) and this finding's own write has not reached the group first,
-        which then is the other finding's, and ends."""
-        if site is None or site not in group.others:
-            if site is not None and site[1] in finding_rows(group.finding) and site[0] == group.site[0]:
-                group.owned = True
-            return True
-        if not group.owned:
-            self._finish(group, "theirs")
-        return False
+    def restore(self) -> None:
+        """The last write raised before writing anything: what it made stale is as before."""
+        for group, before in reversed(self.undo):
+            group.stale = before
+        self.undo.clear()
+
+    @staticmethod
+    def _whose(group: Group, site: Optional[Site]) -> bool:
+        """Whether a write at ``site`` counts for ``group``: not when it is the write of another
+        finding whose aliases are made at the same line (its aliases are its own to judge)."""
+        if site is not None and site in group.others:
+            group.foreign = True
+            return False
+        if site is not None and site[0] == group.site[0] and site[1] in finding_rows(group.finding):
+            group.owned = True
+        return True
 
     def read(self, t) -> List[Tuple[Group, str, Tuple[Optional[Site], str]]]:
         """The groups whose stale watched side ``t`` is: each is confirmed (and ends) here."""
