@@ -64,7 +64,7 @@ from .lines import LineCounter, statements
 from .recipes import leaves
 from .static import static_findings
 from .rules import RULES
-from .watch import OVERWRITES, Site, Watch, alias_rows, follows_aliases, layout, overlap
+from .watch import OVERWRITES, Site, Watch, alias_rows, follows_aliases, overlap
 
 _HELD = 256  # plain-dict snapshots (optimizer state) tracked at once
 
@@ -112,8 +112,8 @@ class _Saved:
 
 
 def _span(t: torch.Tensor) -> Optional[Tuple[int, int, int, Any]]:
-    """(storage pointer, first byte, end byte, layout) of a strided tensor, for ``overlap``; None
-    when it has no storage."""
+    """(storage pointer, first byte, end byte, (first byte, element size, shape, strides)) of a
+    strided tensor, for ``overlap``; None when it has no storage."""
     try:
         if t.layout is not torch.strided or t.device.type == "meta":
             return None
@@ -123,7 +123,7 @@ def _span(t: torch.Tensor) -> Optional[Tuple[int, int, int, Any]]:
     size = t.element_size()
     start = t.storage_offset()
     extent = sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride())) if t.numel() else -1
-    return ptr, start * size, (start + extent + 1) * size, layout(start * size, size, t.shape, t.stride())
+    return ptr, start * size, (start + extent + 1) * size, (start * size, size, t.shape, t.stride())
 
 
 def version_error(saved: _Saved) -> str:

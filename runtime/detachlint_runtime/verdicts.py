@@ -122,7 +122,7 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
         return result
     raised = [r for row in _rows(f) for r in observer.raised.get((path, row), [])] + \
         observer.raised_through.get(id(f), [])
-    if raised:
+    if raised and rule is not None and rule.writes:
         return _raised(counts, ran or writes, raised)
     region = next(((name, first) for (where, name, first), last in observer.compiled.items()
                    if where == path and first <= f.location.row <= last), None)

@@ -14,9 +14,10 @@ TAL301 "the other name is read as if it were a copy" (the side that was not writ
 finding does not say), TAL201 "the write reaches the source" (the source), TAL401 "the snapshot is
 read after the update" (the snapshot), TAL002 "a write through the alias escapes autograd" (saved-
 tensor checks decide; its alias is watched too, since a read of it after its source changed is a
-hazard that finding does not claim, so it is noted as ``unclaimed``). A TAL201 or TAL301 finding that claims no read (a warning; an
+hazard that finding does not claim). A TAL201 or TAL301 finding that claims no read (a warning; an
 error for the pending graph alone) may mean its write to reach the other name: a read there is
-noted (``unclaimed``: the verdict is ``unobservable``), never confirmed.
+noted (``unclaimed``: the verdict is ``unobservable``), never confirmed; so is a read of a TAL002
+alias.
 """
 
 from __future__ import annotations
@@ -99,8 +100,8 @@ class Group:
         self.done: Optional[str] = None  # died | ended | confirmed
         self.stats = stats
         self.maker: Optional[Tuple[int, Any]] = None  # (id, code) of the frame that made it
-        # The write lines of the other findings whose aliases are made at the same line: an alias
-        # written there first is theirs (`best, low = a[0], b[0]`, one finding per write), not this one's.
+        # The write lines of the other findings whose aliases are made at the same line (`best, low =
+        # a[0], b[0]`, one finding per write): a write there does not make this finding's aliases stale.
         self.others: FrozenSet[Site] = frozenset()
         self.owned = False  # this finding's own write reached it
         self.foreign = False  # one of those other findings' writes reached it
@@ -110,15 +111,17 @@ class Group:
 
 
 def overlap(a, b) -> bool:
-    """Whether two spans share memory: (storage pointer, first byte, end byte[, layout]); None: no
-    storage. With both layouts (:func:`layout`) it is decided element by element: the column
-    chunks of a row-major tensor (``unsafe_chunk`` in ``nn.LSTMCell``) lie in one byte interval
-    each but share no element."""
+    """Whether two spans share memory: (storage pointer, first byte, end byte[, (first byte,
+    element size, shape, strides)]); None: no storage. With both shapes it is decided element by
+    element: the column chunks of a row-major tensor (``unsafe_chunk`` in ``nn.LSTMCell``) lie in
+    one byte interval each but share no element."""
     if a is None or b is None or a[0] != b[0] or not (a[1] < b[2] and b[1] < a[2]):
         return False
     if len(a) < 4 or len(b) < 4 or a[3] is None or b[3] is None:
         return True
-    (off_a, size_a, dims_a, dense_a), (off_b, size_b, dims_b, dense_b) = a[3], b[3]
+    (off_a, size_a, dims_a, dense_a), (off_b, size_b, dims_b, dense_b) = layout(*a[3]), layout(*b[3])
+    if dense_a and (dense_b or a[1] <= b[1] and b[2] <= a[2]) or dense_b and b[1] <= a[1] and a[2] <= b[2]:
+        return True  # the common case: one covers its interval, the other lies in it or covers its own
     if dense_a:  # a covers its interval: does an element of b fall in it?
         return _reaches(dims_b, a[1] - size_b + 1 - off_b, a[2] - off_b)
     if dense_b:
