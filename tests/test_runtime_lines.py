@@ -73,3 +73,21 @@ def test_another_tracer_is_left_alone(tmp_path):
         """))
     out = subprocess.run([sys.executable, str(driver)], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False", "True", "True"], out.stderr
+
+
+def test_statements_over_several_lines_map_to_their_first_row():
+    from detachlint_runtime.lines import statements
+
+    source = textwrap.dedent("""\
+        x = f(
+            1,
+        )
+        y = 2
+        for i in range(
+                3):
+            z = [
+                i]
+        """)
+    # the call's rows (flagged: 2), the loop header's (flagged: 6); not a one-line statement, not the
+    # comprehension whose rows hold nothing flagged
+    assert statements(source, {2, 4, 6}) == {1: 1, 2: 1, 3: 1, 5: 5, 6: 5}

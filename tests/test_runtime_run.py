@@ -105,7 +105,7 @@ PROGRAMS = {
         import torch
         def read_after(scores: torch.Tensor):
             best = scores[0]
-            scores.mul_(0.5)                    # expect: TAL301 confirmed
+            scores.mul_(0.5)                    # expect: TAL301 observed
             return best * 1
         def read_skipped(scores: torch.Tensor, use: bool):
             best = scores[0]
@@ -223,7 +223,7 @@ PROGRAMS = {
 
         def first_row(scores: torch.Tensor):
             best = scores[0]
-            scores.mul_(0.5)  # expect: TAL301 confirmed
+            scores.mul_(0.5)  # expect: TAL301 observed
             return best
 
 
@@ -241,7 +241,7 @@ PROGRAMS = {
 
 
         def drift(model, opt):
-            init = [p.detach() for p in model.parameters()]  # expect: TAL401 confirmed
+            init = [p.detach() for p in model.parameters()]  # expect: TAL401 observed
             train(model, opt)
             return sum(float((p - q).abs().sum()) for p, q in zip(model.parameters(), init))
 
@@ -254,7 +254,7 @@ PROGRAMS = {
 
         def shrink(lin: torch.nn.Linear):
             w = lin.weight.detach()
-            w.mul_(0.5)  # expect: TAL201 confirmed
+            w.mul_(0.5)  # expect: TAL201 observed
             return w.sum()
 
 
@@ -512,7 +512,7 @@ def test_verdicts_per_rule(tmp_path, name):
         assert confirmation is not None, (row, code, sorted(got))
         assert confirmation["verdict"] == verdict, (row, code, confirmation)
         assert confirmation["source"] == "run"
-        if verdict == "confirmed":
+        if verdict in ("confirmed", "observed"):
             assert confirmation["evidence"], confirmation
         if verdict == "harmless-in-run":
             assert confirmation["counts"]["ran"] >= 1 and "ran" in confirmation["why"]

@@ -26,13 +26,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PROGRAMS = HERE / "programs"
 TIMEOUT = 300
-SCORES = ["right", "cleared", "not-run", "unobservable", "missed", "false-confirm", "broken", "no-report"]
+SCORES = ["right", "right-observed", "cleared", "not-run", "unobservable", "missed", "observed", "false-confirm",
+          "broken", "no-report"]
 
 
 def parse_header(path: Path) -> dict:
-    header = {"truth": None, "rule": None, "category": None, "static": None}
+    header = {"truth": None, "rule": None, "category": None, "static": None, "watch": "flagged"}
     for line in path.read_text().splitlines():
-        match = re.match(r"#\s*(truth|rule|category|static):\s*(\S+)", line)
+        match = re.match(r"#\s*(truth|rule|category|static|watch):\s*(\S+)", line)
         if not match:
             break
         key, value = match.groups()
@@ -86,10 +87,12 @@ def score(header: dict, findings) -> str:
     if findings is None:
         return "no-report"
     if header["truth"] == "harmless":
-        return "false-confirm" if any(f["verdict"] == "confirmed" for f in findings) else "right"
+        if any(f["verdict"] == "confirmed" for f in findings):
+            return "false-confirm"
+        return "observed" if any(f["verdict"] == "observed" for f in findings) else "right"
     verdicts = {f["verdict"] for f in findings if f["code"] == header["rule"]}
-    for verdict, name in (("confirmed", "right"), ("harmless-in-run", "cleared"), ("not-run", "not-run"),
-                          ("unobservable", "unobservable")):
+    for verdict, name in (("confirmed", "right"), ("observed", "right-observed"), ("harmless-in-run", "cleared"),
+                          ("not-run", "not-run"), ("unobservable", "unobservable")):
         if verdict in verdicts:
             return name
     if verdicts:
@@ -103,8 +106,8 @@ def evaluate(python: str, path: Path) -> dict:
         cwd = Path(tmp)
         shutil.copy(path, cwd / path.name)
         plain = run([python, path.name], cwd)
-        observed = run([python, "-m", "detachlint", "run", "--select", "ALL", "--output-format", "json",
-                        "--output", "r.json", path.name], cwd)
+        observed = run([python, "-m", "detachlint", "run", "--select", "ALL", "--watch", header["watch"],
+                        "--output-format", "json", "--output", "r.json", path.name], cwd)
         report = cwd / "r.json"
         try:
             findings = [summarize(f) for f in json.loads(report.read_text())] if report.exists() else None

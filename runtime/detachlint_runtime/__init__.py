@@ -4,7 +4,7 @@ Two modes, one vocabulary each:
 
 - ``detachlint run`` / ``pytest --detachlint`` (:mod:`.observe`): the user's own program runs
   unchanged while torch's hooks watch for the hazards; static findings get ``confirmed`` /
-  ``harmless-in-run`` / ``not-run``.
+  ``observed`` / ``harmless-in-run`` / ``unobservable`` / ``not-run``.
 - ``detachlint check --confirm`` (pattern mode, below): a finding's signature becomes a minimal
   reproducer; verdicts ``reproduced`` / ``not-reproduced`` / ``no-reproducer``, per configuration.
 

@@ -94,9 +94,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-format", choices=FORMATS, default="text",
                         help="format of --output (default: text; json is check's finding list with "
                              "`confirmation`)")
-    parser.add_argument("--fail-on", choices=("never", "confirmed"), default="never",
-                        help="exit 1 (when the program itself succeeded) if a finding is confirmed "
-                             "(default: never; the exit status is the program's)")
+    parser.add_argument("--fail-on", choices=("never", "confirmed", "observed"), default="never",
+                        help="exit 1 (when the program itself succeeded) if a finding is confirmed (a hazard "
+                             "wrong whatever the code meant), or with `observed` also if what a finding "
+                             "describes happened (default: never; the exit status is the program's)")
     parser.add_argument("--select", metavar="CODES",
                         help="rule codes for the static findings (default: the default rules; ALL for all)")
     parser.add_argument("--watch", choices=("flagged", "all"), default="flagged",

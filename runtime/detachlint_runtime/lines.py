@@ -23,8 +23,8 @@ from .watch import Site
 
 class LineCounter:
     def __init__(self, rows_of: Callable[[str], Optional[Tuple[str, Set[int], Set[int]]]]) -> None:
-        # rows_of(co_filename) -> (path, flagged rows, alias rows), or None for a file that is not
-        # the user's. Called once per file name.
+        # rows_of(co_filename) -> (path, flagged rows, alias rows[, {row: first row of its multi-line
+        # statement}]), or None for a file that is not the user's. Called once per file name.
         self._rows_of = rows_of
         self._files: Dict[str, Optional[Tuple[str, Set[int], Set[int]]]] = {}
         # id(code) -> (path, flagged rows in it, alias rows in it); keyed by id because a code
@@ -32,7 +32,11 @@ class LineCounter:
         # (in _held), so an id is never reused while it is a key.
         self._codes: Dict[int, Tuple[str, FrozenSet[int], FrozenSet[int]]] = {}
         self._held: list = []
+        # Runs of each flagged statement, under its first row (``statement`` maps any of its rows):
+        # a statement over several lines gives several line events per run, counted once.
         self.counts: Dict[Site, int] = {}
+        self._first: Dict[Site, int] = {}  # row of a multi-line statement -> its first row
+        self._open: Dict[int, int] = {}  # id(frame) -> first row of the flagged statement it is in
         self.hot: Optional[Site] = None
         self.active = False
         self.why_off = ""
@@ -55,20 +59,37 @@ class LineCounter:
         if found is None or not found[1]:
             entry: Tuple[str, FrozenSet[int], FrozenSet[int]] = ("", frozenset(), frozenset())
         else:
-            path, rows, alias = found
+            path, rows, alias = found[:3]
+            if len(found) > 3:  # the first row of each multi-line statement holding a flagged row
+                self._first.update(((path, row), first) for row, first in found[3].items())
             mine = {line for _, _, line in code.co_lines() if line is not None} & rows
             entry = (path, frozenset(mine), frozenset(mine & alias))
         self._codes[id(code)] = entry
         self._held.append(code)
         return entry
 
+    def statement(self, site: Site) -> Site:
+        """The site its runs are counted under: the first row of its statement."""
+        return (site[0], self._first.get(site, site[1]))
+
     def _line(self, path: str, row: int, alias: FrozenSet[int]) -> None:
         site = (path, row)
-        self.counts[site] = self.counts.get(site, 0) + 1
+        first = self._first.get(site, row)
+        frame = sys._getframe(2)  # the traced frame (0: here, 1: the tracer's callback)
+        if self._open.get(id(frame)) != first:  # a new run, not the next line of the same statement
+            self._open[id(frame)] = first
+            back = frame.f_back
+            # a comprehension, generator expression or lambda running inside that statement's own
+            # run is part of it
+            if not (frame.f_code.co_name.startswith("<") and back is not None and self._open.get(id(back)) == first
+                    and back.f_code.co_filename == frame.f_code.co_filename):
+                key = (path, first)
+                self.counts[key] = self.counts.get(key, 0) + 1
         self.hot = site if row in alias else None
         self.on_flagged()
 
     def _leave(self) -> None:
+        self._open.pop(id(sys._getframe(2)), None)
         self.hot = None
         self.on_idle()
 
@@ -174,3 +195,28 @@ class LineCounter:
             self._stop_monitoring()
         elif sys.gettrace() is self._trace:
             sys.settrace(None)
+
+
+def statements(source: str, rows: Set[int]) -> Dict[int, int]:
+    """Every row of each statement spanning several lines that holds one of ``rows``, mapped to
+    the statement's first row (a compound statement: its header, up to its body)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    out: Dict[int, int] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+            starts = [node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())]
+            first, last = min(starts), body[0].lineno - 1
+        else:
+            first, last = node.lineno, node.end_lineno or node.lineno
+        span = range(first, last + 1)
+        if last > first and any(r in rows for r in span):
+            out.update((r, first) for r in span)
+    return out

@@ -60,7 +60,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatc
 
 import detachlint
 
-from .lines import LineCounter
+from .lines import LineCounter, statements
 from .recipes import leaves
 from .static import static_findings
 from .rules import RULES
@@ -111,8 +111,9 @@ class _Saved:
         self.writes: List[Tuple[Optional[Site], str, bool]] = []  # (site, op, target requires grad)
 
 
-def _span(t: torch.Tensor) -> Optional[Tuple[int, int, int]]:
-    """(storage pointer, first byte, end byte) of a strided tensor; None when it has no storage."""
+def _span(t: torch.Tensor) -> Optional[Tuple[int, int, int, Any]]:
+    """(storage pointer, first byte, end byte, (first byte, element size, shape, strides)) of a
+    strided tensor, for ``overlap``; None when it has no storage."""
     try:
         if t.layout is not torch.strided or t.device.type == "meta":
             return None
@@ -122,7 +123,7 @@ def _span(t: torch.Tensor) -> Optional[Tuple[int, int, int]]:
     size = t.element_size()
     start = t.storage_offset()
     extent = sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride())) if t.numel() else -1
-    return ptr, start * size, (start + extent + 1) * size
+    return ptr, start * size, (start + extent + 1) * size, (start * size, size, t.shape, t.stride())
 
 
 def version_error(saved: _Saved) -> str:
@@ -226,11 +227,17 @@ class _Mode(TorchDispatchMode):
         aliasing = _aliasing(func)
         if obs.watch.tags and not aliasing:  # making a view of an alias is not reading it
             obs.check_watched(func, args, written)
-        if obs.dirty:
+        if obs.dirty and not aliasing:
             obs.check_reads(args)
-        if written:
+        if not written:
+            out = func(*args, **kwargs)
+        else:
             obs.on_write(func, written)
-        out = func(*args, **kwargs)
+            try:
+                out = func(*args, **kwargs)
+            except Exception as exc:  # nothing was written (an `expand`ed target): not a write
+                obs.write_raised(func, written, exc)
+                raise
         if aliasing and (obs.watch.tags or obs.alias_sites):
             obs.on_alias_op(args, out)  # `.data` reaches the dispatcher as aten.detach
         return out
@@ -267,6 +274,10 @@ class Observer:
         self.counts: Dict[Site, int] = {}
         self.write_counts: Dict[Site, int] = {}
         self.blind_writes: Dict[Site, int] = {}  # writes to tensors without storage, by line
+        self.raised: Dict[Site, List[Tuple[str, str]]] = {}  # writes that raised, by line: (op, error)
+        self.raised_through: Dict[int, List[Tuple[str, str]]] = {}  # ... through an alias, by id(finding)
+        self.numpy_aliases: Dict[int, int] = {}  # id(finding) -> `.numpy()` arrays made at its alias line
+        self._last_write: Optional[Tuple[Optional[Site], int]] = None
         self.events: List[Event] = []
         self.programs: List[str] = []  # the script that ran (its __main__ is gone from sys.modules by the end)
         self._event_keys: Set[Any] = set()
@@ -339,7 +350,12 @@ class Observer:
             return None
         alias = {row for (path, row) in self.alias_sites if path == state.path}
         related = {r.location.row for f in state.findings for r in f.related}
-        return state.path, state.lines | alias | related, alias
+        rows = state.lines | alias | related
+        try:  # a statement over several lines is counted once per run, on every row of it
+            first = statements(Path(state.path).read_text(encoding="utf-8"), rows)
+        except (OSError, UnicodeDecodeError):
+            first = {}
+        return state.path, rows | set(first), alias, first
 
     def _start_hooks(self, path: Optional[str]) -> None:
         """Saved-tensor hooks, from the first file whose findings need them (they change the ops a
@@ -493,6 +509,8 @@ class Observer:
         site = self.user_site()
         if site is not None:
             self.write_counts[site] = self.write_counts.get(site, 0) + 1
+        self._last_write = (site, len(self.events))  # undone by write_raised if the op raises
+        self.watch.undo.clear()
         op = func.overloadpacket.__name__
         for t in written:
             span = _span(t)
@@ -534,6 +552,40 @@ class Observer:
                                         finding=linked))
 
     @_unseen
+    def write_raised(self, func, written: Sequence[torch.Tensor], exc: Exception) -> None:
+        """The op :meth:`on_write` was told of raised before writing: undo what it noted (a stale
+        alias, a write to saved memory or to a snapshot, its events) and keep the error for the
+        verdict (a refused write is not a harmless one)."""
+        if self._busy or self._last_write is None:
+            return
+        site, events = self._last_write
+        self._last_write = None
+        op = func.overloadpacket.__name__
+        for event in self.events[events:]:
+            self._event_keys.discard((event.kind, event.rules, tuple(event.sites), id(event.finding)))
+        del self.events[events:]
+        self.watch.restore()
+        for t in written:
+            for group, _ in self.watch.members(t) if self.watch.tags else ():  # through an alias a finding made
+                self.raised_through.setdefault(id(group.finding), []).append(
+                    (op, f"{type(exc).__name__}: {exc}"))
+            span = _span(t)
+            if span is None:
+                continue
+            for saved in list(self.saved.get(span[0], ())):
+                if saved.writes and saved.writes[-1][:2] == (site, op):
+                    saved.writes.pop()
+            for snap in self.snap_ptrs.get(span[0], ()):
+                if snap.changed_by and snap.changed_by[-1] == site:
+                    snap.changed_by.pop()
+            entries = self.dirty.get(span[0], [])
+            for _ in self.write_lines.get(site, ()) if site is not None else ():
+                if entries and entries[-1][1:] == (site, span):
+                    entries.pop()
+        if site is not None:
+            self.raised.setdefault(site, []).append((op, f"{type(exc).__name__}: {exc}"))
+
+    @_unseen
     def check_watched(self, func, args, written) -> None:
         """A read of an alias or source whose other side changed since: the hazard happened."""
         if self._busy:
@@ -543,6 +595,15 @@ class Observer:
             for t in (a if isinstance(a, (list, tuple)) else (a,)):
                 if isinstance(t, torch.Tensor) and id(t) not in skip and id(t) in self.watch.tags:
                     self._read(t, func.overloadpacket.__name__)
+
+    def _numpy_alias(self) -> None:
+        """``.numpy()`` ran: at a line where a finding's alias is made, that alias is an ndarray,
+        whose reads never reach torch."""
+        if self._busy or (self.lines.active and self.lines.hot is None):
+            return
+        site = self.lines.hot if self.lines.active else self.user_site(direct=True)
+        for f in self.alias_sites.get(site, ()) if site is not None else ():
+            self.numpy_aliases[id(f)] = self.numpy_aliases.get(id(f), 0) + 1
 
     @_unseen
     def _read_outside(self, t, how: str) -> None:
@@ -616,7 +677,7 @@ class Observer:
         maker = (id(found[0]), found[0].f_code)  # the call that made the alias
         for f in findings:
             if id(f) not in chained:  # `x[0].view(-1)`: one alias, made in two ops
-                self.watch.make(f, site, source, outs).maker = maker
+                self.watch.make(f, site, source, outs, findings).maker = maker
 
     # -- snapshots and constructors (wrappers around public functions) ---------------------------
 
@@ -801,7 +862,10 @@ class Observer:
             def wrapper(self, *args, **kwargs):
                 if obs.watch.tags and id(self) in obs.watch.tags and not compiling():
                     obs._read_outside(self, how)
-                return original(self, *args, **kwargs)
+                result = original(self, *args, **kwargs)
+                if how == "numpy" and obs.alias_sites and not compiling():
+                    obs._numpy_alias()
+                return result
             return wrapper
 
         def legacy(original):
@@ -925,12 +989,24 @@ def _as_caller(original, *args, **kwargs):
     """``original(*args, **kwargs)`` called from a wrapper of ours, with the warnings it gives
     attributed as without us: torch attributes a C++ warning to the innermost Python frame, which
     would be the wrapper; it goes to the user's line that called the wrapper."""
+    # Not warnings.catch_warnings: entering and leaving it counts as changing the filters, which
+    # empties every "once per location" registry, so a warning the program gives once in a loop
+    # would be given at every iteration. The filter list is changed in place instead (which
+    # invalidates nothing) and what is shown is collected.
     caught: list = []
+    show = warnings._showwarnmsg
+    always = ("always", None, Warning, None, 0)
+    warnings.filters.insert(0, always)
+    warnings._showwarnmsg = caught.append
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            return original(*args, **kwargs)
+        return original(*args, **kwargs)
     finally:
+        warnings._showwarnmsg = show
+        filters = warnings.filters  # a catch_warnings inside the call may have put back a copy
+        if filters and filters[0] is always:
+            del filters[0]
+        else:  # the call changed the filters itself
+            filters[:] = [f for f in filters if f is not always]
         frame = sys._getframe(2)  # 0: here, 1: the wrapper, 2: its caller
         for w in caught:  # re-issued under the user's filters, now restored
             if w.filename == __file__:

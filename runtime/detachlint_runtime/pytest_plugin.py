@@ -12,7 +12,8 @@ def pytest_addoption(parser) -> None:
     group = parser.getgroup("detachlint", "detachlint runtime companion")
     group.addoption("--detachlint", action="store_true", default=False,
                     help="observe aliasing/detach hazards while the tests run and give each static "
-                         "finding in the code that ran a verdict (confirmed / harmless-in-run / not-run)")
+                         "finding in the code that ran a verdict (confirmed / observed / harmless-in-run / unobservable / "
+                         "not-run)")
     group.addoption("--detachlint-watch", choices=("flagged", "all"), default="flagged",
                     help="as `detachlint run --watch` (default: flagged)")
     group.addoption("--detachlint-output", metavar="FILE", default=None,

@@ -15,7 +15,8 @@ FORMATS = ("text", "json", "sarif")
 _CORE_FORMAT = {"text": "concise", "json": "json", "sarif": "sarif"}
 
 
-VERDICTS = ("confirmed", "harmless-in-run", "unobservable", "not-run")
+VERDICTS = ("confirmed", "observed", "harmless-in-run", "unobservable", "not-run")
+FAIL_ON = {"never": (), "confirmed": ("confirmed",), "observed": ("confirmed", "observed")}
 
 
 def shown_path(filename: str) -> str:
@@ -36,7 +37,7 @@ def summary(findings: List, stream: TextIO) -> None:
     total = sum(verdicts.values())
     stream.write(f"detachlint: {total} static finding{'s' if total != 1 else ''} in the files that ran"
                  + (f": {', '.join(parts)}" if parts else "") + f"; {len(runtime)} hazard"
-                 f"{'s' if len(runtime) != 1 else ''} observed with no static finding\n")
+                 f"{'s' if len(runtime) != 1 else ''} at lines with no static finding\n")
     rank = {v: i for i, v in enumerate(VERDICTS)}
     for f in sorted(findings, key=lambda f: (rank.get(f.confirmation["verdict"], len(rank)), f.sort_key())):
         c = f.confirmation
@@ -48,8 +49,9 @@ def summary(findings: List, stream: TextIO) -> None:
 
 
 def failed(findings: List, fail_on: str) -> bool:
-    """``--fail-on confirmed``: whether the run should fail although the program succeeded."""
-    return fail_on == "confirmed" and any(f.confirmation["verdict"] == "confirmed" for f in findings)
+    """``--fail-on confirmed`` / ``observed``: whether the run should fail although the program
+    succeeded (``observed`` also fails on what may have been meant)."""
+    return any(f.confirmation["verdict"] in FAIL_ON[fail_on] for f in findings)
 
 
 def render(findings: List, fmt: str) -> str:

@@ -62,6 +62,31 @@ def torch_version() -> str:
         return "unknown"
 
 
+# Packages a recipe may need besides torch (recipes.need_numpy): a verdict depends on whether
+# they are there, so the cache is keyed on them too.
+OPTIONAL_PACKAGES = ("numpy",)
+
+
+def package_versions() -> str:
+    """``numpy=2.1.0`` (or ``numpy=absent``) for each optional package, found without importing it."""
+    from importlib import metadata
+
+    found = []
+    for name in OPTIONAL_PACKAGES:
+        try:
+            present = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            present = False
+        version = "absent"
+        if present:
+            try:
+                version = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                version = "unknown"
+        found.append(f"{name}={version}")
+    return ",".join(found)
+
+
 def cuda_probe() -> Tuple[bool, str]:
     """Whether CUDA *may* be available, decided without importing torch; the worker has the last
     word (``torch.cuda.is_available()``). The reason is what a skipped configuration reports."""
@@ -154,22 +179,24 @@ class Cache:
     """One JSON file per (signature, configuration), under ``<root>/runtime/torch-<version>/``.
 
     An entry names everything its result depends on (signature, configuration, torch version,
-    recipe fingerprint) and carries a SHA-256 of all of it and the result; an entry that does not
-    match, or whose checksum is wrong (hand-edited, truncated, from another version), is ignored
-    and recomputed: ``rejected`` counts those."""
+    recipe fingerprint, the optional packages present) and carries a SHA-256 of all of it and the
+    result; an entry that does not match, or whose checksum is wrong (hand-edited, truncated, from
+    another version), is ignored and recomputed: ``rejected`` counts those."""
 
-    def __init__(self, root: Path, torch: str, fingerprint: str) -> None:
+    def __init__(self, root: Path, torch: str, fingerprint: str, packages: str = "") -> None:
         self.dir = Path(root) / "runtime" / f"torch-{torch}"
         self.torch = torch
         self.fingerprint = fingerprint
+        self.packages = packages  # package_versions(): numpy absent gives no-reproducer, present may not
         self.rejected = 0
 
     def path(self, key: str, config: Config) -> Path:
-        digest = hashlib.sha256(f"{key}|{config.name}|{self.fingerprint}".encode()).hexdigest()[:32]
+        digest = hashlib.sha256(f"{key}|{config.name}|{self.fingerprint}|{self.packages}".encode()).hexdigest()[:32]
         return self.dir / f"{digest}.json"
 
     def _identity(self, key: str, config: Config) -> dict:
-        return {"signature": key, "config": config.name, "torch": self.torch, "fingerprint": self.fingerprint}
+        return {"signature": key, "config": config.name, "torch": self.torch, "fingerprint": self.fingerprint,
+                "packages": self.packages}
 
     @staticmethod
     def checksum(identity: dict, result: dict) -> str:
@@ -326,7 +353,7 @@ class Confirmer:
         self.recipe_files = recipe_paths(recipe_modules)
         self.progress = progress
         self.python = python
-        self.cache = (Cache(Path(cache_dir), self.version, recipe_fingerprint(self.recipe_files))
+        self.cache = (Cache(Path(cache_dir), self.version, recipe_fingerprint(self.recipe_files), package_versions())
                       if cache_dir is not None else None)
         self.cache_root = Path(cache_dir).resolve() if cache_dir is not None else None
         self.reproductions = 0

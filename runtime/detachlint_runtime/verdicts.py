@@ -1,6 +1,11 @@
 """Run mode: from what the observer saw to a verdict on each static finding.
 
-``confirmed``: an observed hazard is at the finding (its line range, or one of its related lines).
+``confirmed``: an observed hazard is at the finding (its line range, or one of its related lines),
+and it is wrong whatever the code meant (a gradient computed from changed saved values, a backward
+that raised, a graph dropped from a tensor that requires grad, a stale snapshot restored or saved).
+``observed``: what the finding describes happened (the other name read after the write), which is
+the hazard if a copy was meant and the purpose if the write was meant to reach it: the run cannot
+see which, so ``--fail-on confirmed`` does not fail on it.
 ``harmless-in-run``: the finding's line ran, and the hazard did not occur; ``why`` says what was
 checked. ``unobservable``: the line ran but its write never reaches torch's hooks (a NumPy write,
 ``x.data = y``), or it is in a function that ran compiled by ``torch.compile`` (whose ops have no
@@ -16,11 +21,19 @@ from typing import Any, Dict, List, Optional
 from detachlint.findings import Finding, Location, Severity
 
 from .rules import RULES
-from .watch import claims_read
+from .watch import claims_read, watched_sides
 
 
 def _rows(f: Finding) -> range:
     return range(f.location.row, max(f.end_location.row, f.location.row) + 1)
+
+
+# Events that show what the finding describes, not that it was unintended (see the docstring).
+OBSERVED_ONLY = frozenset({"read-after-write"})
+
+
+def _verdict(kinds) -> str:
+    return "observed" if set(kinds) <= OBSERVED_ONLY else "confirmed"
 
 
 def _matches(f: Finding, event, path: str) -> bool:
@@ -31,8 +44,10 @@ def _matches(f: Finding, event, path: str) -> bool:
 
 
 def _ran(observer, path: str, row: int) -> int:
-    # Line events where the line counter ran; ops issued by the line otherwise (and as a floor).
-    return max(observer.lines.counts.get((path, row), 0), observer.counts.get((path, row), 0))
+    # Runs of its statement where the line counter saw them; ops issued by the line otherwise (an
+    # op count is no run count: a line making two views issues two, so it is no floor).
+    runs = observer.lines.counts.get(observer.lines.statement((path, row)), 0)
+    return runs or observer.counts.get((path, row), 0)
 
 
 def _watched(stats) -> str:
@@ -75,10 +90,10 @@ def verdicts(observer) -> List[Finding]:
         finding = Finding(
             code=e.rules[0], message=f"observed at runtime with no static finding here: {e.evidence}",
             severity=Severity.ERROR, filename=path, location=Location(line, 0), end_location=Location(line, 0),
-            confirmation={"verdict": "confirmed", "source": "run", "origin": "runtime", "hazard": e.kind,
+            confirmation={"verdict": _verdict([e.kind]), "source": "run", "origin": "runtime", "hazard": e.kind,
                           "evidence": [e.evidence], "counts": {"ran": _ran(observer, path, line),
                                                                "hazards": 1},
-                          "short": f"confirmed at runtime ({e.kind}); no static finding"})
+                          "short": f"{_verdict([e.kind])} at runtime ({e.kind}); no static finding"})
         seen[key] = finding
         out.append(finding)
     out.sort(key=lambda f: f.sort_key())
@@ -95,10 +110,20 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
     if rule is not None and rule.counts == "calls":
         counts["calls"] = len(calls)
     if events:
-        kinds = sorted({e.kind for e in events})
-        return {"verdict": "confirmed", "source": "run", "origin": "static", "hazard": kinds[0],
-                "evidence": [e.evidence for e in events[:5]], "counts": counts,
-                "short": f"confirmed in run: {kinds[0]} ({len(events)}x)"}
+        verdict = _verdict(e.kind for e in events)
+        events = sorted(events, key=lambda e: e.kind in OBSERVED_ONLY)  # what is wrong whatever was meant first
+        kind = events[0].kind
+        result = {"verdict": verdict, "source": "run", "origin": "static", "hazard": kind,
+                  "evidence": [e.evidence for e in events[:5]], "counts": counts,
+                  "short": f"{verdict} in run: {kind} ({len(events)}x)"}
+        if verdict == "observed":
+            result["why"] = ("what the finding describes happened; it is the hazard if a copy was meant, and the "
+                             "purpose if the write was meant to reach the other name: the run cannot tell which")
+        return result
+    raised = [r for row in _rows(f) for r in observer.raised.get((path, row), [])] + \
+        observer.raised_through.get(id(f), [])
+    if raised and rule is not None and rule.writes:
+        return _raised(counts, ran or writes, raised)
     region = next(((name, first) for (where, name, first), last in observer.compiled.items()
                    if where == path and first <= f.location.row <= last), None)
     if region is not None and not ran and not writes and not calls:
@@ -109,7 +134,7 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
     if not ran and not writes and not calls:
         return {"verdict": "not-run", "source": "run", "origin": "static", "evidence": [],
                 "counts": counts, "why": "the flagged line never ran", "short": "not-run"}
-    ran = max(ran, writes, len(calls))
+    ran = ran or max(writes, len(calls))  # a line writing twice per run still ran once
     counts["ran"] = ran
     blind = sum(observer.blind_writes.get((path, r), 0) for r in _rows(f))
     if blind and rule is not None and rule.writes:
@@ -141,6 +166,11 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
                                               f"as an EMA shadow): they changed the tensor it was taken from, "
                                               f"outside autograd, and whether that was meant cannot be seen at "
                                               f"runtime")
+        arrays = observer.numpy_aliases.get(id(f), 0)
+        if arrays and "alias" in watched_sides(f):
+            return _unobservable(counts, ran, f"the alias made here is a NumPy array (`.numpy()`, {arrays}x): a "
+                                              f"NumPy read never reaches torch, so whether one was read after the "
+                                              f"write (by the caller, say) could not be seen")
         if stats is not None and stats.unclaimed:
             return _unobservable(counts, ran, f"the write changed what the alias made here shares memory with, and "
                                               f"that was read afterwards ({stats.unclaimed} of {stats.made}); the "
@@ -160,6 +190,25 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
     return {"verdict": "harmless-in-run", "source": "run", "origin": "static", "evidence": [], "counts": counts,
             "why": f"line ran {ran} time{'s' if ran != 1 else ''}; {why}",
             "short": f"harmless-in-run (ran {ran}x)"}
+
+
+# torch refusing a write because its target's elements share memory (torch-semantics.md, `expand`)
+_REFUSED = "to a single memory location"
+
+
+def _raised(counts, ran: int, raised) -> Dict[str, Any]:
+    """Writes at the finding that raised before writing: never harmless. torch refusing a write
+    through memory-sharing elements (an `expand`ed alias) is the aliasing hazard, surfacing loudly."""
+    refused = [(op, error) for op, error in raised if _REFUSED in error]
+    if refused:
+        op, error = refused[0]
+        return {"verdict": "confirmed", "source": "run", "origin": "static", "hazard": "write-refused",
+                "evidence": [f"`{op}` raised {error.split('. ')[0]}: torch refused the write "
+                             f"({len(refused)}x)"], "counts": counts,
+                "short": f"confirmed in run: write-refused ({len(refused)}x)"}
+    op, error = raised[0]
+    return _unobservable(counts, ran, f"{len(raised)} of its writes raised before writing (`{op}`: {error[:120]}): "
+                                      f"what they would have changed could not be seen")
 
 
 def _unobservable(counts, ran: int, why: str) -> Dict[str, Any]:

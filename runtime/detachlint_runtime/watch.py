@@ -12,10 +12,12 @@ finding be ``harmless-in-run``, and the verdict says which of the two happened.
 Which side is watched follows the finding's claim (each rule's module says which, ``rules.RULES``):
 TAL301 "the other name is read as if it were a copy" (the side that was not written; both when the
 finding does not say), TAL201 "the write reaches the source" (the source), TAL401 "the snapshot is
-read after the update" (the snapshot), TAL002 "a write through the alias escapes autograd" (no read
-side: saved-tensor checks decide). A TAL201 or TAL301 finding that claims no read (a warning; an
+read after the update" (the snapshot), TAL002 "a write through the alias escapes autograd" (saved-
+tensor checks decide; its alias is watched too, since a read of it after its source changed is a
+hazard that finding does not claim). A TAL201 or TAL301 finding that claims no read (a warning; an
 error for the pending graph alone) may mean its write to reach the other name: a read there is
-noted (``unclaimed``: the verdict is ``unobservable``), never confirmed.
+noted (``unclaimed``: the verdict is ``unobservable``), never confirmed; so is a read of a TAL002
+alias.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ from .rules import RULES
 Site = Tuple[str, int]  # (absolute file name, line)
 # Ops that replace a tensor's values without reading them: a stale alias they write is refreshed.
 OVERWRITES = frozenset({"copy_", "fill_", "zero_", "set_"})
+
+
+def finding_rows(finding) -> range:
+    """The rows of a finding's own statement (its write, for the alias rules)."""
+    return range(finding.location.row, max(finding.end_location.row, finding.location.row) + 1)
 
 
 def alias_rows(finding) -> List[int]:
@@ -47,6 +54,8 @@ def claims_read(finding) -> bool:
     warning, or an error for the pending graph alone, does not: its write may be meant to reach the
     other name (a helper that fills its argument, a projection through `p.detach()`)."""
     rule = RULES.get(finding.code)
+    if rule is not None and not rule.claims_reads:
+        return False
     if rule is None or rule.intended_write is None:
         return True
     return getattr(finding.severity, "value", finding.severity) == "error" and \
@@ -78,7 +87,7 @@ class Stats:
 
 class Group:
     __slots__ = ("finding", "site", "watched", "claimed", "spans", "stale", "alive", "done", "stats", "maker",
-                 "__weakref__")
+                 "others", "owned", "foreign", "__weakref__")
 
     def __init__(self, finding, site: Site, stats: Stats) -> None:
         self.finding = finding
@@ -91,14 +100,87 @@ class Group:
         self.done: Optional[str] = None  # died | ended | confirmed
         self.stats = stats
         self.maker: Optional[Tuple[int, Any]] = None  # (id, code) of the frame that made it
+        # The write lines of the other findings whose aliases are made at the same line (`best, low =
+        # a[0], b[0]`, one finding per write): a write there does not make this finding's aliases stale.
+        self.others: FrozenSet[Site] = frozenset()
+        self.owned = False  # this finding's own write reached it
+        self.foreign = False  # one of those other findings' writes reached it
 
     def live_side(self, side: str) -> bool:
         return side in self.watched or (not self.watched and side == "alias")
 
 
 def overlap(a, b) -> bool:
-    """Whether two spans (storage pointer, first byte, end byte; None: no storage) share memory."""
-    return a is not None and b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+    """Whether two spans share memory: (storage pointer, first byte, end byte[, (first byte,
+    element size, shape, strides)]); None: no storage. With both shapes it is decided element by
+    element: the column chunks of a row-major tensor (``unsafe_chunk`` in ``nn.LSTMCell``) lie in
+    one byte interval each but share no element."""
+    if a is None or b is None or a[0] != b[0] or not (a[1] < b[2] and b[1] < a[2]):
+        return False
+    if len(a) < 4 or len(b) < 4 or a[3] is None or b[3] is None:
+        return True
+    (off_a, size_a, dims_a, dense_a), (off_b, size_b, dims_b, dense_b) = layout(*a[3]), layout(*b[3])
+    if dense_a and (dense_b or a[1] <= b[1] and b[2] <= a[2]) or dense_b and b[1] <= a[1] and a[2] <= b[2]:
+        return True  # the common case: one covers its interval, the other lies in it or covers its own
+    if dense_a:  # a covers its interval: does an element of b fall in it?
+        return _reaches(dims_b, a[1] - size_b + 1 - off_b, a[2] - off_b)
+    if dense_b:
+        return _reaches(dims_a, b[1] - size_a + 1 - off_a, b[2] - off_a)
+    # x in a, y in b overlap when x - y lies in (-size_b, size_a): one bounded search over the
+    # dimensions of both, b's negated
+    dims = dims_a + tuple((n, -s) for n, s in dims_b)
+    return _reaches(dims, off_b - off_a - size_b + 1, off_b - off_a + size_a)
+
+
+def layout(offset: int, size: int, shape, strides) -> Tuple[int, int, Tuple[Tuple[int, int], ...], bool]:
+    """(first byte, element size, ((count, byte stride), ...) largest stride first, dense): what
+    :func:`overlap` needs of a strided tensor; dimensions of one element or stride 0 (``expand``)
+    add no memory. Dense: its elements cover its byte interval without a gap."""
+    dims = tuple(sorted(((n, s * size) for n, s in zip(shape, strides) if n > 1 and s != 0),
+                        key=lambda d: -abs(d[1])))
+    covered, dense = size, True
+    for n, s in reversed(dims):  # smallest stride first: each must continue the block below it
+        dense = dense and abs(s) == covered
+        covered *= n
+    return offset, size, dims, dense
+
+
+_BUDGET = 20000  # steps of one search; past it the overlap is assumed (as with byte intervals)
+
+
+def _reaches(dims, lo: int, hi: int) -> bool:
+    """Whether some sum of ``i_k * stride_k`` (``0 <= i_k < count_k``) lies in ``[lo, hi)``:
+    branch and bound over the dimensions, largest stride first, with the reachable range of the
+    ones after each pruning the indices tried."""
+    dims = sorted(dims, key=lambda d: -abs(d[1]))
+    low = [0] * (len(dims) + 1)  # reachable range of dims[k:]
+    high = [0] * (len(dims) + 1)
+    for k in range(len(dims) - 1, -1, -1):
+        n, s = dims[k]
+        low[k] = low[k + 1] + min(0, (n - 1) * s)
+        high[k] = high[k + 1] + max(0, (n - 1) * s)
+    budget = [_BUDGET]
+
+    def search(k: int, lo: int, hi: int) -> bool:
+        if lo > high[k] or hi - 1 < low[k]:
+            return False
+        if k == len(dims):
+            return True
+        budget[0] -= 1
+        if budget[0] < 0:
+            return True
+        n, s = dims[k]
+        # i * s must lie in [lo - high[k+1], hi - 1 - low[k+1]]
+        first, last = lo - high[k + 1], hi - 1 - low[k + 1]
+        if s < 0:
+            s, first, last = -s, -last, -first
+            sign = -1
+        else:
+            sign = 1
+        start, stop = max(0, -(-first // s)), min(n - 1, last // s)
+        return any(search(k + 1, lo - sign * i * s, hi - sign * i * s) for i in range(start, stop + 1))
+
+    return search(0, lo, hi)
 
 
 class Watch:
@@ -108,6 +190,7 @@ class Watch:
         self.by_ptr: Dict[int, List[Group]] = {}  # storage -> groups whose alias side is watched
         self.stats: Dict[int, Stats] = {}  # id(finding) -> Stats
         self._groups: Dict[int, Group] = {}  # open groups, held until they end
+        self.undo: List[Tuple[Group, Any]] = []  # (group, stale before) of the last write, see restore
 
     def open_groups(self) -> bool:
         return bool(self._groups)
@@ -115,8 +198,13 @@ class Watch:
     def stats_for(self, finding) -> Stats:
         return self.stats.setdefault(id(finding), Stats())
 
-    def make(self, finding, site: Site, source, aliases: Iterable) -> Group:
+    def make(self, finding, site: Site, source, aliases: Iterable, siblings: Iterable = ()) -> Group:
+        """A group for one alias ``finding``'s line made; ``siblings``: every finding whose aliases
+        are made at that line (this one among them)."""
         group = Group(finding, site, self.stats_for(finding))
+        mine = set(finding_rows(finding))
+        group.others = frozenset((site[0], row) for f in siblings if f is not finding
+                                 for row in finding_rows(f) if row not in mine)
         group.stats.made += 1
         self._groups[id(group)] = group
         for t in aliases:
@@ -163,7 +251,9 @@ class Watch:
             return
         group.done = how
         stats = group.stats
-        if how in ("confirmed", "unclaimed"):
+        if how in ("died", "ended") and group.foreign and not group.owned:
+            stats.made -= 1  # only another finding's write reached it: its alias, not this one's
+        elif how in ("confirmed", "unclaimed"):
             setattr(stats, how, getattr(stats, how) + 1)
         else:
             setattr(stats, how, getattr(stats, how) + 1)
@@ -181,17 +271,39 @@ class Watch:
         """``t`` (memory ``span``) was written in place by ``op`` at ``site``."""
         mine = self.members(t)
         for group, side in mine:
+            if not self._whose(group, site):
+                continue
             other = "source" if side == "alias" else "alias"
             if other in group.watched:
+                self.undo.append((group, group.stale))
                 group.stale = (site, op)
             elif side in group.watched and group.stale is not None and op in OVERWRITES:
+                self.undo.append((group, group.stale))
                 group.stale = None  # the stale side was overwritten, not read
         if span is None:
             return
         through = {id(g) for g, _ in mine}
-        for group in self.by_ptr.get(span[0], ()):
-            if id(group) not in through and any(overlap(s, span) for s in group.spans):
+        for group in list(self.by_ptr.get(span[0], ())):
+            if id(group) not in through and any(overlap(s, span) for s in group.spans) and self._whose(group, site):
+                self.undo.append((group, group.stale))
                 group.stale = (site, op)
+
+    def restore(self) -> None:
+        """The last write raised before writing anything: what it made stale is as before."""
+        for group, before in reversed(self.undo):
+            group.stale = before
+        self.undo.clear()
+
+    @staticmethod
+    def _whose(group: Group, site: Optional[Site]) -> bool:
+        """Whether a write at ``site`` counts for ``group``: not when it is the write of another
+        finding whose aliases are made at the same line (its aliases are its own to judge)."""
+        if site is not None and site in group.others:
+            group.foreign = True
+            return False
+        if site is not None and site[0] == group.site[0] and site[1] in finding_rows(group.finding):
+            group.owned = True
+        return True
 
     def read(self, t) -> List[Tuple[Group, str, Tuple[Optional[Site], str]]]:
         """The groups whose stale watched side ``t`` is: each is confirmed (and ends) here."""

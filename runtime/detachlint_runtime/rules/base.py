@@ -24,6 +24,10 @@ class RuleRuntime:
     # one, a read at its related lines after its write does; the wording when it claims none
     intended_write: Optional[str] = None
     snapshots: bool = False  # its alias is a snapshot of live state (restored, saved, optimizer state)
+    # its finding says the watched side is read as a copy; False (TAL002, which is about writes
+    # through the alias): a read of it after the other side's write is noted, never confirmed, and
+    # keeps the verdict from ``harmless-in-run``
+    claims_reads: bool = True
 
 
 def sides(*names: str) -> Callable[[Any], FrozenSet[str]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from detachlint.signature import Signature
+from detachlint.signature import Side, Signature
 
 from ..recipes import alias_write, Config
 from .base import RuleRuntime, sides
@@ -15,4 +15,4 @@ def reproduce(sig: Signature, config: Config) -> dict:
 
 RULE = RuleRuntime(
     "TAL002", reproduce, "no write through the `.data` alias taken here hit memory saved for a pending backward",
-    writes=True, saved_hooks=True, watched=sides())
+    writes=True, saved_hooks=True, watched=sides(Side.ALIAS), claims_reads=False)
