@@ -213,6 +213,9 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--models", nargs="+", choices=list(SIZES), default=list(SIZES))
+    parser.add_argument("--ways", nargs="+", choices=[how or "plain" for _, how in WAYS],
+                        default=[how or "plain" for _, how in WAYS],
+                        help="which ways to run (default: all; plain always runs, the ratios need it)")
     parser.add_argument("--compare", metavar="CHECKOUT",
                         help="also run `detachlint run` from another checkout (its runtime/ and detachlint/ first "
                              "on PYTHONPATH), side by side: before and after a change in one invocation")
@@ -230,7 +233,7 @@ def main(argv=None) -> int:
             inp, hidden, batch = SIZES[name]
             steps = args.steps * STEP_SCALE.get(name, 1)
             tail = [name] + [str(v) for v in (inp, hidden, batch, steps, args.threads)]
-            ways = list(WAYS) + ([(f"... from {Path(args.compare).name}", "compare")] if args.compare else [])
+            ways = [(label, how) for label, how in WAYS if how is None or how in args.ways] + ([(f"... from {Path(args.compare).name}", "compare")] if args.compare else [])
             runs = {label: [] for label, _ in ways}
             for _ in range(args.repeats):  # interleaved, so that a change of load hits every way alike
                 for label, how in ways:

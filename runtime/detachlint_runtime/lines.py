@@ -137,13 +137,17 @@ class LineCounter:
             if not entry[1]:
                 return None
             path, rows, alias = entry
+            on_flagged = True  # as if a flagged line had run: the frame's first other line leaves
 
             def local(frame, event, arg):
+                nonlocal on_flagged
                 if event == "line":
                     row = frame.f_lineno
                     if row in rows:
+                        on_flagged = True
                         line(path, row, alias)
-                    else:
+                    elif on_flagged:  # only where a flagged line is left: the others cost one call
+                        on_flagged = False
                         leave()
                 elif event == "return":
                     leave()
