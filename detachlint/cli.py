@@ -143,7 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     if runtime is not None:
         runtime.add_run_arguments(run)
     else:
-        run.add_argument("-m", dest="module", help=argparse.SUPPRESS)
+        run.add_argument("-m", dest="module", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
         run.add_argument("program", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
     rule = sub.add_parser("rule", help="explain a rule", description="Print a rule's documentation.",

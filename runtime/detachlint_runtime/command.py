@@ -89,7 +89,9 @@ def confirm(args: argparse.Namespace, findings: List[Any]) -> Optional[List[Any]
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     from .report import FORMATS
 
-    parser.add_argument("-m", dest="module", metavar="MODULE", help="run a library module as a script, like python -m")
+    # As with python -m, everything after the module's name is the module's (`-m pytest -q`).
+    parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [ARGS]",
+                        help="run a library module as a script, like python -m; the arguments after it are the module's")
     parser.add_argument("--output", metavar="FILE", help="write the findings with their verdicts to FILE")
     parser.add_argument("--output-format", choices=FORMATS, default="text",
                         help="format of --output (default: text; json is check's finding list with "
@@ -123,6 +125,12 @@ def run(args: argparse.Namespace) -> int:
     program = list(args.program)
     if program and program[0] == "--":
         program = program[1:]
+    module = None
+    if args.module is not None:
+        if not args.module:
+            print("detachlint: error: argument -m: expected a module name", file=sys.stderr)
+            return 2
+        module, program = args.module[0], args.module[1:] + program
     codes = None
     if args.select:
         from .static import all_codes
@@ -130,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         wanted = [c.strip().upper() for c in args.select.split(",") if c.strip()]
         codes = all_codes() if "ALL" in wanted else [c for c in all_codes() if any(c.startswith(w) for w in wanted)]
     try:
-        target = Program(module=args.module, argv=program)
+        target = Program(module=module, argv=program)
     except ProgramError as exc:
         print(f"detachlint: error: {exc}", file=sys.stderr)
         return 2

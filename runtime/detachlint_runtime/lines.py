@@ -46,6 +46,7 @@ class LineCounter:
         self.on_idle: Callable[[], None] = lambda: None
         self._tool: Optional[int] = None
         self._trace = None
+        self._paused = 0
 
     def _code_rows(self, code) -> Tuple[str, FrozenSet[int], FrozenSet[int]]:
         try:
@@ -157,13 +158,17 @@ class LineCounter:
             if not entry[1]:
                 return None
             path, rows, alias = entry
+            on_flagged = True  # as if a flagged line had run: the frame's first other line leaves
 
             def local(frame, event, arg):
+                nonlocal on_flagged
                 if event == "line":
                     row = frame.f_lineno
                     if row in rows:
+                        on_flagged = True
                         line(path, row, alias)
-                    else:
+                    elif on_flagged:  # only where a flagged line is left: the others cost one call
+                        on_flagged = False
                         leave()
                 elif event == "return":
                     leave()
@@ -185,6 +190,21 @@ class LineCounter:
         self._trace = self._tracer()
         sys.settrace(self._trace)
         self.active = True
+
+    def pause(self) -> None:
+        """Off while no user code runs but much Python does (Dynamo and Inductor compiling, an
+        import of torch._dynamo): before 3.12 any global trace function slows every Python call
+        and line (3.11 also gives up its specialised instructions). Nested; :meth:`resume` ends it."""
+        self._paused += 1
+        if self._paused == 1 and self._trace is not None and sys.gettrace() is self._trace:
+            sys.settrace(None)
+
+    def resume(self) -> None:
+        if self._paused == 0:
+            return
+        self._paused -= 1
+        if self._paused == 0 and self.active and self._trace is not None and sys.gettrace() is None:
+            sys.settrace(self._trace)
 
     def stop(self) -> None:
         if not self.active:

@@ -43,6 +43,7 @@ started the observer, and what happens inside compiled regions.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -67,6 +68,7 @@ from .rules import RULES
 from .watch import OVERWRITES, Site, Watch, alias_rows, follows_aliases, overlap
 
 _HELD = 256  # plain-dict snapshots (optimizer state) tracked at once
+_STRIDED = torch.strided
 
 _HERE = str(Path(__file__).resolve().parent)
 _TORCH = str(Path(torch.__file__).resolve().parent)
@@ -97,28 +99,85 @@ class FileState:
 
 
 class _Saved:
-    """What autograd saved: a detached alias (same storage and version counter, no grad_fn, so no
-    reference cycle through the graph), its version then, and the writes seen since."""
+    """What autograd saved: a detached alias (same storage and version counter, no grad_fn), its
+    version then, and the writes seen since. The graph node holds this record (it is what the pack
+    hook returned) and nothing here leads back to the graph: the name of the node that saved it, not
+    the node (a node that saves its own output, as ReLU does, would close a cycle through C++ that
+    Python's collector cannot see, and every graph dropped without backward would stay alive)."""
 
-    __slots__ = ("alias", "version", "node", "output_nr", "span", "writes", "__weakref__")
+    __slots__ = ("alias", "version", "node_name", "output_nr", "ptr", "_span", "writes", "__weakref__")
 
     def __init__(self, t: torch.Tensor) -> None:
         self.alias = t.detach()
         self.version = t._version
-        self.node = t.grad_fn
-        self.output_nr = t.output_nr if t.grad_fn is not None else 0
-        self.span = _span(t)
+        node = t.grad_fn
+        self.node_name = type(node).__name__ if node is not None else None
+        self.output_nr = t.output_nr if node is not None else 0
+        try:  # _storage_ptr(t), inline: a pack is on the hot path of every forward
+            self.ptr = t.untyped_storage().data_ptr() if t.layout is _STRIDED and not t.is_meta else None
+        except (RuntimeError, NotImplementedError):
+            self.ptr = None
+        self._span: Any = False  # computed when a write to its storage is first checked against it
         self.writes: List[Tuple[Optional[Site], str, bool]] = []  # (site, op, target requires grad)
+
+    @property
+    def span(self) -> Optional[Tuple[int, int, int, Any]]:
+        # Most saved tensors die with their graph before any write is observed (a pack is on the
+        # hot path of every forward): the alias has the sizes, strides and offset of `t`.
+        if self._span is False:
+            self._span = _span(self.alias)
+        return self._span
+
+
+class _SavedIndex:
+    """Pending saved tensors by storage pointer, held weakly: a record lives as long as the graph
+    that holds it (autograd keeps what the pack hook returned), and a dead one is never returned.
+    Dead entries are swept once as many records were added as were alive at the last sweep, so the
+    index stays within twice the live records at a constant cost per record. A live record keeps
+    its storage alive, so a pointer is not reused while a live record is filed under it."""
+
+    def __init__(self) -> None:
+        self._buckets: Dict[int, List["weakref.ref[_Saved]"]] = {}
+        self._until_sweep = 1024
+
+    def add(self, saved: "_Saved") -> None:
+        bucket = self._buckets.get(saved.ptr)
+        if bucket is None:
+            self._buckets[saved.ptr] = [weakref.ref(saved)]
+        else:
+            bucket.append(weakref.ref(saved))
+        self._until_sweep -= 1
+        if self._until_sweep <= 0:
+            self._sweep()
+
+    def _sweep(self) -> None:
+        live = {ptr: kept for ptr, kept in ((ptr, [r for r in refs if r() is not None])
+                                            for ptr, refs in list(self._buckets.items())) if kept}
+        self._buckets = live
+        self._until_sweep = max(1024, sum(map(len, live.values())))
+
+    def get(self, ptr: int) -> List["_Saved"]:
+        bucket = self._buckets.get(ptr)
+        if not bucket:
+            return []
+        return [s for s in (r() for r in tuple(bucket)) if s is not None]
+
+
+def _storage_ptr(t: torch.Tensor) -> Optional[int]:
+    """The pointer of a strided tensor's storage; None when it has none (meta, sparse)."""
+    try:
+        if t.layout is not torch.strided or t.is_meta:
+            return None
+        return t.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return None
 
 
 def _span(t: torch.Tensor) -> Optional[Tuple[int, int, int, Any]]:
     """(storage pointer, first byte, end byte, (first byte, element size, shape, strides)) of a
     strided tensor, for ``overlap``; None when it has no storage."""
-    try:
-        if t.layout is not torch.strided or t.device.type == "meta":
-            return None
-        ptr = t.untyped_storage().data_ptr()
-    except (RuntimeError, NotImplementedError):
+    ptr = _storage_ptr(t)
+    if ptr is None:
         return None
     size = t.element_size()
     start = t.storage_offset()
@@ -132,8 +191,8 @@ def version_error(saved: _Saved) -> str:
     shape = ", ".join(str(n) for n in t.shape)
     text = (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
             f"[{t.type()} [{shape}]]")
-    if saved.node is not None:
-        name = type(saved.node).__name__
+    if saved.node_name is not None:
+        name = saved.node_name
         name = name[: name.rfind("Backward")] if "Backward" in name else name
         text += f", which is output {saved.output_nr} of {name},"
     text += f" is at version {t._version}; expected version {saved.version} instead."
@@ -143,6 +202,8 @@ def version_error(saved: _Saved) -> str:
     return text + (" Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
                    "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
+
+_function_modes, _dispatch_modes = torch._C._is_torch_function_mode_enabled, torch._C._len_torch_dispatch_stack
 
 _WRITES: Dict[Any, Tuple[Tuple[int, str], ...]] = {}  # op -> (position, name) of the arguments it writes
 
@@ -208,6 +269,19 @@ class _Mode(TorchDispatchMode):
         # compile as usual (the mode is off while Dynamo traces) and their compiled code runs with
         # the mode on.
         return True
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # True (torch's default) wraps __torch_dispatch__ in torch._disable_dynamo, whose first call
+        # imports torch._dynamo: seconds and megabytes a program that never compiles does not pay.
+        # The same wrapper is put on when the program imports Dynamo (Observer._dynamo_imported).
+        return False
+
+    @classmethod
+    def skip_dynamo(cls) -> None:
+        if "__torch_dispatch__" in cls.__dict__ and not hasattr(cls, "_raw_dispatch"):
+            cls._raw_dispatch = cls.__dict__["__torch_dispatch__"]
+            cls.__torch_dispatch__ = torch._disable_dynamo(cls._raw_dispatch, recursive=True)
 
     def __init__(self, observer: "Observer") -> None:
         super().__init__()
@@ -281,7 +355,7 @@ class Observer:
         self.events: List[Event] = []
         self.programs: List[str] = []  # the script that ran (its __main__ is gone from sys.modules by the end)
         self._event_keys: Set[Any] = set()
-        self.saved: Dict[int, "weakref.WeakSet[_Saved]"] = {}  # storage pointer -> pending saved tensors
+        self.saved = _SavedIndex()  # storage pointer -> pending saved tensors
         self.dirty: Dict[int, List[Tuple[Any, Site, Any]]] = {}  # storage -> (finding, write site, span)
         self.write_lines: Dict[Site, List[Any]] = {}  # write line -> findings there whose write may be meant
         self.alias_sites: Dict[Site, List[Any]] = {}  # line where a finding's alias is made -> findings
@@ -311,6 +385,8 @@ class Observer:
         self._busy = False
         self._stopped = False
         self._thread = threading.get_ident()
+        self._on_dynamo: Optional[_OnImport] = None
+        self._compile_callbacks: Any = None
 
     # -- files and lines -------------------------------------------------------------------------
 
@@ -467,13 +543,15 @@ class Observer:
 
     # -- autograd's saved tensors -----------------------------------------------------------------
 
-    @_unseen
-    def _pack(self, t: torch.Tensor):
+    def _pack(self, t: torch.Tensor, _unseen_now: bool = False):
+        # On the hot path of every forward: as few Python calls as can be (before 3.12 each costs
+        # more under the line counter's trace function), and _unseen's work only when a mode is on.
+        if not _unseen_now and (_function_modes() or _dispatch_modes()):
+            with torch._C.DisableTorchFunction(), torch._C._DisableTorchDispatch():
+                return self._pack(t, True)
         saved = _Saved(t)
-        if len(self.saved) > 4096:  # storages that died leave empty sets behind
-            self.saved = {k: v for k, v in self.saved.items() if len(v)}
-        if saved.span is not None:
-            self.saved.setdefault(saved.span[0], weakref.WeakSet()).add(saved)
+        if saved.ptr:
+            self.saved.add(saved)
         return saved
 
     @_unseen
@@ -899,16 +977,14 @@ class Observer:
 
     def start(self) -> None:
         # Dynamo registers polyfills against torch.Tensor.__new__ when it is first imported (torch
-        # imports it lazily); it must see the original, not our wrapper.
-        import torch._dynamo  # noqa: F401
-
-        _prime_dynamo()
-        try:
-            from torch._dynamo.convert_frame import output_codes
-
-            self._compiled_codes = output_codes.seen_ids
-        except (ImportError, AttributeError):
-            pass
+        # imports it lazily); it must see the original, not our wrapper. Importing it costs about
+        # 2 s and 70 MB, so it is not imported for a program that never does: the import, when the
+        # program makes it, runs with our patches off (and the line counter paused).
+        if "torch._dynamo" in sys.modules:
+            self._dynamo_imported()
+        else:
+            self._on_dynamo = _OnImport("torch._dynamo", self._dynamo_import)
+            sys.meta_path.insert(0, self._on_dynamo)
 
         _prime_device()
         self._install_patches()
@@ -920,10 +996,64 @@ class Observer:
         # was imported (its findings that never ran: not-run).
         self.lines.start()
 
+    @contextlib.contextmanager
+    def _dynamo_import(self):
+        self.lines.pause()
+        self._remove_patches()
+        try:
+            yield
+        finally:
+            if not self._stopped:
+                self._dynamo_imported()
+                self._install_patches()
+            self.lines.resume()
+
+    def _dynamo_imported(self) -> None:
+        _Mode.skip_dynamo()  # before anything can compile: Dynamo must never trace our handler
+        _prime_dynamo()
+        try:
+            from torch._dynamo.convert_frame import output_codes
+
+            self._compiled_codes = output_codes.seen_ids
+        except (ImportError, AttributeError):
+            pass
+        try:  # no user line runs while Dynamo or Inductor compiles: the line counter need not either
+            from torch._dynamo.callback import callback_handler
+
+            callback_handler.register_start_callback(self._compile_start)
+            callback_handler.register_end_callback(self._compile_end)
+            self._compile_callbacks = callback_handler
+        except (ImportError, AttributeError):
+            pass
+
+    def _compile_start(self, *_args) -> None:
+        if threading.get_ident() == self._thread:
+            self.lines.pause()
+
+    def _compile_end(self, *_args) -> None:
+        if threading.get_ident() == self._thread:
+            self.lines.resume()
+
+    def _remove_patches(self) -> None:
+        for owner, name, original in reversed(self._patches):
+            if original is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+        self._patches.clear()
+
     def stop(self) -> None:
         if self._stopped:
             return
         self._stopped = True
+        if self._on_dynamo in sys.meta_path:
+            sys.meta_path.remove(self._on_dynamo)
+        if self._compile_callbacks is not None:
+            try:
+                self._compile_callbacks.remove_start_callback(self._compile_start)
+                self._compile_callbacks.remove_end_callback(self._compile_end)
+            except ValueError:
+                pass
         self.lines.stop()
         self.watch.end()  # what is still alive was watched until the run ended
         for key in list(self.snapshots):
@@ -932,17 +1062,14 @@ class Observer:
             self._pop(force=True)
         if self._hooks_on:
             self._hooks.__exit__(None, None, None)
-        for owner, name, original in reversed(self._patches):
-            if original is None:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, original)
-        self._patches.clear()
+        self._remove_patches()
         self._busy = True  # nothing after this point is the program's
 
     def _compiled_regions(self) -> None:
         """Functions of user files that Dynamo compiled: their lines run as compiled code, which
         neither the line counter nor (with the dispatch mode off) the op observer attributes."""
+        if "torch._dynamo.convert_frame" not in sys.modules:
+            return  # nothing was compiled (and importing it now would cost seconds)
         try:
             from torch._dynamo.convert_frame import input_codes
         except ImportError:
@@ -965,6 +1092,50 @@ class Observer:
         self._compiled_regions()
 
         return verdicts(self)
+
+
+class _OnImport:
+    """A meta path finder for one module: its import (the module's whole execution, with the imports
+    it makes) runs inside ``around()``. It steps aside once it has found the module."""
+
+    def __init__(self, name: str, around) -> None:
+        self.name = name
+        self.around = around
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _Around(spec.loader, self.around)
+                return spec
+        return None
+
+
+class _Around:
+    def __init__(self, loader, around) -> None:
+        self.loader = loader
+        self.around = around
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        try:
+            with self.around():
+                self.loader.exec_module(module)
+        finally:  # the module keeps the loader it would have had
+            module.__loader__ = self.loader
+            if getattr(module, "__spec__", None) is not None:
+                module.__spec__.loader = self.loader
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
 
 
 def _prime_dynamo() -> None:
@@ -1037,9 +1208,9 @@ def _opt(site: Optional[Site]) -> List[Site]:
 
 def _node(saved: _Saved) -> str:
     shape = "x".join(str(n) for n in saved.alias.shape) or "scalar"
-    if saved.node is None:
+    if saved.node_name is None:
         return f"a {shape} leaf"
-    return f"a {shape} tensor, output {saved.output_nr} of {type(saved.node).__name__}"
+    return f"a {shape} tensor, output {saved.output_nr} of {saved.node_name}"
 
 
 def _containers(obj, depth: int = 3, budget: int = 1000) -> List[int]:
