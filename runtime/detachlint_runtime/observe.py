@@ -650,7 +650,7 @@ class Observer:
             span = _span(t)
             if span is None:
                 continue
-            for saved in list(self.saved.get(span[0], ())):
+            for saved in self.saved.get(span[0]):
                 if saved.writes and saved.writes[-1][:2] == (site, op):
                     saved.writes.pop()
             for snap in self.snap_ptrs.get(span[0], ()):
