@@ -12,6 +12,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from . import catalog
+from .alias_flow import atoms
 from .alias_model import EMPTY, Origin, Relation
 from .project import Summary
 from .tensors import Kind, target_names
@@ -259,7 +260,7 @@ class CallTransfer:
         r = dotted_name(receiver)
         if r is None:
             return False
-        tests = [atom for test, holds in self._tests for atom in _atoms(test, holds)]
+        tests = [atom for test, holds in self._tests for atom in atoms(test, holds)]
         if method in catalog.DEVICE_METHODS:
             wanted = catalog.DEVICE_METHODS[method] == "cpu"
             return any(dotted_name(test) == f"{r}.is_cuda" and holds is wanted for test, holds in tests)
@@ -478,16 +479,6 @@ class _DtypeNames(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         for name in target_names(node.target):
             self._bind(name, None)
-
-
-def _atoms(test: cst.BaseExpression, holds: bool) -> List[Tuple[cst.BaseExpression, bool]]:
-    """What an ``if`` test with outcome ``holds`` says of its parts: ``a and b`` holding says both
-    hold, ``a or b`` failing says both fail, ``not a`` says the opposite of ``a``."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _atoms(test.expression, not holds)
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And if holds else cst.Or):
-        return _atoms(test.left, holds) + _atoms(test.right, holds)
-    return [(test, holds)]
 
 
 def _dtype(node: cst.BaseExpression) -> Optional[str]:

@@ -109,6 +109,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         self._tests: Tuple[Tuple[cst.BaseExpression, bool], ...] = ()  # every ``if`` test around, with its outcome
         # statement ids by a condition they run under (``_feasible``)
         self._made_under: Dict[Tuple[str, bool], Set[int]] = {}
+        self._subjects: Dict[str, str] = {}  # a condition's text -> the name it tests (``_rebound``)
         self._dtype_names: Optional[Dict[str, str]] = None  # ``dtype = x.dtype``: name -> ``x``
         self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
         self._bound: Optional[Set[str]] = None  # names bound anywhere in the scope (``_rebound``)
