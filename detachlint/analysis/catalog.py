@@ -339,6 +339,9 @@ TENSOR_EVIDENCE_OPS = frozenset(
     as_strided diagonal movedim moveaxis select as_tensor asarray from_numpy
     """.split()
 )
+# Ops by which a value crosses between a tensor and a NumPy array (``t.numpy()``,
+# ``torch.from_numpy(a)``, ``torch.as_tensor(a)``): an alias made through one involves a tensor.
+ARRAY_TENSOR_BRIDGE_OPS = frozenset("numpy from_numpy as_tensor Tensor".split())
 # Conversions an author writes when a copy is meant (``batch.cpu().float().numpy()``); they return
 # the very same memory when nothing needs converting. ``reshape``/``flatten`` are used as views.
 # The functions among them (``np.asarray(x)``, ``torch.as_tensor(x)``), by their last name.

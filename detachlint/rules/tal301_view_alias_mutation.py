@@ -9,6 +9,7 @@ from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
+from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torch_facts import is_copy_intent_conversion
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
@@ -34,7 +35,10 @@ class ViewAliasMutation(AliasRule):
     Writing through a view on purpose (`x.view(-1)[idx] = 0`, then using `x`) is not flagged.
     A write that reaches the caller's argument is a **warning** instead of an error where
     another override of the same method in the project writes that argument in place itself:
-    changing the caller's tensor is then the method's contract.
+    changing the caller's tensor is then the method's contract. Where only NumPy arrays are
+    involved (no `.numpy()`, `torch.from_numpy` or tensor on the way), the finding is a warning
+    about arrays; a loop that reads `a[j]` and `a[j + 1]` before writing `a[j]` through another
+    name is not flagged, as no read sees a write.
 
     ## Example
     ```python
@@ -161,18 +165,33 @@ class ViewAliasMutation(AliasRule):
         return project.index.filled_by_override(f"{module}{analysis.cls}.{scope.name.value}",
                                                 analysis.params.index(read.key))
 
+    def _arrays_only(self, mutation: Mutation, read: StaleRead, written: Origin) -> bool:
+        """The written expression is a NumPy array and no tensor is on the way to either name: no
+        ``.numpy()``, ``torch.from_numpy``, ``torch.as_tensor``, no name known to be a tensor."""
+        facts = self.analysis(TensorFacts)
+        if mutation.target is None or facts.kind(mutation.target) is not Kind.NDARRAY:
+            return False
+        if isinstance(read.node, (cst.Name, cst.Attribute)) and facts.kind(read.node) is Kind.TENSOR:
+            return False
+        return not (set(written.ops()) | set(read.origin.ops())) & catalog.ARRAY_TENSOR_BRIDGE_OPS
+
     def _report(self, mutation: Mutation, read: StaleRead, written: Origin, direction: str, alias: Origin,
                 analysis: AliasAnalysis) -> None:
         written_text = self._text(mutation.node)
         severity, evidence = self.severity, ""
         made = self._made(alias)
         line = self.ctx.line(made)
-        what = {Relation.PLAIN: "the same tensor", Relation.VIEW: "a view of it",
+        arrays = self._arrays_only(mutation, read, written)
+        if arrays:  # NumPy's own aliasing, which no tensor reaches: worth a look, not a failed build
+            severity = Severity.WARNING
+            evidence = " Only NumPy arrays are involved."
+        what = {Relation.PLAIN: "the same array" if arrays else "the same tensor", Relation.VIEW: "a view of it",
                 Relation.CONVERSION: "the same memory when no conversion is needed"}[alias.relation]
         if direction == "copy":
             other = read.key
+            copy = "`.copy()`" if arrays else "`.clone()`"
             message = (f"`{written_text}` also changes `{other}`: `{self._text(made)}` (line {line}) is {what}, "
-                       f"not a copy, and {self._where(read)}. Use `.clone()` where `{other}` is made")
+                       f"not a copy, and {self._where(read)}.{evidence} Use {copy} where `{other}` is made")
             origin_for_signature = read.origin
         else:
             name = mutation.key or self._text(mutation.target)
@@ -182,8 +201,8 @@ class ViewAliasMutation(AliasRule):
             contract = self._filled_by_override(read, analysis) if read.escape else None
             if contract is not None:
                 severity = Severity.WARNING
-                evidence = (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
-                            f"write may be meant to reach the caller.")
+                evidence += (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
+                             f"write may be meant to reach the caller.")
             message = (f"`{written_text}` also changes `{read.key}`: `{name}` is `{self._text(alias.node)}` "
                        f"(line {line}), {shared}, and {self._where(read)}.{evidence} Copy first "
                        f"(`.clone()`, or `.copy()` for an array)")
