@@ -197,6 +197,9 @@ class NameState:
         if origins is None:
             origins = self._eval(target)
         key = dotted_name(strip_aliases(target))
+        head = key.split(".", 1)[0] if key is not None else None
+        if head in self.names.bindings and (self.state is None or head not in self.state):
+            key = None  # ``torch.from_numpy(a)`` strips to ``torch``: a module, never the written tensor
         mutation = self._mutation(node, op, "inplace", target, key)
         mutation.origins |= origins
         self._apply(mutation, origins, key)

@@ -381,6 +381,13 @@ LEGACY_CONSTRUCTOR_NAMES = frozenset(f"{ns}.{m}" for ns in LEGACY_CONSTRUCTOR_NA
 # then holds what was added; adding reads nothing it already holds.
 CONTAINER_ADD_METHODS = frozenset("append insert add".split())
 CONTAINER_EXTEND_METHODS = frozenset({"extend"})
+# Methods of Python's containers that tensors and arrays lack: a name they are called on holds a
+# dict or a list, so ``obj[key] = v`` through it writes no tensor (a helper moving a structure).
+CONTAINER_ONLY_METHODS = frozenset("items keys values append extend insert setdefault get popitem".split())
+# Types an ``isinstance`` test names for a container: under it, item writes write no tensor.
+CONTAINER_TYPES = frozenset(
+    "dict list tuple set Mapping MutableMapping Sequence MutableSequence OrderedDict defaultdict UserDict".split()
+)
 # Mapping methods that hand out the held values themselves (``sd.items()``, ``sd.values()``).
 CONTAINER_VALUE_METHODS = frozenset({"items", "values"})
 

@@ -36,7 +36,7 @@ from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "17"
+FORMAT = "18"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -225,6 +225,9 @@ class _FunctionScanner(ast.NodeVisitor):
         self.closures: Dict[str, int] = {}  # nested function -> line of the optimizer step in it
         self.attr_names: Dict[str, Set[str]] = {}  # local name -> ``self.<attr>`` it may be read from (``f = self.fn``)
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
+        # names shown to hold a dict or a list (``isinstance(obj, dict)``, ``obj.items()``): an
+        # item write through one writes no tensor (a helper that moves a structure to a device)
+        self.containers: Set[str] = set()
 
     @property
     def _in_branch(self) -> bool:
@@ -235,7 +238,22 @@ class _FunctionScanner(ast.NodeVisitor):
         self.generic_visit(node)
         self._branches -= 1
 
-    visit_If = visit_While = visit_Try = visit_With = _branch
+    visit_While = visit_Try = visit_With = _branch
+
+    def visit_If(self, node: ast.If) -> None:
+        """Under ``isinstance(obj, dict)`` (or after ``if not isinstance(obj, list): return``),
+        ``obj`` is a container until it is rebound."""
+        before = set(self.containers)
+        self._branches += 1
+        self.visit(node.test)
+        for holds, body in ((True, node.body), (False, node.orelse)):
+            self.containers = before | _container_names(node.test, holds)
+            for statement in body:
+                self.visit(statement)
+        self._branches -= 1
+        self.containers = before
+        if node.body and isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+            self.containers |= _container_names(node.test, False)
 
     def visit(self, node: ast.AST) -> None:
         name = _VISIT_NAMES.get(node.__class__)
@@ -358,6 +376,8 @@ class _FunctionScanner(ast.NodeVisitor):
         return None
 
     def _write(self, target: ast.AST) -> None:
+        if isinstance(target, ast.Name) and target.id in self.containers:
+            return  # ``obj[key] = v`` into a dict or a list
         index = self._param(target)
         if index >= 0 and not (self.facts.is_method and index == 0):
             self.writes.add(index)
@@ -390,6 +410,7 @@ class _FunctionScanner(ast.NodeVisitor):
                     self.facts.callables.setdefault(attr, maker)  # ``self.train_step_fn = self._make_...()``
             if isinstance(target, ast.Name):
                 self.rebound.add(target.id)
+                self.containers.discard(target.id)
                 if isinstance(node.value, ast.Call) and is_optimizer_class(_qualified(node.value.func, self.imports)):
                     self.optimizers.add(target.id)
                 elif not self._in_branch:
@@ -419,6 +440,7 @@ class _FunctionScanner(ast.NodeVisitor):
             if isinstance(name, ast.Name):
                 self.rebound.add(name.id)
                 self.shares[name.id] = set()
+                self.containers.discard(name.id)
         self._branch(node)
 
     visit_AsyncFor = visit_For
@@ -455,6 +477,8 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(func, ast.Attribute):
             method = func.attr
             receiver = func.value
+            if method in catalog.CONTAINER_ONLY_METHODS and isinstance(receiver, ast.Name):
+                self.containers.add(receiver.id)
             if writes_receiver(method):
                 self._write(receiver)
             elif stepped_optimizer(method, receiver, node.args, self._is_optimizer) is not None:
@@ -500,6 +524,22 @@ class _FunctionScanner(ast.NodeVisitor):
     def _first(self, what: str, line: int) -> None:
         if getattr(self.facts, what) is None:
             setattr(self.facts, what, line)
+
+
+def _container_names(test: ast.AST, holds: bool) -> Set[str]:
+    """The names an ``if`` test with outcome ``holds`` shows to be containers: ``isinstance(obj,
+    (list, tuple))`` holding, through ``not``, ``and`` (holding) and ``or`` (failing)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _container_names(test.operand, not holds)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if holds else ast.Or):
+        return set().union(*(_container_names(v, holds) for v in test.values))
+    if holds and isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
+            and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
+        kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        names = [(_dotted(k) or "").rpartition(".")[2] for k in kinds]
+        if names and all(n in catalog.CONTAINER_TYPES for n in names):
+            return {test.args[0].id}
+    return set()
 
 
 def _params(node: ast.AST) -> Tuple[str, ...]:

@@ -196,16 +196,21 @@ class ViewAliasMutation(AliasRule):
         else:
             name = mutation.key or self._text(mutation.target)
             shared = {Relation.PLAIN: f"`{read.key}` itself", Relation.VIEW: f"a view of `{read.key}`",
-                      Relation.CONVERSION: f"which is `{read.key}`'s own memory when no conversion is needed"
+                      Relation.CONVERSION: f"`{read.key}`'s own memory when no conversion is needed"
                       }[alias.relation]
+            made_text = self._text(alias.node)
+            if name == made_text:  # the write is through the alias expression itself: say it once
+                shared = f"`{made_text}` (line {line}) is {shared}"
+            else:
+                which = "which is " if alias.relation is Relation.CONVERSION else ""
+                shared = f"`{name}` is `{made_text}` (line {line}), {which}{shared}"
             contract = self._filled_by_override(read, analysis) if read.escape else None
             if contract is not None:
                 severity = Severity.WARNING
                 evidence += (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
                              f"write may be meant to reach the caller.")
-            message = (f"`{written_text}` also changes `{read.key}`: `{name}` is `{self._text(alias.node)}` "
-                       f"(line {line}), {shared}, and {self._where(read)}.{evidence} Copy first "
-                       f"(`.clone()`, or `.copy()` for an array)")
+            message = (f"`{written_text}` also changes `{read.key}`: {shared}, and {self._where(read)}.{evidence} "
+                       f"Copy first (`.clone()`, or `.copy()` for an array)")
             origin_for_signature = written
         related = [(made, "the alias is made here"),
                    (read.node, f"`{read.key}` read here sees the write" if not read.escape
