@@ -162,6 +162,26 @@ def lint(root: Path, targets: list[str], jobs: int) -> list[dict]:
     return findings
 
 
+def message_problems(findings: list[dict]) -> list[str]:
+    """``message_names.problems`` of every finding, read against its project's extracted files."""
+    from message_names import definitions, problems
+
+    defined: dict[Path, set[str]] = {}
+    out = []
+    for f in findings:
+        root = Path(f["root"])
+        path = root / f["path"]
+        if not path.is_file() or f["code"] == "TAL999":
+            continue
+        if root not in defined:
+            defined[root] = definitions(p.read_text(encoding="utf-8", errors="replace") for p in root.rglob("*.py"))
+        source = path.read_text(encoding="utf-8", errors="replace")
+        related = [r["row"] for r in f.get("related") or [] if "row" in r]
+        for problem in problems(source, f["line"], f["message"], related, defined[root].__contains__):
+            out.append(f"{f['repo']}:{f['path']}:{f['line']} {f['code']}: {problem}")
+    return out
+
+
 # --------------------------------------------------------------------------- .data writes
 
 def _is_data(node: ast.AST) -> bool:
@@ -365,6 +385,13 @@ def main(argv: list[str] | None = None) -> int:
                   f"  fixed clean: {'yes' if row['clean'] else 'NO '}   {', '.join(row['buggy']) or '-'}")
         print(f"  buggy flagged at the bug: {flagged_n}/{len(pairs)}; fixed clean there: {clean_n}/{len(pairs)}")
         result["pairs_summary"] = {"n": len(pairs), "flagged": flagged_n, "clean": clean_n}
+
+    # ---- what messages name (issue 41, item 6): in the code they point to, never a module
+    named = message_problems(findings_all)
+    print(f"\n== messages naming what the code does not hold, or a module: {len(named)}")
+    for line in named:
+        print(f"  {line}")
+    result["message_problems"] = named
 
     # ---- false positives and unlabelled
     bad = [f for f in findings_all if f["label"] == "false" or (f["severity"] == "error" and f["label"] == "style")]
