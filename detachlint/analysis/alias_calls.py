@@ -14,6 +14,7 @@ import libcst as cst
 from . import catalog
 from .alias_flow import atoms
 from .alias_model import EMPTY, Origin, Relation
+from .dtypes import KEEP, DtypeClasses
 from .project import Summary
 from .tensors import Kind, target_names
 from .torch_facts import is_optimizer_class, saves_input, stepped_optimizer, writes_receiver
@@ -235,9 +236,33 @@ class CallTransfer:
             return set()  # ndarray.flatten() copies
         if method == "to" and any(a.keyword is not None and a.keyword.value == "copy" for a in args):
             return set()
-        if kind in (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN):
-            return self._derive(call.recv, Relation.CONVERSION, method, call.node)
-        return set()
+        if kind not in (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN):
+            return set()
+        crossing = self._crossing(receiver, method, call.positional, dtype) if kind is not Kind.NDARRAY else None
+        if crossing == "copy":
+            return set()  # ``grid.to(ddf)`` of an int grid to a float tensor, ``.float()`` of a long one
+        origins = self._derive(call.recv, Relation.CONVERSION, method, call.node)
+        if crossing == "unsure":
+            for origin in origins:
+                origin.unsure = True
+        return origins
+
+    def _crossing(self, receiver: cst.BaseExpression, method: str, positional: Sequence[cst.BaseExpression],
+                  dtype: Optional[cst.BaseExpression]) -> Optional[str]:
+        """``"copy"`` where the conversion goes between dtype classes the code shows (int to float),
+        ``"unsure"`` where the receiver's class is known but not the float default and the target's
+        is not known, else None."""
+        if method not in ("to", "type", "type_as") and method not in catalog.CLASS_METHODS:
+            return None
+        if self._classes is None:
+            self._classes = DtypeClasses(self.scope, self.names)
+        source = self._classes.of(receiver)
+        if source is None:
+            return None
+        target = self._classes.target(method, list(positional), dtype)
+        if target == KEEP or target == source:
+            return None
+        return "copy" if target is not None else ("unsure" if source != "float" else None)
 
 
     def _surely_converts(self, receiver: cst.BaseExpression, method: str,

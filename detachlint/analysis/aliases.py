@@ -111,6 +111,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         self._made_under: Dict[Tuple[str, bool], Set[int]] = {}
         self._subjects: Dict[str, str] = {}  # a condition's text -> the name it tests (``_rebound``)
         self._dtype_names: Optional[Dict[str, str]] = None  # ``dtype = x.dtype``: name -> ``x``
+        self._classes = None  # the scope's dtype classes (``dtypes.DtypeClasses``), made when a conversion asks
         self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
         self._bound: Optional[Set[str]] = None  # names bound anywhere in the scope (``_rebound``)
         self._bound_in: Dict[int, Set[str]] = {}  # ``bound_in`` by node

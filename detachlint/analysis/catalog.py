@@ -369,6 +369,38 @@ DTYPE_NAMES = {
     "int64": "int64", "short": "int16", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
 }
 
+# The class of each dtype's values (issue 41): a conversion between classes (an int64 grid ``.to()``
+# a float tensor, ``.float()`` of a long tensor) always allocates, so it is no alias.
+DTYPE_CLASSES = {
+    "float32": "float", "float64": "float", "float16": "float", "bfloat16": "float",
+    "int64": "int", "int32": "int", "int16": "int", "int8": "int", "uint8": "int",
+    "bool": "bool", "complex64": "complex", "complex128": "complex",
+}
+DTYPE_NAMES_MORE = {"cfloat": "complex64", "complex64": "complex64", "cdouble": "complex128",
+                    "complex128": "complex128"}
+# torch factories by the class of what they return when no ``dtype=`` is given: integers
+# (``randint``, ``randperm``), floating point (the default dtype); ``arange`` and ``full`` follow
+# their arguments, the ``*_like`` ones their first argument.
+INT_FACTORIES = frozenset("randint randperm".split())
+FLOAT_FACTORIES = frozenset("zeros ones empty rand randn linspace logspace eye normal".split())
+LIKE_FACTORIES = frozenset("zeros_like ones_like empty_like full_like clone".split())
+# torch functions whose result has the class of their tensor arguments (``torch.stack`` of ints).
+CLASS_KEEPING_FUNCTIONS = frozenset("stack cat concat hstack vstack meshgrid flatten reshape".split())
+# Tensor methods whose result has the receiver's dtype: views, copies, moves between devices.
+CLASS_KEEPING_METHODS = frozenset(
+    """
+    view reshape permute transpose flatten unsqueeze squeeze clone detach contiguous expand
+    repeat flip t cpu cuda narrow select unbind chunk split
+    """.split()
+)
+# Tensor methods that give a result of a fixed class (``.long()``, ``.bool()``).
+CLASS_METHODS = {"long": "int", "int": "int", "short": "int", "byte": "int", "char": "int", "bool": "bool",
+                 "float": "float", "double": "float", "half": "float", "bfloat16": "float"}
+# Legacy typed constructors and annotations by class (``torch.LongTensor``).
+TYPED_TENSOR_CLASSES = {"FloatTensor": "float", "DoubleTensor": "float", "HalfTensor": "float",
+                        "BFloat16Tensor": "float", "LongTensor": "int", "IntTensor": "int", "ShortTensor": "int",
+                        "ByteTensor": "int", "CharTensor": "int", "BoolTensor": "bool"}
+
 # Methods that hand out one sample of a dataset: an in-place write to a view of ``self.<data>``
 # there changes the dataset itself, and again on every epoch.
 SAMPLE_ACCESS_METHODS = frozenset({"__getitem__", "__getitems__"})

@@ -38,7 +38,9 @@ class ViewAliasMutation(AliasRule):
     changing the caller's tensor is then the method's contract. Where only NumPy arrays are
     involved (no `.numpy()`, `torch.from_numpy` or tensor on the way), the finding is a warning
     about arrays; a loop that reads `a[j]` and `a[j + 1]` before writing `a[j]` through another
-    name is not flagged, as no read sees a write.
+    name is not flagged, as no read sees a write. A conversion between dtype classes the code
+    shows (`.float()` of `torch.arange(n)`, an int grid `.to()` a float tensor) always copies and
+    is not flagged; where only one side's class is known, the finding is a warning.
 
     ## Example
     ```python
@@ -185,6 +187,11 @@ class ViewAliasMutation(AliasRule):
         if arrays:  # NumPy's own aliasing, which no tensor reaches: worth a look, not a failed build
             severity = Severity.WARNING
             evidence = " Only NumPy arrays are involved."
+        unsure = next((o for o in [*read.origin.chain(), *written.chain()] if o.unsure), None)
+        if unsure is not None:  # the alias rests on a conversion whose target dtype the code does not show
+            severity = Severity.WARNING
+            evidence += (f" `{self._text(unsure.node)}` converts to a dtype the code does not show: it shares "
+                         f"memory only if that dtype is the one it already has.")
         what = {Relation.PLAIN: "the same array" if arrays else "the same tensor", Relation.VIEW: "a view of it",
                 Relation.CONVERSION: "the same memory when no conversion is needed"}[alias.relation]
         if direction == "copy":
