@@ -163,10 +163,6 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         """Sources the name read at ``node`` may share storage with (``{"x"}`` for ``x.detach()``)."""
         return {o.root.source for o in self.origins_at(node) if o.relation not in HANDLES}
 
-    def kind_of(self, node: cst.BaseExpression) -> Kind:
-        """The kind of ``node`` where the scope evaluates it (as recorded for this analysis)."""
-        return self._kind(node)
-
     def is_optimizer_key(self, key: str) -> bool:
         """Whether ``key`` names an optimizer (by construction here, or by name)."""
         return key in self.optimizer_links or is_optimizer_name(key)
@@ -191,6 +187,8 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
 
     def _kind(self, node: cst.BaseExpression) -> Kind:
         return self._kinds.kind(node)
+
+    kind_of = _kind  # for rules: the kind of ``node`` where the scope evaluates it
 
     # ================================================================== receivers by kind or name
 
