@@ -59,7 +59,7 @@ def problems(source: str, row: int, message: str, related_rows: Iterable[int] = 
     for name in NAME_RE.findall(message):
         if name in modules:
             out.append(f"`{name}` is a module")
-        elif name.split(".")[0] in modules:
+        elif name.split(".")[0] in modules | {"torch"}:
             continue  # an API the message suggests or quotes (`torch.stack`), not a value of the code
         elif "." in name and defined(name.rpartition(".")[2]):
             continue
