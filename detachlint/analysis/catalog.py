@@ -357,6 +357,10 @@ MAY_ALIAS_CONVERSIONS = COPY_INTENT_CONVERSIONS | LAYOUT_CONVERSIONS
 # Factories of uninitialised memory: views of such a buffer are windows to be filled, never a copy
 # of its (garbage) values.
 UNINITIALISED_FACTORIES = frozenset("empty empty_like empty_strided new_empty".split())
+# Factories of a buffer filled with one constant (``torch.zeros(steps, dim)``): a view taken before
+# anything is written into it is a window to be filled (an episode of a rollout buffer), as its
+# copy would be the constant alone (issue 41).
+CONSTANT_FACTORIES = frozenset("zeros ones full zeros_like ones_like full_like new_zeros new_ones new_full".split())
 
 # Tensor methods that move to one device (``x.cpu()``), by the device's type.
 DEVICE_METHODS = {"cpu": "cpu", "cuda": "cuda"}

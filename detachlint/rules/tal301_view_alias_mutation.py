@@ -100,14 +100,16 @@ class ViewAliasMutation(AliasRule):
         return ("copy", below[-1])
 
     def _window_on_a_new_buffer(self, written: Origin, alias: Origin, analysis: AliasAnalysis) -> bool:
-        """``packed = torch.empty(n); views = [packed[i] for i in ...]``: the views were made
-        before anything was written into the buffer, so they cannot be meant as copies."""
+        """``packed = torch.empty(n); views = [packed[i] for i in ...]`` (or a ``torch.zeros`` rollout
+        buffer whose episodes are views): the views were made before anything was written into the
+        buffer, so they cannot be meant as copies."""
         root = written.root
         call = root.node
         if root.relation is not Relation.FRESH or not isinstance(call, cst.Call):
             return False
         name = (self.analysis(TorchNames).qualified(call.func) or dotted_name(call.func) or "").rsplit(".", 1)[-1]
-        if name not in catalog.UNINITIALISED_FACTORIES:
+        if name not in catalog.UNINITIALISED_FACTORIES and (
+                name not in catalog.CONSTANT_FACTORIES or alias.relation is not Relation.VIEW):
             return False
         order = self.analysis(ScopeOrder)
         made = order.position(alias.statement or alias.node)
