@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Iterable, List, Set
+from typing import Callable, Iterable, List, Optional, Set
 
 NAME_RE = re.compile(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)`")
 
@@ -43,18 +43,28 @@ def occurs(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w]){pattern}(?!\w)", text) is not None
 
 
-def problems(source: str, row: int, message: str, related_rows: Iterable[int] = (),
+class Parsed:
+    """One source file, parsed once for the checks of all its findings."""
+
+    def __init__(self, source: str) -> None:
+        try:
+            self.tree: Optional[ast.AST] = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            self.tree = None  # a TAL999: nothing to check against
+        self.lines = source.splitlines()
+        self.modules = modules_imported(self.tree) if self.tree is not None else set()
+
+
+def problems(source: "str | Parsed", row: int, message: str, related_rows: Iterable[int] = (),
              defined: Callable[[str], bool] = lambda name: False) -> List[str]:
     """What is wrong with the names of one finding's ``message`` (empty when nothing is).
     ``defined``: whether a function or class of that name is defined in the project (a message
     may name the method of another file whose summary is its evidence, `Trainer.fit`)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []  # a TAL999: nothing to check against
-    lines = source.splitlines()
+    parsed = source if isinstance(source, Parsed) else Parsed(source)
+    if parsed.tree is None:
+        return []
+    tree, lines, modules = parsed.tree, parsed.lines, parsed.modules
     text = "\n".join(_around(tree, lines, r) for r in {row, *related_rows} if 1 <= r <= len(lines))
-    modules = modules_imported(tree)
     out = []
     for name in NAME_RE.findall(message):
         if name in modules:

@@ -57,6 +57,7 @@ import sys
 import tomllib
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 # --set NAME: which input files; the untuned set (issue 31) has no fix pairs.
@@ -164,20 +165,29 @@ def lint(root: Path, targets: list[str], jobs: int) -> list[dict]:
 
 def message_problems(findings: list[dict]) -> list[str]:
     """``message_names.problems`` of every finding, read against its project's extracted files."""
-    from message_names import definitions, problems
+    from message_names import Parsed, definitions, problems
 
     defined: dict[Path, set[str]] = {}
+    parsed: dict[Path, Parsed] = {}
+
+    def known(root: Path) -> Callable[[str], bool]:
+        def check(name: str) -> bool:  # read the project's definitions only when a message asks
+            if root not in defined:
+                defined[root] = definitions(p.read_text(encoding="utf-8", errors="replace")
+                                            for p in root.rglob("*.py"))
+            return name in defined[root]
+        return check
+
     out = []
     for f in findings:
         root = Path(f["root"])
         path = root / f["path"]
         if not path.is_file() or f["code"] == "TAL999":
             continue
-        if root not in defined:
-            defined[root] = definitions(p.read_text(encoding="utf-8", errors="replace") for p in root.rglob("*.py"))
-        source = path.read_text(encoding="utf-8", errors="replace")
+        if path not in parsed:
+            parsed[path] = Parsed(path.read_text(encoding="utf-8", errors="replace"))
         related = [r["row"] for r in f.get("related") or [] if "row" in r]
-        for problem in problems(source, f["line"], f["message"], related, defined[root].__contains__):
+        for problem in problems(parsed[path], f["line"], f["message"], related, known(root)):
             out.append(f"{f['repo']}:{f['path']}:{f['line']} {f['code']}: {problem}")
     return out
 
