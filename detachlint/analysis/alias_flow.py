@@ -128,6 +128,7 @@ class ControlFlow:
         self._loops.append(loop)
         try:
             for iteration in range(2):
+                self._guard = outer
                 self.state = dict(head) if head is not None else None
                 self._statement = node
                 enter()
