@@ -42,8 +42,10 @@ class ControlFlow:
             return dict(start)
         out = {}
         for key, values in start.items():
-            kept = {o: stale for o, stale in values.items()
-                    if not any(id(o2.statement) in opposed for o2 in o.chain() if o2.statement is not None)}
+            if len(values) < 2:  # a name keeps its one value: nothing to drop
+                out[key] = values
+                continue
+            kept = {o: stale for o, stale in values.items() if not _made_in(o, opposed)}
             out[key] = kept if kept and len(kept) < len(values) else values
         return out
 
@@ -111,12 +113,16 @@ class ControlFlow:
         """Whether ``text`` (``flag``, ``self.training``) or a name it is read through is bound
         anywhere in the scope, nested functions included (assignments, loop and ``with``
         targets, ``:=``, ``del``, imports, ``global``)."""
-        if self._bound is None:
-            targets = _BoundNames()
-            walk(self.scope, targets)
-            self._bound = targets.bound
-        parts = self._subjects.get(text, text).split(".")
-        return any(".".join(parts[:i]) in self._bound for i in range(1, len(parts) + 1))
+        found = self._rebound_texts.get(text)
+        if found is None:
+            if self._bound is None:
+                targets = _BoundNames()
+                walk(self.scope, targets)
+                self._bound = targets.bound
+            parts = self._subjects.get(text, text).split(".")
+            found = self._rebound_texts[text] = any(".".join(parts[:i]) in self._bound
+                                                    for i in range(1, len(parts) + 1))
+        return found
 
     def _loop(self, node, enter: Callable[[], None]) -> None:
         """Run a loop body until its entry state is stable (at most twice: the second pass sees
@@ -220,6 +226,15 @@ class _BoundNames(cst.CSTVisitor):
             name = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
             if name is not None:
                 self.bound.add(name)
+
+
+def _made_in(origin, statements: Set[int]) -> bool:
+    """Whether ``origin`` or one it was derived from was made by one of ``statements``."""
+    while origin is not None:
+        if origin.statement is not None and id(origin.statement) in statements:
+            return True
+        origin = origin.parent
+    return False
 
 
 def atoms(test: cst.BaseExpression, holds: bool) -> List[Tuple[cst.BaseExpression, bool]]:

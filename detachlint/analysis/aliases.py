@@ -110,6 +110,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         # statement ids by a condition they run under (``_feasible``)
         self._made_under: Dict[Tuple[str, bool], Set[int]] = {}
         self._subjects: Dict[str, str] = {}  # a condition's text -> the name it tests (``_rebound``)
+        self._rebound_texts: Dict[str, bool] = {}  # ``_rebound``'s answers
         self._dtype_names: Optional[Dict[str, str]] = None  # ``dtype = x.dtype``: name -> ``x``
         self._classes = None  # the scope's dtype classes (``dtypes.DtypeClasses``), made when a conversion asks
         self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
