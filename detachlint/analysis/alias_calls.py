@@ -252,7 +252,7 @@ class CallTransfer:
         """``"copy"`` where the conversion goes between dtype classes the code shows (int to float),
         ``"unsure"`` where the receiver's class is known but not the float default and the target's
         is not known, else None."""
-        if method not in ("to", "type", "type_as") and method not in catalog.CLASS_METHODS:
+        if method not in catalog.DTYPE_ARGUMENT_METHODS and method not in catalog.CLASS_METHODS:
             return None
         if self._classes is None:
             self._classes = DtypeClasses(self.scope, self.names)

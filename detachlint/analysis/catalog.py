@@ -397,6 +397,10 @@ CLASS_KEEPING_METHODS = frozenset(
     repeat flip t cpu cuda narrow select unbind chunk split
     """.split()
 )
+# Tensor methods that convert to a dtype named by their argument (a dtype, or another tensor's).
+DTYPE_ARGUMENT_METHODS = frozenset("to type type_as".split())
+# Tensor attributes whose value has the tensor's dtype (``x.T``).
+CLASS_KEEPING_ATTRIBUTES = frozenset("T mT".split())
 # Tensor methods that give a result of a fixed class (``.long()``, ``.bool()``).
 CLASS_METHODS = {"long": "int", "int": "int", "short": "int", "byte": "int", "char": "int", "bool": "bool",
                  "float": "float", "double": "float", "half": "float", "bfloat16": "float"}

@@ -86,7 +86,7 @@ class DtypeClasses:
         if cls is cst.Name:
             return "bool" if node.value in ("True", "False") else self._name(node.value)
         if cls is cst.Attribute:
-            if node.attr.value in ("T", "mT"):
+            if node.attr.value in catalog.CLASS_KEEPING_ATTRIBUTES:
                 return self.of(node.value)
             key = dotted_name(node)
             return self._name(key) if key is not None else None
@@ -177,7 +177,7 @@ class DtypeClasses:
             return catalog.CLASS_METHODS[method]
         if method in ("size", "numel", "dim"):
             return "int"
-        if method in ("to", "type", "type_as"):
+        if method in catalog.DTYPE_ARGUMENT_METHODS:
             target = self.target(method, positional, dtype)
             return self.of(receiver) if target == KEEP else target
         if method in catalog.CLASS_KEEPING_METHODS or method.startswith("new_"):

@@ -388,7 +388,7 @@ class _Bindings(cst.CSTVisitor):
         return None
 
 
-_FLOAT_CASTS = frozenset(m for m, c in catalog.CLASS_METHODS.items() if c == "float") | {"to", "type"}
+_FLOAT_CASTS = frozenset(m for m, c in catalog.CLASS_METHODS.items() if c == "float") | (catalog.DTYPE_ARGUMENT_METHODS - {"type_as"})
 
 
 def _dtype_cast_of_itself(statement: Optional[cst.CSTNode], data: cst.Attribute) -> Optional[str]:
