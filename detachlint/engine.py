@@ -26,7 +26,7 @@ from .frontend.units import LINE_RE, RowMap, Span, Unit, blanked, collapsed, qui
 from .analysis.project import ModuleView
 from .context import Context
 from .cstcompat import parse_module, positions  # parse_module: LibCST's, without its node validation
-from .findings import PARSE_ERROR_CODE, Finding, Location, Related, parse_error_finding
+from .findings import PARSE_ERROR_CODE, Finding, Location, Related, analysis_limit_finding, parse_error_finding
 from .noqa import apply_noqa, file_exempt_codes, mentions_noqa, skips_file
 from .rules import ALL_RULES
 from .rules.base import Rule
@@ -162,8 +162,9 @@ def screen_reports(text: str, filename: str, rules: Sequence[Type[Rule]], projec
 _LIBCST_STRICTER_RE = re.compile(r"\\(?:\r\n|\r|\n)?[\s]*\Z")
 
 
-def refused(source: str, first: Optional[FirstPass] = None) -> Optional[Tuple[str, int, int]]:
-    """Why LibCST must not see ``source`` (message, row, column), or None to go on with it.
+def refused(source: str, first: Optional[FirstPass] = None) -> Optional[Tuple[str, int, int, bool]]:
+    """Why LibCST must not see ``source`` (message, row, column, and whether it is a limit of
+    detachlint's on code Python accepts rather than an error in the code), or None to go on with it.
     LibCST's native parser sees only what Python's parser accepted and ``too_deep`` passed: it
     recurses per level and segfaults on deep code, valid or not (5,000 ``a(`` lines at column 0,
     a long operator chain followed by a syntax error), so a file Python rejects gets Python's own
@@ -171,18 +172,18 @@ def refused(source: str, first: Optional[FirstPass] = None) -> Optional[Tuple[st
     the caller has it (else it is made here)."""
     first = first if first is not None else first_pass(source)
     if first.measured:
-        return (first.deep.message, first.deep.row, first.deep.column) if first.deep is not None else None
+        return (first.deep.message, first.deep.row, first.deep.column, True) if first.deep is not None else None
     if first.gave_up:
         return (f"too deeply nested for detachlint's parser: Python's own parser gave up "
-                f"({type(first.error).__name__})", 1, 0)
+                f"({type(first.error).__name__})", 1, 0, False)
     if first.tree is not None:
         deep = too_deep(first.tree, physical_lines(source))
-        return (deep.message, deep.row, deep.column) if deep is not None else None
+        return (deep.message, deep.row, deep.column, True) if deep is not None else None
     exc = first.error
     if isinstance(exc, SyntaxError):
         row, column = _inside(source, exc.lineno or 1, (exc.offset or 1) - 1)
-        return f"{type(exc).__name__}: {exc.msg}", row, column
-    return f"{type(exc).__name__}: {exc}", 1, 0  # ValueError (a NUL byte), ...
+        return f"{type(exc).__name__}: {exc.msg}", row, column, False
+    return f"{type(exc).__name__}: {exc}", 1, 0, False  # ValueError (a NUL byte), ...
 
 
 def _caused_by_recursion(exc: BaseException) -> bool:
@@ -262,8 +263,8 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]], pro
         else ([], [], [])
     tree, first.tree = first.tree, None  # freed before LibCST's tree is built: peak memory is LibCST's alone
     if refusal is not None:
-        message, row, column = refusal
-        return [parse_error_finding(filename, message, row, column)]
+        message, row, column, limit = refusal
+        return [(analysis_limit_finding if limit else parse_error_finding)(filename, message, row, column)]
     text, rows = collapsed(lines, quiet, spans) if quiet or spans else (source, None)
     # LibCST's own verdict is wanted where it may differ from Python's (``_LIBCST_STRICTER_RE``)
     if screen and _LIBCST_STRICTER_RE.search(source) is None and _code_size(text) <= LIBCST_LIMIT and not _may_report(
@@ -305,7 +306,7 @@ def _parse_and_lint_text(source: str, filename: str, rules: Sequence[Type[Rule]]
     rejects it."""
     code = _code_size(source)
     if code > LIBCST_LIMIT:
-        return [parse_error_finding(filename, f"too large for detachlint's parser: {code:,} characters of code that "
+        return [analysis_limit_finding(filename, f"too large for detachlint's parser: {code:,} characters of code that "
                                               f"may hold a finding, more than {LIBCST_LIMIT:,} (its tree needs about "
                                               "750 bytes per character)")]
     try:
@@ -316,14 +317,14 @@ def _parse_and_lint_text(source: str, filename: str, rules: Sequence[Type[Rule]]
         row, column = _inside(source, exc.raw_line, exc.raw_column)  # LibCST may point past the end
         findings = [parse_error_finding(filename, f"SyntaxError: {exc.message}", row, column)]
     except (RecursionError, MemoryError) as exc:
-        findings = [parse_error_finding(filename, f"too deeply nested for detachlint's parser: {type(exc).__name__}")]
+        findings = [analysis_limit_finding(filename, f"too deeply nested for detachlint's parser: {type(exc).__name__}")]
     else:
         try:
             findings = lint_module(module, source, filename, rules, project, rows)
         except Exception as exc:
             if not _caused_by_recursion(exc):
                 raise
-            findings = [parse_error_finding(filename, "too deeply nested for detachlint's analyses: RecursionError")]
+            findings = [analysis_limit_finding(filename, "too deeply nested for detachlint's analyses: RecursionError")]
     return findings
 
 

@@ -164,6 +164,14 @@ def parse_error_finding(filename: str, message: str, row: int = 1, column: int =
     return Finding(PARSE_ERROR_CODE, message, Severity.ERROR, filename, loc, loc)
 
 
+def analysis_limit_finding(filename: str, message: str, row: int = 1, column: int = 0) -> Finding:
+    """TAL999 for code Python accepts that detachlint's parser or analyses cannot take (too deep,
+    too large): nothing is wrong with the code, so it is a warning, which ``--fail-on error``
+    does not fail on. Syntax errors and unreadable files stay errors, as in ruff."""
+    loc = Location(max(row, 1), max(column, 0))
+    return Finding(PARSE_ERROR_CODE, message, Severity.WARNING, filename, loc, loc)
+
+
 def _location_from(data: Any) -> Location:
     return Location(int(data[0]), int(data[1]))
 

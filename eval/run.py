@@ -59,6 +59,7 @@ import sys
 import tomllib
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 # --set NAME: which input files; the untuned set (issue 31) has no fix pairs.
@@ -168,6 +169,35 @@ def lint(root: Path, targets: list[str], jobs: int) -> list[dict]:
             f["path"] = name
         f["line"] = f["location"]["row"]
     return findings
+
+
+def message_problems(findings: list[dict]) -> list[str]:
+    """``message_names.problems`` of every finding, read against its project's extracted files."""
+    from message_names import Parsed, definitions, problems
+
+    defined: dict[Path, set[str]] = {}
+    parsed: dict[Path, Parsed] = {}
+
+    def known(root: Path) -> Callable[[str], bool]:
+        def check(name: str) -> bool:  # read the project's definitions only when a message asks
+            if root not in defined:
+                defined[root] = definitions(p.read_text(encoding="utf-8", errors="replace")
+                                            for p in root.rglob("*.py"))
+            return name in defined[root]
+        return check
+
+    out = []
+    for f in findings:
+        root = Path(f["root"])
+        path = root / f["path"]
+        if not path.is_file() or f["code"] == "TAL999":
+            continue
+        if path not in parsed:
+            parsed[path] = Parsed(path.read_text(encoding="utf-8", errors="replace"))
+        related = [r["row"] for r in f.get("related") or [] if "row" in r]
+        for problem in problems(parsed[path], f["line"], f["message"], related, known(root)):
+            out.append(f"{f['repo']}:{f['path']}:{f['line']} {f['code']}: {problem}")
+    return out
 
 
 # --------------------------------------------------------------------------- .data writes
@@ -374,6 +404,13 @@ def main(argv: list[str] | None = None) -> int:
                   f"  fixed clean: {'yes' if row['clean'] else 'NO '}   {', '.join(row['buggy']) or '-'}")
         print(f"  buggy flagged at the bug: {flagged_n}/{len(pairs)}; fixed clean there: {clean_n}/{len(pairs)}")
         result["pairs_summary"] = {"n": len(pairs), "flagged": flagged_n, "clean": clean_n}
+
+    # ---- what messages name (issue 41, item 6): in the code they point to, never a module
+    named = message_problems(findings_all)
+    print(f"\n== messages naming what the code does not hold, or a module: {len(named)}")
+    for line in named:
+        print(f"  {line}")
+    result["message_problems"] = named
 
     # ---- false positives and unlabelled
     bad = [f for f in findings_all if f["label"] == "false" or (f["severity"] == "error" and f["label"] == "style")]

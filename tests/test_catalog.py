@@ -321,3 +321,56 @@ def test_ops_with_results_that_carry_no_gradient():
         method = getattr(x, name)
         out = method() if name in ("isnan", "isinf") else method(y) if len(name) == 2 else method(1)
         assert not out.requires_grad and not out.is_floating_point(), name
+
+# Expressions whose dtype class ``analysis/dtypes.py`` tells from the catalogue (issue 41), each
+# evaluated with torch: the class it gives must be the class of the dtype torch returns.
+DTYPE_CLASS_CASES = [
+    "torch.arange(3)", "torch.arange(0, 3, 0.5)", "torch.randint(0, 5, (2,))", "torch.randperm(4)",
+    "torch.zeros(2)", "torch.ones(2, 2)", "torch.empty(2)", "torch.rand(2)", "torch.randn(2)", "torch.eye(2)",
+    "torch.linspace(0, 1, 5)", "torch.logspace(0, 1, 5)", "torch.zeros(2, dtype=torch.long)",
+    "torch.full((2,), 1)", "torch.full((2,), 1.5)", "torch.full((2,), True)", "torch.tensor([1, 2])",
+    "torch.tensor([1.0])", "torch.tensor([True])", "torch.tensor([1j])",
+    "torch.stack(torch.meshgrid(torch.arange(2), torch.arange(3), indexing='ij'))",
+    "torch.cat([torch.arange(2), torch.arange(3)])", "torch.arange(3) > 1", "torch.arange(3).float()",
+    "torch.arange(3) / 2", "torch.arange(3) * 2", "torch.arange(3) + 0.5", "torch.ones(2).long()",
+    "torch.ones(2).int()", "torch.ones(2).bool()", "torch.ones(2).half()", "torch.ones(2).to(torch.int64)",
+    "torch.ones(2).to(dtype=torch.int32)", "torch.arange(2).to(torch.ones(1))", "torch.arange(2).to('cpu')",
+    "torch.arange(2).type_as(torch.ones(1))", "torch.LongTensor([1])", "torch.BoolTensor([True])",
+    "torch.zeros_like(torch.arange(3))", "torch.ones_like(torch.ones(1))", "torch.arange(3)[0]",
+    "torch.arange(3).view(3, 1)", "torch.arange(6).reshape(2, 3).t()", "torch.arange(3).clone()",
+    "torch.arange(3).new_zeros(2)", "-torch.arange(3)", "torch.arange(3).to(torch.cfloat)",
+    "(torch.arange(3) > 0) & (torch.arange(3) < 2)",
+]
+
+
+def _torch_class(dtype) -> str:
+    return "complex" if dtype.is_complex else "float" if dtype.is_floating_point else \
+        "bool" if dtype == torch.bool else "int"
+
+
+@pytest.mark.parametrize("source", DTYPE_CLASS_CASES)
+def test_dtype_classes_are_torchs(source):
+    import libcst as cst
+
+    from detachlint.analysis.dtypes import DtypeClasses
+    from detachlint.analysis.torchnames import TorchNames
+
+    module = cst.parse_module(f"import torch\nx = {source}\n")
+    classes = DtypeClasses(module, TorchNames(module))
+    assert classes.of(module.body[1].body[0].value) == _torch_class(eval(source).dtype), source
+
+
+def test_dtype_class_catalogue_is_torchs():
+    for name, cls in catalog.DTYPE_CLASSES.items():
+        assert _torch_class(getattr(torch, name)) == cls, name
+    for spelling, name in {**catalog.DTYPE_NAMES, **catalog.DTYPE_NAMES_MORE}.items():
+        assert getattr(torch, spelling) == getattr(torch, name), spelling
+    for method, cls in catalog.CLASS_METHODS.items():
+        assert _torch_class(getattr(torch.ones(1), method)().dtype) == cls, method
+    for name, cls in catalog.TYPED_TENSOR_CLASSES.items():
+        assert _torch_class(getattr(torch, name)([1]).dtype) == cls, name
+    for name in catalog.INT_FACTORIES:
+        assert _torch_class(getattr(torch, name)(*((0, 5, (2,)) if name == "randint" else (4,))).dtype) == "int"
+    for name in catalog.FLOAT_FACTORIES:
+        args = (0, 1, 3) if name in ("linspace", "logspace") else (0.0, 1.0, (2,)) if name == "normal" else (2,)
+        assert _torch_class(getattr(torch, name)(*args).dtype) == "float", name

@@ -71,9 +71,17 @@ def _python_gives_up(source: str) -> bool:
     return first_pass(source).gave_up
 
 
-def _check_one(findings, source, message, row):
+def _limit(name: str) -> bool:
+    """Valid code that detachlint's parser or analyses cannot take: an analysis limit, a warning
+    (issue 41); what Python itself rejects or gives up on stays an error, as in ruff."""
+    source, message, _ = SHAPES[name]
+    return message == DEEP and not _python_gives_up(source)
+
+
+def _check_one(findings, source, message, row, limit):
     assert [f.code for f in findings] == [PARSE_ERROR_CODE], findings
     assert message in findings[0].message, findings[0].message
+    assert findings[0].severity.value == ("warning" if limit else "error"), findings[0]
     if row is not None:
         assert findings[0].location.row == row
     assert_inside(findings, source)
@@ -83,7 +91,7 @@ def _check_one(findings, source, message, row):
 def test_engine_reports_one_tal999_quickly(name):
     source, message, row = SHAPES[name]
     start = time.perf_counter()
-    _check_one(lint_source(source, "x.py", ALL), source, message, row)
+    _check_one(lint_source(source, "x.py", ALL), source, message, row, _limit(name))
     assert time.perf_counter() - start < 30
     assert lint_source(source, "x.py", ["TAL001"]) == []  # TAL999 not selected: silent
 
@@ -184,6 +192,22 @@ def test_cli_every_shape(shape_dir, jobs):
     _assert_every_shape(proc.stdout, SHAPES)
 
 
+def test_cli_analysis_limits_do_not_fail_on_error(shape_dir):
+    """An analysis limit is a warning in JSON and never fails ``--fail-on error``; a syntax error does."""
+    import json
+
+    limits = sorted(n for n in SHAPES if _limit(n))
+    assert "nested_for_loops" in limits and len(limits) >= 5
+    proc = _cli(["--fail-on", "error", "--output-format", "json", *[f"{n}.py" for n in limits]], shape_dir)
+    found = json.loads(proc.stdout)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert sorted((Path(f["filename"]).stem, f["code"], f["severity"]) for f in found) == [
+        (n, "TAL999", "warning") for n in limits]
+    rejected = [n for n in SHAPES if SHAPES[n][1] == INVALID][0]
+    proc = _cli(["--fail-on", "error", "--output-format", "json", "nested_for_loops.py", f"{rejected}.py"], shape_dir)
+    assert proc.returncode == 1 and {f["severity"] for f in json.loads(proc.stdout)} == {"warning", "error"}
+
+
 @pytest.mark.parametrize("name", ["or_chain", "elif_ladder_340kb", "lambda_chain", "parens_at_column_0",
                                   "calls_opened_at_column_0"])
 def test_cli_stdin(tmp_path, name):
@@ -246,6 +270,7 @@ def test_language_server_every_shape(tmp_path):
             diagnostics = client.diagnostics_for(uri, timeout=120)["params"]["diagnostics"]
             assert [d["code"] for d in diagnostics] == ["TAL999"], (name, diagnostics)
             assert message in diagnostics[0]["message"]
+            assert diagnostics[0]["severity"] == (2 if _limit(name) else 1), (name, diagnostics)  # Warning / Error
             assert client.proc.poll() is None
         uri = client.open(tmp_path / "normal.py", NORMAL)  # a normal file after them all
         assert [d["code"] for d in client.diagnostics_for(uri, timeout=120)["params"]["diagnostics"]] == ["TAL101"]

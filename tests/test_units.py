@@ -328,7 +328,7 @@ from torch.autograd import backward as run_backward
 model = nn.Linear(2, 2)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 snap = model.state_dict()
-w = torch.ones(3)
+w = torch.randn(3)  # not a constant-filled buffer: its view is a copy gone wrong (issue 41)
 u = w[0]
 w.mul_(2)
 print(u)

@@ -12,7 +12,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from . import catalog
+from .alias_flow import atoms
 from .alias_model import EMPTY, Origin, Relation
+from .dtypes import KEEP, DtypeClasses
 from .project import Summary
 from .tensors import Kind, target_names
 from .torch_facts import is_optimizer_class, saves_input, stepped_optimizer, writes_receiver
@@ -236,9 +238,33 @@ class CallTransfer:
             return set()  # ndarray.flatten() copies
         if method == "to" and any(a.keyword is not None and a.keyword.value == "copy" for a in args):
             return set()
-        if kind in (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN):
-            return self._derive(call.recv, Relation.CONVERSION, method, call.node)
-        return set()
+        if kind not in (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN):
+            return set()
+        crossing = self._crossing(receiver, method, call.positional, dtype) if kind is not Kind.NDARRAY else None
+        if crossing == "copy":
+            return set()  # ``grid.to(ddf)`` of an int grid to a float tensor, ``.float()`` of a long one
+        origins = self._derive(call.recv, Relation.CONVERSION, method, call.node)
+        if crossing == "unsure":
+            for origin in origins:
+                origin.unsure = True
+        return origins
+
+    def _crossing(self, receiver: cst.BaseExpression, method: str, positional: Sequence[cst.BaseExpression],
+                  dtype: Optional[cst.BaseExpression]) -> Optional[str]:
+        """``"copy"`` where the conversion goes between dtype classes the code shows (int to float),
+        ``"unsure"`` where the receiver's class is known but not the float default and the target's
+        is not known, else None."""
+        if method not in catalog.DTYPE_ARGUMENT_METHODS and method not in catalog.CLASS_METHODS:
+            return None
+        if self._classes is None:
+            self._classes = DtypeClasses(self.scope, self.names)
+        source = self._classes.of(receiver)
+        if source is None:
+            return None
+        target = self._classes.target(method, list(positional), dtype)
+        if target == KEEP or target == source:
+            return None
+        return "copy" if target is not None else ("unsure" if source != "float" else None)
 
 
     def _surely_converts(self, receiver: cst.BaseExpression, method: str,
@@ -261,7 +287,7 @@ class CallTransfer:
         r = dotted_name(receiver)
         if r is None:
             return False
-        tests = [atom for test, holds in self._tests for atom in _atoms(test, holds)]
+        tests = [atom for test, holds in self._tests for atom in atoms(test, holds)]
         if method in catalog.DEVICE_METHODS:
             wanted = catalog.DEVICE_METHODS[method] == "cpu"
             return any(dotted_name(test) == f"{r}.is_cuda" and holds is wanted for test, holds in tests)
@@ -486,16 +512,6 @@ class _DtypeNames(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         for name in target_names(node.target):
             self._bind(name, None)
-
-
-def _atoms(test: cst.BaseExpression, holds: bool) -> List[Tuple[cst.BaseExpression, bool]]:
-    """What an ``if`` test with outcome ``holds`` says of its parts: ``a and b`` holding says both
-    hold, ``a or b`` failing says both fail, ``not a`` says the opposite of ``a``."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _atoms(test.expression, not holds)
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And if holds else cst.Or):
-        return _atoms(test.left, holds) + _atoms(test.right, holds)
-    return [(test, holds)]
 
 
 def _dtype(node: cst.BaseExpression) -> Optional[str]:

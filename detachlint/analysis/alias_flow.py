@@ -42,8 +42,10 @@ class ControlFlow:
             return dict(start)
         out = {}
         for key, values in start.items():
-            kept = {o: stale for o, stale in values.items()
-                    if not any(id(o2.statement) in opposed for o2 in o.chain() if o2.statement is not None)}
+            if len(values) < 2:  # a name keeps its one value: nothing to drop
+                out[key] = values
+                continue
+            kept = {o: stale for o, stale in values.items() if not _made_in(o, opposed)}
             out[key] = kept if kept and len(kept) < len(values) else values
         return out
 
@@ -54,15 +56,13 @@ class ControlFlow:
         self._eval(node.test)
         start = self.state
         outer = self._guard
-        condition = self._condition(node.test)
-        if condition is not None:
-            self._guard = outer + (condition,)
         tests = self._tests
+        self._guard = outer + self._conditions(node.test, True)
         self._tests = tests + ((node.test, True),)
         after_body = self._branch(node.body, start)
+        body_guard = self._guard
         self._tests = tests + ((node.test, False),)
-        if condition is not None:
-            self._guard = outer + ((condition[0], not condition[1]),)
+        self._guard = outer + self._conditions(node.test, False)
         self.state = self._feasible(start) if start is not None else None
         if isinstance(node.orelse, cst.If):
             self._statement = node.orelse
@@ -70,18 +70,30 @@ class ControlFlow:
             self._if(node.orelse)
         elif isinstance(node.orelse, cst.Else):
             self._block(node.orelse.body)
-        self._guard = outer
+        # An early exit (``if not self.training: return x``) leaves the rest of the block to the
+        # other outcome: what follows runs under the conditions of the path that goes on.
+        if after_body is None and self.state is not None:
+            pass  # the ``else`` path's conditions stand
+        elif self.state is None and after_body is not None:
+            self._guard = body_guard
+        else:
+            self._guard = outer
         self._tests = tests
         self.state = join_states([after_body, self.state])
 
-    def _condition(self, test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
-        """``(text, holds)`` of a condition that reads the same wherever it is tested in the scope:
-        names and attributes only (``flag``, ``self.training``, ``not x.requires_grad``), no call."""
-        holds = True
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test, holds = test.expression, not holds
-        text = dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
-        return (text, holds) if text is not None else None
+    def _conditions(self, test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, bool], ...]:
+        """What the outcome ``holds`` of ``test`` says, as ``(text, holds)`` of conditions that read
+        the same wherever they are tested in the scope: names and attributes (``flag``,
+        ``self.training``), ``x is None``, ``isinstance(x, T)``, ``x == <literal>``, through
+        ``not``, ``and`` (holding) and ``or`` (failing); no other call."""
+        out = []
+        for atom, truth in atoms(test, holds):
+            found = _literal(atom)
+            if found is not None:
+                text, subject, positive = found
+                self._subjects[text] = subject
+                out.append((text, truth is positive))
+        return tuple(out)
 
     def exclusive(self, a: object, b: object) -> bool:
         """Whether the statements (or stale reads) ``a`` and ``b`` run under opposite outcomes of
@@ -101,22 +113,28 @@ class ControlFlow:
         """Whether ``text`` (``flag``, ``self.training``) or a name it is read through is bound
         anywhere in the scope, nested functions included (assignments, loop and ``with``
         targets, ``:=``, ``del``, imports, ``global``)."""
-        if self._bound is None:
-            targets = _BoundNames()
-            walk(self.scope, targets)
-            self._bound = targets.bound
-        parts = text.split(".")
-        return any(".".join(parts[:i]) in self._bound for i in range(1, len(parts) + 1))
+        found = self._rebound_texts.get(text)
+        if found is None:
+            if self._bound is None:
+                targets = _BoundNames()
+                walk(self.scope, targets)
+                self._bound = targets.bound
+            parts = self._subjects.get(text, text).split(".")
+            found = self._rebound_texts[text] = any(".".join(parts[:i]) in self._bound
+                                                    for i in range(1, len(parts) + 1))
+        return found
 
     def _loop(self, node, enter: Callable[[], None]) -> None:
         """Run a loop body until its entry state is stable (at most twice: the second pass sees
         what the end of one iteration leaves for the start of the next), then its ``else``.
         ``enter`` binds the loop target or evaluates the test at the start of every pass."""
         head = self.state
+        outer = self._guard  # an early ``continue`` in the body says nothing after the loop
         loop = Loop()
         self._loops.append(loop)
         try:
             for iteration in range(2):
+                self._guard = outer
                 self.state = dict(head) if head is not None else None
                 self._statement = node
                 enter()
@@ -129,6 +147,7 @@ class ControlFlow:
                     break
         finally:
             self._loops.pop()
+            self._guard = outer
         self.state = head
         if node.orelse is not None:
             self._block(node.orelse.body)
@@ -143,6 +162,7 @@ class ControlFlow:
 
     def _try(self, node) -> None:
         start = self.state
+        outer = self._guard  # a handler may run from any point of the body
         self._block(node.body)
         after_body = self.state
         ends = []
@@ -150,12 +170,14 @@ class ControlFlow:
             self._block(node.orelse.body)
         ends.append(self.state)
         for handler in node.handlers:
+            self._guard = outer
             self.state = join_states([start, after_body])
             if handler.name is not None and self.state is not None:
                 self._assign(handler.name.name, set(), handler)
             self._block(handler.body)
             ends.append(self.state)
         self.state = join_states(ends)
+        self._guard = outer
         if node.finalbody is not None:
             if self.state is None:
                 self.state = join_states([start, after_body])
@@ -204,3 +226,54 @@ class _BoundNames(cst.CSTVisitor):
             name = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
             if name is not None:
                 self.bound.add(name)
+
+
+def _made_in(origin, statements: Set[int]) -> bool:
+    """Whether ``origin`` or one it was derived from was made by one of ``statements``."""
+    while origin is not None:
+        if origin.statement is not None and id(origin.statement) in statements:
+            return True
+        origin = origin.parent
+    return False
+
+
+def atoms(test: cst.BaseExpression, holds: bool) -> List[Tuple[cst.BaseExpression, bool]]:
+    """What an ``if`` test with outcome ``holds`` says of its parts: ``a and b`` holding says both
+    hold, ``a or b`` failing says both fail, ``not a`` says the opposite of ``a``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return atoms(test.expression, not holds)
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And if holds else cst.Or):
+        return atoms(test.left, holds) + atoms(test.right, holds)
+    return [(test, holds)]
+
+
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
+
+
+def _literal(atom: cst.BaseExpression) -> Optional[Tuple[str, str, bool]]:
+    """``(text, subject, positive)`` of a test that names no call but ``isinstance``: ``flag``,
+    ``self.training``, ``x is None`` (``x is not None`` is its negation), ``isinstance(x, T)``,
+    ``mode == "train"`` (``!=``: the negation). ``subject``: the name whose rebinding would change
+    it. None for anything else."""
+    if isinstance(atom, (cst.Name, cst.Attribute)):
+        text = dotted_name(atom)
+        return (text, text, True) if text is not None and text not in ("True", "False", "None") else None
+    if isinstance(atom, cst.Comparison) and len(atom.comparisons) == 1:
+        subject = dotted_name(atom.left) if isinstance(atom.left, (cst.Name, cst.Attribute)) else None
+        op, right = atom.comparisons[0].operator, atom.comparisons[0].comparator
+        if subject is None:
+            return None
+        if isinstance(right, cst.Name) and right.value == "None" and isinstance(op, (cst.Is, cst.IsNot)):
+            return (f"{subject} is None", subject, isinstance(op, cst.Is))
+        if isinstance(right, _LITERALS) and isinstance(op, (cst.Equal, cst.NotEqual)):
+            return (f"{subject} == {right.value}", subject, isinstance(op, cst.Equal))
+        return None
+    if isinstance(atom, cst.Call) and isinstance(atom.func, cst.Name) and atom.func.value == "isinstance" \
+            and len(atom.args) == 2 and all(a.keyword is None and not a.star for a in atom.args):
+        subject = dotted_name(atom.args[0].value)
+        kinds = [dotted_name(e.value) for e in atom.args[1].value.elements] \
+            if isinstance(atom.args[1].value, cst.Tuple) else [dotted_name(atom.args[1].value)]
+        if subject is None or None in kinds:
+            return None
+        return (f"isinstance({subject}, {'|'.join(sorted(kinds))})", subject, True)
+    return None

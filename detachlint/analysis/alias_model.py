@@ -63,7 +63,7 @@ _SERIALS = itertools.count()
 class Origin:
     """How a value came to be: one expression (or parameter) and the origin it was derived from."""
 
-    __slots__ = ("relation", "op", "node", "statement", "storage", "parent", "source", "serial")
+    __slots__ = ("relation", "op", "node", "statement", "storage", "parent", "source", "serial", "unsure")
 
     def __init__(self, relation: Relation, op: Optional[str], node: Optional[cst.CSTNode],
                  statement: Optional[cst.CSTNode], storage: Storage, parent: Optional["Origin"],
@@ -76,6 +76,9 @@ class Origin:
         self.parent = parent
         self.source = source  # the name it was derived from, or its own name for handles
         self.serial = next(_SERIALS)  # creation order: sets of origins are read in this order
+        # a conversion of a value of a known dtype class to one not known (``grid.to(other)`` of an
+        # int grid): whether it shares memory rests on what the code does not show
+        self.unsure = False
 
     def chain(self) -> List["Origin"]:
         """From the owning handle down to this origin."""

@@ -74,9 +74,26 @@ class NameState:
         """What ``key`` refers to now, as the object itself: its parameter or local value."""
         values = self.state.get(key) if self.state is not None else None
         if not values:
+            head = key.rpartition(".")[0]
+            made = self.state.get(head) if head and self.state is not None else None
+            if made and all(o.relation is Relation.FRESH for o in made):
+                # ``model = make_model()``: ``model.module`` is a member of the new object now
+                return {self._member(o, key) for o in made}
             return {self._entry(key)}
         handles = {o for o in values if o.relation in (Relation.ENTRY, Relation.FRESH)}
         return handles or set(values)
+
+    def _member(self, owner: Origin, key: str) -> Origin:
+        """``key`` below an object made in this scope: its own storage under the object's, made
+        when the object was (``_update_state`` orders it against an optimizer's binding)."""
+        cache = (id(owner), "member", key)
+        origin = self._origins.get(cache)
+        if origin is None:
+            storage = Storage(f"{key}@{id(owner)}", owner.storage)
+            origin = Origin(Relation.FRESH, None, owner.node, owner.statement, storage, None, key)
+            origin.serial = owner.serial
+            self._origins[cache] = origin
+        return origin
 
     def _read_key(self, key: str, node: cst.CSTNode) -> Set[Origin]:
         state = self.state
@@ -197,6 +214,9 @@ class NameState:
         if origins is None:
             origins = self._eval(target)
         key = dotted_name(strip_aliases(target))
+        head = key.split(".", 1)[0] if key is not None else None
+        if head in self.names.bindings and (self.state is None or head not in self.state):
+            key = None  # ``torch.from_numpy(a)`` strips to ``torch``: a module, never the written tensor
         mutation = self._mutation(node, op, "inplace", target, key)
         mutation.origins |= origins
         self._apply(mutation, origins, key)
@@ -244,23 +264,31 @@ class NameState:
                     return True  # a snapshot of one parameter, updated with the whole module
         return False
 
-    def _update_state(self, node: cst.Call, keys: Iterable[str], op: str) -> None:
+    def _update_state(self, node: cst.Call, keys: Iterable[str], op: str, born: Optional[int] = None,
+                      optimizer: Optional[str] = None) -> None:
+        """``born``: the creation order of the stepped ``optimizer``, when it is not known which modules
+        it updates: it cannot update a module made after it (``model = make_model()`` after it)."""
         mutation = self._mutation(node, op, "update", None, None)
-        written = {o for k in keys for o in self._handles(k)}
+        written = {o for k in keys for o in self._handles(k)
+                   if born is None or k == optimizer or o.relation is not Relation.FRESH or o.serial < born}
         mutation.origins |= written
         self._apply(mutation, written, None)
 
     def _optimizer_step(self, node: cst.Call, optimizer: Optional[cst.BaseExpression]) -> None:
         keys: Set[str] = set()
         opt_key = dotted_name(optimizer) if optimizer is not None else None
+        born = None
         if opt_key is not None:
             keys.add(opt_key)
             linked = self.optimizer_links.get(opt_key)
             keys |= linked if linked else set(self.model_roots)
+            if not linked:  # an optimizer of the caller's (or made here before): not of a module made later
+                made = [o.serial for o in (self.state or {}).get(opt_key, ()) if o.relation is Relation.FRESH]
+                born = min(made) if made else -1
         else:
             keys |= set(self.model_roots)
         if keys:
-            self._update_state(node, keys, "step")
+            self._update_state(node, keys, "step", born, opt_key)
 
     def _escape(self, node: cst.CSTNode) -> None:
         """Parameters and ``self`` attributes outlive the function: a last read at every exit."""

@@ -109,7 +109,10 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         self._tests: Tuple[Tuple[cst.BaseExpression, bool], ...] = ()  # every ``if`` test around, with its outcome
         # statement ids by a condition they run under (``_feasible``)
         self._made_under: Dict[Tuple[str, bool], Set[int]] = {}
+        self._subjects: Dict[str, str] = {}  # a condition's text -> the name it tests (``_rebound``)
+        self._rebound_texts: Dict[str, bool] = {}  # ``_rebound``'s answers
         self._dtype_names: Optional[Dict[str, str]] = None  # ``dtype = x.dtype``: name -> ``x``
+        self._classes = None  # the scope's dtype classes (``dtypes.DtypeClasses``), made when a conversion asks
         self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
         self._bound: Optional[Set[str]] = None  # names bound anywhere in the scope (``_rebound``)
         self._bound_in: Dict[int, Set[str]] = {}  # ``bound_in`` by node
@@ -168,8 +171,6 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         """Whether ``key`` names an optimizer (by construction here, or by name)."""
         return key in self.optimizer_links or is_optimizer_name(key)
 
-    # ================================================================== set-up
-
     def _enter_function(self, node: cst.FunctionDef) -> None:
         params = node.params
         if self.self_name is None and params.params and params.params[0].name.value == "self":
@@ -184,12 +185,12 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
             self.state[name] = {entry: EMPTY}
             self.state["^" + name] = {entry: EMPTY}  # what the caller holds, even after rebinding
 
-    # ================================================================== kinds
-
     def _kind(self, node: cst.BaseExpression) -> Kind:
         return self._kinds.kind(node)
 
-    # ================================================================== receivers by kind or name
+    kind_of = _kind  # for rules: the kind of ``node`` where the scope evaluates it
+
+    # ================================================================== kinds, receivers by kind or name
 
     def _is_optimizer(self, node: cst.BaseExpression) -> bool:
         kind = self._kind(node)

@@ -358,6 +358,9 @@ TENSOR_EVIDENCE_OPS = frozenset(
     as_strided diagonal movedim moveaxis select as_tensor asarray from_numpy
     """.split()
 )
+# Ops by which a value crosses between a tensor and a NumPy array (``t.numpy()``,
+# ``torch.from_numpy(a)``, ``torch.as_tensor(a)``): an alias made through one involves a tensor.
+ARRAY_TENSOR_BRIDGE_OPS = frozenset("numpy from_numpy as_tensor Tensor".split())
 # Conversions an author writes when a copy is meant (``batch.cpu().float().numpy()``); they return
 # the very same memory when nothing needs converting. ``reshape``/``flatten`` are used as views.
 # The functions among them (``np.asarray(x)``, ``torch.as_tensor(x)``), by their last name.
@@ -373,6 +376,10 @@ MAY_ALIAS_CONVERSIONS = COPY_INTENT_CONVERSIONS | LAYOUT_CONVERSIONS
 # Factories of uninitialised memory: views of such a buffer are windows to be filled, never a copy
 # of its (garbage) values.
 UNINITIALISED_FACTORIES = frozenset("empty empty_like empty_strided new_empty".split())
+# Factories of a buffer filled with one constant (``torch.zeros(steps, dim)``): a view taken before
+# anything is written into it is a window to be filled (an episode of a rollout buffer), as its
+# copy would be the constant alone (issue 41).
+CONSTANT_FACTORIES = frozenset("zeros ones full zeros_like ones_like full_like new_zeros new_ones new_full".split())
 
 # Tensor methods that move to one device (``x.cpu()``), by the device's type.
 DEVICE_METHODS = {"cpu": "cpu", "cuda": "cuda"}
@@ -384,6 +391,42 @@ DTYPE_NAMES = {
     "float16": "float16", "bfloat16": "bfloat16", "int": "int32", "int32": "int32", "long": "int64",
     "int64": "int64", "short": "int16", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
 }
+
+# The class of each dtype's values (issue 41): a conversion between classes (an int64 grid ``.to()``
+# a float tensor, ``.float()`` of a long tensor) always allocates, so it is no alias.
+DTYPE_CLASSES = {
+    "float32": "float", "float64": "float", "float16": "float", "bfloat16": "float",
+    "int64": "int", "int32": "int", "int16": "int", "int8": "int", "uint8": "int",
+    "bool": "bool", "complex64": "complex", "complex128": "complex",
+}
+DTYPE_NAMES_MORE = {"cfloat": "complex64", "complex64": "complex64", "cdouble": "complex128",
+                    "complex128": "complex128"}
+# torch factories by the class of what they return when no ``dtype=`` is given: integers
+# (``randint``, ``randperm``), floating point (the default dtype); ``arange`` and ``full`` follow
+# their arguments, the ``*_like`` ones their first argument.
+INT_FACTORIES = frozenset("randint randperm".split())
+FLOAT_FACTORIES = frozenset("zeros ones empty rand randn linspace logspace eye normal".split())
+LIKE_FACTORIES = frozenset("zeros_like ones_like empty_like full_like clone".split())
+# torch functions whose result has the class of their tensor arguments (``torch.stack`` of ints).
+CLASS_KEEPING_FUNCTIONS = frozenset("stack cat concat hstack vstack meshgrid flatten reshape".split())
+# Tensor methods whose result has the receiver's dtype: views, copies, moves between devices.
+CLASS_KEEPING_METHODS = frozenset(
+    """
+    view reshape permute transpose flatten unsqueeze squeeze clone detach contiguous expand
+    repeat flip t cpu cuda narrow select unbind chunk split
+    """.split()
+)
+# Tensor methods that convert to a dtype named by their argument (a dtype, or another tensor's).
+DTYPE_ARGUMENT_METHODS = frozenset("to type type_as".split())
+# Tensor attributes whose value has the tensor's dtype (``x.T``).
+CLASS_KEEPING_ATTRIBUTES = frozenset("T mT".split())
+# Tensor methods that give a result of a fixed class (``.long()``, ``.bool()``).
+CLASS_METHODS = {"long": "int", "int": "int", "short": "int", "byte": "int", "char": "int", "bool": "bool",
+                 "float": "float", "double": "float", "half": "float", "bfloat16": "float"}
+# Legacy typed constructors and annotations by class (``torch.LongTensor``).
+TYPED_TENSOR_CLASSES = {"FloatTensor": "float", "DoubleTensor": "float", "HalfTensor": "float",
+                        "BFloat16Tensor": "float", "LongTensor": "int", "IntTensor": "int", "ShortTensor": "int",
+                        "ByteTensor": "int", "CharTensor": "int", "BoolTensor": "bool"}
 
 # Methods that hand out one sample of a dataset: an in-place write to a view of ``self.<data>``
 # there changes the dataset itself, and again on every epoch.
@@ -397,6 +440,13 @@ LEGACY_CONSTRUCTOR_NAMES = frozenset(f"{ns}.{m}" for ns in LEGACY_CONSTRUCTOR_NA
 # then holds what was added; adding reads nothing it already holds.
 CONTAINER_ADD_METHODS = frozenset("append insert add".split())
 CONTAINER_EXTEND_METHODS = frozenset({"extend"})
+# Methods of Python's containers that tensors and arrays lack: a name they are called on holds a
+# dict or a list, so ``obj[key] = v`` through it writes no tensor (a helper moving a structure).
+CONTAINER_ONLY_METHODS = frozenset("items keys values append extend insert setdefault get popitem".split())
+# Types an ``isinstance`` test names for a container: under it, item writes write no tensor.
+CONTAINER_TYPES = frozenset(
+    "dict list tuple set Mapping MutableMapping Sequence MutableSequence OrderedDict defaultdict UserDict".split()
+)
 # Mapping methods that hand out the held values themselves (``sd.items()``, ``sd.values()``).
 CONTAINER_VALUE_METHODS = frozenset({"items", "values"})
 

@@ -36,7 +36,7 @@ from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "17"
+FORMAT = "18"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -237,6 +237,9 @@ class _FunctionScanner(ast.NodeVisitor):
         self._loops = 0
         self.swapped: Set[str] = set()  # names a loop swaps with another (``x, c = c, x``)
         self.partial: List[bool] = []  # per return sharing a parameter: whether only through a swapped name
+        # names shown to hold a dict or a list (``isinstance(obj, dict)``, ``obj.items()``): an
+        # item write through one writes no tensor (a helper that moves a structure to a device)
+        self.containers: Set[str] = set()
 
     @property
     def _in_branch(self) -> bool:
@@ -247,7 +250,7 @@ class _FunctionScanner(ast.NodeVisitor):
         self.generic_visit(node)
         self._branches -= 1
 
-    visit_If = visit_Try = visit_With = _branch
+    visit_Try = visit_With = _branch
 
     def _loop(self, node: ast.AST) -> None:
         self._loops += 1
@@ -255,6 +258,21 @@ class _FunctionScanner(ast.NodeVisitor):
         self._loops -= 1
 
     visit_While = _loop
+
+    def visit_If(self, node: ast.If) -> None:
+        """Under ``isinstance(obj, dict)`` (or after ``if not isinstance(obj, list): return``),
+        ``obj`` is a container until it is rebound."""
+        before = set(self.containers)
+        self._branches += 1
+        self.visit(node.test)
+        for holds, body in ((True, node.body), (False, node.orelse)):
+            self.containers = before | _container_names(node.test, holds)
+            for statement in body:
+                self.visit(statement)
+        self._branches -= 1
+        self.containers = before
+        if node.body and isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+            self.containers |= _container_names(node.test, False)
 
     def visit(self, node: ast.AST) -> None:
         name = _VISIT_NAMES.get(node.__class__)
@@ -379,6 +397,8 @@ class _FunctionScanner(ast.NodeVisitor):
         return None
 
     def _write(self, target: ast.AST) -> None:
+        if isinstance(target, ast.Name) and target.id in self.containers:
+            return  # ``obj[key] = v`` into a dict or a list
         index = self._param(target)
         if index >= 0 and not (self.facts.is_method and index == 0):
             self.writes.add(index)
@@ -433,6 +453,7 @@ class _FunctionScanner(ast.NodeVisitor):
                     self.facts.callables.setdefault(attr, maker)  # ``self.train_step_fn = self._make_...()``
             if isinstance(target, ast.Name):
                 self.rebound.add(target.id)
+                self.containers.discard(target.id)
                 if isinstance(node.value, ast.Call) and is_optimizer_class(_qualified(node.value.func, self.imports)):
                     self.optimizers.add(target.id)
                 elif not self._in_branch:
@@ -462,6 +483,7 @@ class _FunctionScanner(ast.NodeVisitor):
             if isinstance(name, ast.Name):
                 self.rebound.add(name.id)
                 self.shares[name.id] = set()
+                self.containers.discard(name.id)
         self._loop(node)
 
     visit_AsyncFor = visit_For
@@ -501,6 +523,8 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(func, ast.Attribute):
             method = func.attr
             receiver = func.value
+            if method in catalog.CONTAINER_ONLY_METHODS and isinstance(receiver, ast.Name):
+                self.containers.add(receiver.id)
             if writes_receiver(method):
                 self._write(receiver)
             elif stepped_optimizer(method, receiver, node.args, self._is_optimizer) is not None:
@@ -555,6 +579,22 @@ def _through_data(target: ast.AST) -> bool:
             return True
         target = target.value
     return False
+
+
+def _container_names(test: ast.AST, holds: bool) -> Set[str]:
+    """The names an ``if`` test with outcome ``holds`` shows to be containers: ``isinstance(obj,
+    (list, tuple))`` holding, through ``not``, ``and`` (holding) and ``or`` (failing)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _container_names(test.operand, not holds)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if holds else ast.Or):
+        return set().union(*(_container_names(v, holds) for v in test.values))
+    if holds and isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
+            and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
+        kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        names = [(_dotted(k) or "").rpartition(".")[2] for k in kinds]
+        if names and all(n in catalog.CONTAINER_TYPES for n in names):
+            return {test.args[0].id}
+    return set()
 
 
 def _params(node: ast.AST) -> Tuple[str, ...]:

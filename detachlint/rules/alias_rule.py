@@ -15,7 +15,7 @@ from ..analysis.alias_state import strip_aliases
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
-from ..analysis.torch_facts import writes_first_argument, writes_receiver
+from ..analysis.torch_facts import is_view_attribute, is_view_method, writes_first_argument, writes_receiver
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..signature import Side, Signature, Source
 from .base import Rule
@@ -125,7 +125,9 @@ class AliasRule(Rule):
                 and not any(analysis.exclusive(mutation.statement, o.statement) or analysis.exclusive(o.statement, r)
                             for o in r.origin.chain() if o.statement is not None)
                 and not any(o in source for o in r.origin.chain())
-                and not self._carried_over(mutation, r, analysis)]
+                and not self._carried_over(mutation, r, analysis)
+                and not self._read_ahead(mutation, r)
+                and not self._key_lookup(r, analysis)]
 
     def _carried_over(self, mutation: Mutation, read: StaleRead, analysis: AliasAnalysis) -> bool:
         """The read sees the write only through the loop's back edge (the alias was made after the
@@ -144,6 +146,40 @@ class AliasRule(Rule):
             if operand is not None and operand in analysis.bound_in(loop):
                 return True
         return False
+
+    def _read_ahead(self, mutation: Mutation, read: StaleRead) -> bool:
+        """``for j in range(n): a, b = points[j], points[j + 1]; racines[j] = f(a, b)``: each
+        iteration reads only elements at or past the one it writes, before writing it, so no
+        read sees an earlier iteration's write (an ascending ``range`` loop, first indices
+        ``j + c`` read with ``c`` at least the written ``j + w``'s ``w``)."""
+        loop = next((p for p in reversed(self.ctx.parents) if p.__class__ in (cst.For, cst.While)), None)
+        statement = mutation.statement
+        if mutation.op != "__setitem__" or not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name) \
+                or not _ascending_range(loop.iter) or not isinstance(statement, (cst.Assign, cst.AugAssign)):
+            return False
+        index = loop.target.value
+        targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
+        offsets = [_offset(t.slice[0].slice, index) for t in targets if isinstance(t, cst.Subscript)]
+        if not offsets or None in offsets:
+            return False
+        subscripts = _Subscripts(read.node)
+        walk(loop.body, subscripts)
+        order = self.analysis(ScopeOrder)
+        if subscripts.found is None or not 0 <= order.position(subscripts.found) < order.position(mutation.node):
+            return False
+        ahead = _offset(subscripts.found.slice[0].slice, index)
+        return ahead is not None and ahead >= max(offsets)
+
+    def _key_lookup(self, read: StaleRead, analysis: AliasAnalysis) -> bool:
+        """No value of the name is read there: ``self.state[param]`` or ``cache[t]`` (a tensor used
+        whole as a container's key is looked up by identity), or ``buf = param.detach().view(-1)``
+        (a new name for the live tensor, made after the write: what it reads later is current)."""
+        keys = self.ctx.memo.get(("no_value_reads", id(analysis.scope)))
+        if keys is None:
+            finder = _NoValueReads(analysis)
+            walk(analysis.scope, finder)
+            keys = self.ctx.memo[("no_value_reads", id(analysis.scope))] = finder.keys
+        return id(read.node) in keys
 
     @staticmethod
     def _copied_back(mutation: Mutation, analysis: AliasAnalysis) -> Set[str]:
@@ -253,6 +289,78 @@ class _NameUses(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.key and id(node) not in self._skip:
             self.values.append(node)
+
+
+class _NoValueReads(cst.CSTVisitor):
+    """The names used whole as the one index of a container that is no tensor (an optimizer's
+    ``self.state``, or a base whose kind is known and not a tensor or an array), and the names
+    only given a new name through ``.detach()``, ``.data`` or views (``b = a.detach().view(-1)``)."""
+
+    _NOT_INDEXED_BY_VALUE = (Kind.OTHER, Kind.STATE_DICT, Kind.OPTIMIZER, Kind.MODULE, Kind.TENSOR_MODULE)
+
+    def __init__(self, analysis: AliasAnalysis) -> None:
+        self.analysis = analysis
+        self.keys: Set[int] = set()
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return
+        index = node.slice[0].slice.value
+        if not isinstance(index, (cst.Name, cst.Attribute)):
+            return
+        self_name = self.analysis.self_name
+        if (self_name is not None and dotted_name(node.value) == f"{self_name}.state") \
+                or self.analysis.kind_of(node.value) in self._NOT_INDEXED_BY_VALUE:
+            self.keys.add(id(index))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value, renamed = node.value, False
+        while True:
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
+                    value.func.attr.value == "detach" or is_view_method(value.func.attr.value)):
+                value, renamed = value.func.value, True
+            elif isinstance(value, cst.Attribute) and (value.attr.value == "data" or is_view_attribute(value.attr.value)):
+                value, renamed = value.value, True
+            else:
+                break
+        if renamed and isinstance(value, (cst.Name, cst.Attribute)):
+            self.keys.add(id(value))
+
+
+class _Subscripts(cst.CSTVisitor):
+    """The subscript whose value is the node ``of`` (``points[j + 1]`` of a read of ``points``)."""
+
+    def __init__(self, of: cst.CSTNode) -> None:
+        self.of = of
+        self.found: Optional[cst.Subscript] = None
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if node.value is self.of:
+            self.found = node
+
+
+def _ascending_range(iterable: cst.BaseExpression) -> bool:
+    """``range(n)``, ``range(a, b)``, ``range(a, b, k)`` with a positive literal ``k``."""
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"):
+        return False
+    args = iterable.args
+    if any(a.keyword is not None or a.star for a in args) or not 1 <= len(args) <= 3:
+        return False
+    return len(args) < 3 or (isinstance(args[2].value, cst.Integer) and int(args[2].value.value, 0) > 0)
+
+
+def _offset(index: cst.BaseSlice, name: str) -> Optional[int]:
+    """``c`` of an index ``name``, ``name + c`` or ``c + name`` (``c`` an integer literal); None otherwise."""
+    if not isinstance(index, cst.Index):
+        return None
+    value = index.value
+    if isinstance(value, cst.Name):
+        return 0 if value.value == name else None
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        for a, b in ((value.left, value.right), (value.right, value.left)):
+            if isinstance(a, cst.Name) and a.value == name and isinstance(b, cst.Integer):
+                return int(b.value, 0)
+    return None
 
 
 def mutation_ops(mutation: Mutation, origin: Origin) -> List[str]:

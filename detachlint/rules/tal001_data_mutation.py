@@ -46,6 +46,8 @@ class DataMutation(Rule):
     none). Elsewhere (weight initialisation, an optimizer-style update after `backward()`, an EMA
     of buffers no op saved) the values are correct, and it is a **warning**: the same write under
     `torch.no_grad()` gives bit-identical results and keeps the version check as a safety net.
+    A hook that gives a tensor its own values in another floating dtype and back
+    (`w.data = w.data.float()` ... `w.data = w.data.half()`) changes no value: a warning.
 
     ## Example
     ```python
@@ -122,6 +124,9 @@ class DataMutation(Rule):
                            f"under `with torch.no_grad():`")
             message = (f"{what} changes `{owner}` behind autograd's back {context}: the gradient will be "
                        f"silently wrong. To keep the values, {remedy}")
+        elif context is not None:  # a dtype round trip in a forward hook
+            message = (f"{what} swaps its storage behind autograd's back {context}; "
+                       f"`torch.utils.swap_tensors` keeps autograd informed")
         elif use.write == "assign":
             message = (f"{what} swaps its storage behind autograd's back; {self._no_graph()}, but "
                        f"`with torch.no_grad(): {owner}.copy_(...)` (same shape) or "
@@ -159,8 +164,25 @@ class DataMutation(Rule):
             # Only a (post-)forward hook runs after the module's forward used its tensors; a
             # pre-hook runs before, like weight initialisation.
             if name in self.analysis(ForwardHooks).functions:
+                back = self._round_trip(node)
+                if back is not None:
+                    return (Severity.WARNING, f"inside a forward hook; it gives `{dotted_name(node.value)}` its own "
+                                              f"values in another floating dtype, and line {back} converts them "
+                                              f"the other way: a round trip, no value the forward used changes", None)
                 return Severity.ERROR, "inside a forward hook, after the forward used it", None
         return Severity.WARNING, None, None
+
+    def _round_trip(self, node: cst.Attribute) -> Optional[int]:
+        """``w.data = w.data.float()`` in one hook and ``w.data = w.data.half()`` in its pair (or
+        ``.to(float32)`` then ``.to(dtype)`` in one hook): the line of the other conversion of the
+        same tensor's own values between floating dtypes, in the class (or function) around it."""
+        if _dtype_cast_of_itself(self.ctx.statement(), node) is None:
+            return None
+        around = next((p for p in self.ctx.parents if isinstance(p, cst.ClassDef)), None) \
+            or next((p for p in self.ctx.parents if isinstance(p, cst.FunctionDef)), None)
+        casts = _Casts(self.ctx.code_for(node).strip(), self.ctx.statement())
+        walk(around, casts)
+        return self.ctx.line(casts.found) if casts.found is not None else None
 
     def _evidence(self, use: DataUse) -> bool:
         """Whether a write through ``X.data`` on an ``X`` of unknown kind is a tensor's: by the
@@ -401,6 +423,36 @@ class _Bindings(cst.CSTVisitor):
             if name[:1].isupper() or name in catalog.TENSOR_FUNCTIONS:
                 return []  # ``nn.Linear(3, 3)``, ``Net()``, ``torch.zeros(3)``: made by this call
         return None
+
+
+_FLOAT_CASTS = frozenset(m for m, c in catalog.CLASS_METHODS.items() if c == "float") | (catalog.DTYPE_ARGUMENT_METHODS - {"type_as"})
+
+
+def _dtype_cast_of_itself(statement: Optional[cst.CSTNode], data: cst.Attribute) -> Optional[str]:
+    """``X.data = X.data.half()`` (``.float()``, ``.to(...)``): the text of ``X.data``, else None."""
+    if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+        return None
+    target, value = statement.targets[0].target, statement.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in _FLOAT_CASTS and isinstance(target, cst.Attribute)
+            and target.attr.value == "data" and (data is None or target is data)):
+        return None
+    name = dotted_name(target)
+    return name if name is not None and dotted_name(value.func.value) == name else None
+
+
+class _Casts(cst.CSTVisitor):
+    """Another ``X.data = X.data.<floating cast>()`` of the same ``X.data`` than ``statement``."""
+
+    def __init__(self, data: str, statement: Optional[cst.CSTNode]) -> None:
+        self.data, self.statement = data, statement
+        self.found: Optional[cst.Assign] = None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if node is not self.statement and self.found is None and isinstance(self.statement, cst.Assign) \
+                and _dtype_cast_of_itself(node, None) == self.data.replace(" ", "") \
+                and not node.value.deep_equals(self.statement.value):  # the other way, not the same cast again
+            self.found = node
 
 
 def _whole_statement(use: DataUse, statement: cst.CSTNode) -> bool:

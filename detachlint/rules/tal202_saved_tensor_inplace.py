@@ -92,7 +92,10 @@ class SavedTensorInplace(AliasRule):
             return  # the common case: nothing written was made or read by an op that saves it
         flow = self._flow()
         written_at = flow.order.position(mutation.node)
+        analysis = self._analysis()
         for saver, saved, what in self._savers(roots, flow, written_at):
+            if analysis.exclusive(mutation.statement, saver.statement):
+                continue  # saved under ``if self.training:``, written under ``else``: never both
             pending = self._backprop(flow, saver, written_at)
             if pending is not None:
                 self._report(mutation, saver, saved, what, pending)
@@ -163,6 +166,7 @@ class _Op:
     statement_targets: Set[str]  # what the statement holding the call binds (its result flows there)
     grad_off: bool  # under ``torch.no_grad()``: nothing is saved
     input_from_self: bool  # the input is computed from ``self`` (a submodule's output, a parameter)
+    statement: Optional[cst.CSTNode] = None  # the statement holding the call (its path conditions)
 
 
 class _ScopeFlow(cst.CSTVisitor):
@@ -240,7 +244,7 @@ class _ScopeFlow(cst.CSTVisitor):
         from_self = first is not None and self._self is not None and bool(
             _names_in(first) & ({self._self} | self._self_names))
         self.ops[id(node)] = _Op(node, name, self.order.position(node), first_name, targets, self._no_grad > 0,
-                                 from_self)
+                                 from_self, statement)
 
     # questions
     def calls_on(self, name: str, before: int) -> List[_Op]:

@@ -10,6 +10,7 @@ from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
+from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torch_facts import is_copy_intent_conversion
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
@@ -41,6 +42,12 @@ class ViewAliasMutation(AliasRule):
     changing the caller's tensor is then the method's contract. It is a warning too where the
     alias is the result of a project function that returns the argument's memory only for some
     iteration counts of a loop swapping two buffers (`x, c = c, x`): for the others it is new.
+    Where only NumPy arrays are
+    involved (no `.numpy()`, `torch.from_numpy` or tensor on the way), the finding is a warning
+    about arrays; a loop that reads `a[j]` and `a[j + 1]` before writing `a[j]` through another
+    name is not flagged, as no read sees a write. A conversion between dtype classes the code
+    shows (`.float()` of `torch.arange(n)`, an int grid `.to()` a float tensor) always copies and
+    is not flagged; where only one side's class is known, the finding is a warning.
 
     ## Example
     ```python
@@ -101,14 +108,16 @@ class ViewAliasMutation(AliasRule):
         return ("copy", below[-1])
 
     def _window_on_a_new_buffer(self, written: Origin, alias: Origin, analysis: AliasAnalysis) -> bool:
-        """``packed = torch.empty(n); views = [packed[i] for i in ...]``: the views were made
-        before anything was written into the buffer, so they cannot be meant as copies."""
+        """``packed = torch.empty(n); views = [packed[i] for i in ...]`` (or a ``torch.zeros`` rollout
+        buffer whose episodes are views): the views were made before anything was written into the
+        buffer, so they cannot be meant as copies."""
         root = written.root
         call = root.node
         if root.relation is not Relation.FRESH or not isinstance(call, cst.Call):
             return False
         name = (self.analysis(TorchNames).qualified(call.func) or dotted_name(call.func) or "").rsplit(".", 1)[-1]
-        if name not in catalog.UNINITIALISED_FACTORIES:
+        if name not in catalog.UNINITIALISED_FACTORIES and (
+                name not in catalog.CONSTANT_FACTORIES or alias.relation is not Relation.VIEW):
             return False
         order = self.analysis(ScopeOrder)
         made = order.position(alias.statement or alias.node)
@@ -190,24 +199,50 @@ class ViewAliasMutation(AliasRule):
         return project.index.filled_by_override(f"{module}{analysis.cls}.{scope.name.value}",
                                                 analysis.params.index(read.key))
 
+    def _arrays_only(self, mutation: Mutation, read: StaleRead, written: Origin) -> bool:
+        """The written expression is a NumPy array and no tensor is on the way to either name: no
+        ``.numpy()``, ``torch.from_numpy``, ``torch.as_tensor``, no name known to be a tensor."""
+        facts = self.analysis(TensorFacts)
+        if mutation.target is None or facts.kind(mutation.target) is not Kind.NDARRAY:
+            return False
+        if isinstance(read.node, (cst.Name, cst.Attribute)) and facts.kind(read.node) is Kind.TENSOR:
+            return False
+        return not (set(written.ops()) | set(read.origin.ops())) & catalog.ARRAY_TENSOR_BRIDGE_OPS
+
     def _report(self, mutation: Mutation, read: StaleRead, written: Origin, direction: str, alias: Origin,
                 analysis: AliasAnalysis) -> None:
         written_text = self._text(mutation.node)
         severity, evidence = self.severity, ""
         made = self._made(alias)
         line = self.ctx.line(made)
-        what = {Relation.PLAIN: "the same tensor", Relation.VIEW: "a view of it",
+        arrays = self._arrays_only(mutation, read, written)
+        if arrays:  # NumPy's own aliasing, which no tensor reaches: worth a look, not a failed build
+            severity = Severity.WARNING
+            evidence = " Only NumPy arrays are involved."
+        unsure = next((o for o in [*read.origin.chain(), *written.chain()] if o.unsure), None)
+        if unsure is not None:  # the alias rests on a conversion whose target dtype the code does not show
+            severity = Severity.WARNING
+            evidence += (f" `{self._text(unsure.node)}` converts to a dtype the code does not show: it shares "
+                         f"memory only if that dtype is the one it already has.")
+        what = {Relation.PLAIN: "the same array" if arrays else "the same tensor", Relation.VIEW: "a view of it",
                 Relation.CONVERSION: "the same memory when no conversion is needed"}[alias.relation]
         if direction == "copy":
             other = read.key
+            copy = "`.copy()`" if arrays else "`.clone()`"
             message = (f"`{written_text}` also changes `{other}`: `{self._text(made)}` (line {line}) is {what}, "
-                       f"not a copy, and {self._where(read)}. Use `.clone()` where `{other}` is made")
+                       f"not a copy, and {self._where(read)}.{evidence} Use {copy} where `{other}` is made")
             origin_for_signature = read.origin
         else:
             name = mutation.key or self._text(mutation.target)
             shared = {Relation.PLAIN: f"`{read.key}` itself", Relation.VIEW: f"a view of `{read.key}`",
-                      Relation.CONVERSION: f"which is `{read.key}`'s own memory when no conversion is needed"
+                      Relation.CONVERSION: f"`{read.key}`'s own memory when no conversion is needed"
                       }[alias.relation]
+            made_text = self._text(alias.node)
+            if name == made_text:  # the write is through the alias expression itself: say it once
+                shared = f"`{made_text}` (line {line}) is {shared}"
+            else:
+                which = "which is " if alias.relation is Relation.CONVERSION else ""
+                shared = f"`{name}` is `{made_text}` (line {line}), {which}{shared}"
             contract = self._filled_by_override(read, analysis) if read.escape else None
             swapped = next((o for o in written.chain() if id(o.node) in analysis.partial_returns), None)
             if swapped is not None:
@@ -216,11 +251,10 @@ class ViewAliasMutation(AliasRule):
                             f"loop that swaps its buffers; for the others the result is a new tensor.")
             elif contract is not None:
                 severity = Severity.WARNING
-                evidence = (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
-                            f"write may be meant to reach the caller.")
-            message = (f"`{written_text}` also changes `{read.key}`: `{name}` is `{self._text(alias.node)}` "
-                       f"(line {line}), {shared}, and {self._where(read)}.{evidence} Copy first "
-                       f"(`.clone()`, or `.copy()` for an array)")
+                evidence += (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
+                             f"write may be meant to reach the caller.")
+            message = (f"`{written_text}` also changes `{read.key}`: {shared}, and {self._where(read)}.{evidence} "
+                       f"Copy first (`.clone()`, or `.copy()` for an array)")
             origin_for_signature = written
         related = [(made, "the alias is made here"),
                    (read.node, f"`{read.key}` read here sees the write" if not read.escape
