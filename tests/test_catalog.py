@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import pytest
 
@@ -186,6 +187,26 @@ def test_saved_ops_are_what_the_installed_torch_saves():
     assert saved_ops.SAVES_INPUT == frozenset(first)
     assert {"sigmoid", "tanh", "exp", "softmax", "relu"} <= saved_ops.SAVES_RESULT
     assert "add" not in saved_ops.SAVES_INPUT | saved_ops.SAVES_RESULT  # add's backward needs no values
+
+
+def test_saved_modules_are_what_the_installed_torch_modules_save():
+    """The module table (``saved_ops.MODULE_*``) is what ``tools/saved_for_backward.py`` measures
+    on the installed torch, and says what a reader of ``torch.nn`` expects of the usual ones."""
+    from detachlint.analysis import saved_ops
+
+    tool = _saved_tool()
+    measured = tool.measure_modules()
+    assert saved_ops.MODULE_SAVES_RESULT == frozenset(measured["saves-result"])
+    assert saved_ops.MODULE_SAVES_INPUT == frozenset(measured["saves-input"])
+    assert saved_ops.MODULE_INPLACE == frozenset(measured["inplace"])
+    assert saved_ops.MODULE_INPLACE_SAVES_RESULT == frozenset(measured["inplace-saves-result"])
+    assert saved_ops.MODULE_RETURNS_INPUT == frozenset(measured["returns-input"])
+    assert saved_ops.MODULE_INPLACE_POSITION == {n: int(i) for n, i in (e.split(":") for e in measured["inplace-position"])}
+    assert {"Sigmoid", "Tanh", "Softmax"} <= saved_ops.MODULE_SAVES_RESULT
+    assert {"Linear", "Conv2d", "LayerNorm", "BatchNorm2d"} <= saved_ops.MODULE_SAVES_INPUT
+    assert "BatchNorm2d" not in saved_ops.MODULE_SAVES_RESULT  # a residual ``out += x`` after bn is fine
+    assert {"ReLU", "Dropout"} <= saved_ops.MODULE_INPLACE and "Identity" in saved_ops.MODULE_RETURNS_INPUT
+    assert tool.render() == (Path(tool.OUT)).read_text()  # the data file is the tool's output
 
 
 def test_tal202_fixture_raises_exactly_where_it_expects():
