@@ -201,6 +201,7 @@ def test_saved_modules_are_what_the_installed_torch_modules_save():
     assert saved_ops.MODULE_INPLACE == frozenset(measured["inplace"])
     assert saved_ops.MODULE_INPLACE_SAVES_RESULT == frozenset(measured["inplace-saves-result"])
     assert saved_ops.MODULE_RETURNS_INPUT == frozenset(measured["returns-input"])
+    assert saved_ops.MODULE_WITH_PARAMETERS == frozenset(measured["parameters"])
     assert saved_ops.MODULE_INPLACE_POSITION == {n: int(i) for n, i in (e.split(":") for e in measured["inplace-position"])}
     assert {"Sigmoid", "Tanh", "Softmax"} <= saved_ops.MODULE_SAVES_RESULT
     assert {"Linear", "Conv2d", "LayerNorm", "BatchNorm2d"} <= saved_ops.MODULE_SAVES_INPUT

@@ -124,18 +124,21 @@ def measure_modules() -> Dict[str, List[str]]:
     """Per ``torch.nn`` module class (a fresh one, in training mode): whether it saves its output
     or its input for backward (``saves-result``, ``saves-input``), whether with ``inplace=True`` it
     writes its input and returns it (``inplace``), saving it then (``inplace-saves-result``), where
-    ``inplace`` sits among its positional parameters (``inplace-position``: ``Name:index``), and whether it returns its input's own memory
+    ``inplace`` sits among its positional parameters (``inplace-position``: ``Name:index``), whether
+    it has parameters that require grad (``parameters``: its output is in a graph whatever its input), and whether it returns its input's own memory
     without writing it (``returns-input``: ``Identity``, ``Flatten`` of a contiguous input)."""
     import inspect
 
     import torch
 
     out: Dict[str, List[str]] = {"saves-result": [], "saves-input": [], "inplace": [], "inplace-saves-result": [],
-                                 "returns-input": [], "inplace-position": []}
+                                 "returns-input": [], "inplace-position": [], "parameters": []}
     torch.manual_seed(0)
     for name in sorted(MODULE_INPUTS):
         x = _module_input(torch, name)
         module = _make(torch, name)
+        if any(p.requires_grad for p in module.parameters()):
+            out["parameters"].append(name)
         saved: List[torch.Tensor] = []
         before = x._version
         with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
@@ -202,6 +205,8 @@ def render() -> str:
             "MODULE_INPLACE_POSITION = {%s}\n\n" % ", ".join(f'"{n}": {i}' for n, i in
                                                           (e.split(":") for e in modules["inplace-position"]))
             +
+            "# ... has parameters that require grad: its output is part of a graph whatever its input.\n"
+            f'MODULE_WITH_PARAMETERS = frozenset(\n    """\n{block(modules["parameters"])}\n    """.split()\n)\n\n'
             "# ... returns its input's own memory, unwritten (an alias: writing the result writes the input).\n"
             f'MODULE_RETURNS_INPUT = frozenset(\n    """\n{block(modules["returns-input"])}\n    """.split()\n)\n')
 

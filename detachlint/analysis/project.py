@@ -27,16 +27,17 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
-from .torch_facts import (converts_argument, is_copy_intent_conversion, is_optimizer_class, is_optimizer_name,
-                          is_view_attribute, shares_receiver_memory, stepped_optimizer, writes_first_argument,
-                          writes_receiver)
+from .torch_facts import (SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument, held_module, inplace_position,
+                          is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
+                          made_inplace, module_effect, shares_receiver_memory, stepped_optimizer,
+                          writes_first_argument, writes_receiver)
 from ..files import SourceError, decode_source, file_digest
 from ..frontend.firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
 from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "17"
+FORMAT = "18"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -145,6 +146,9 @@ class ClassFacts:
     name: str
     bases: Tuple[str, ...]  # as written, resolved through imports by the index
     line: int
+    # ``self.<attr>`` -> the ``torch.nn`` modules it holds, in call order (``torch_facts.held_module``
+    # entries: ``ReLU!`` for ``nn.ReLU(inplace=True)``, an ``nn.Sequential``'s contents, ``?``)
+    modules: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -166,7 +170,7 @@ class ModuleFacts:
             "elements": [[s.row, s.column, s.end_row, s.end_column, s.calls] for s in self.elements],
             "sites": self.sites.to_json() if self.sites is not None else None,
             "imports": self.imports,
-            "classes": {k: [c.bases, c.line] for k, c in self.classes.items()},
+            "classes": {k: [c.bases, c.line, c.modules] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
@@ -180,8 +184,8 @@ class ModuleFacts:
                     quiet=[Unit(*u) for u in data["quiet"]],
                     elements=[Span(*s[:4], tuple(s[4])) for s in data["elements"]],
                     sites=Sites.from_json(data["sites"]) if data["sites"] is not None else None)
-        for name, (bases, line) in data["classes"].items():
-            facts.classes[name] = ClassFacts(name, tuple(bases), line)
+        for name, (bases, line, modules) in data["classes"].items():
+            facts.classes[name] = ClassFacts(name, tuple(bases), line, {a: tuple(m) for a, m in modules.items()})
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
              makes_steps, callables, array_writes, fills) = row
@@ -548,7 +552,8 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
             _scan_function(stmt, prefix + stmt.name, in_class, facts)
         elif isinstance(stmt, ast.ClassDef):
             bases = tuple(b for b in (_dotted(base) for base in stmt.bases) if b)
-            facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno)
+            facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno,
+                                                           _held_modules(stmt, facts.imports))
             _scan_body(stmt.body, prefix + stmt.name + ".", True, facts)
         elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
             # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
@@ -556,6 +561,81 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
                 _scan_body(block, prefix, in_class, facts)
             for handler in getattr(stmt, "handlers", []):
                 _scan_body(handler.body, prefix, in_class, facts)
+
+
+def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]) -> Dict[str, Tuple[str, ...]]:
+    """``self.<attr> = <module>`` in the methods of ``cls`` (``torch_facts.held_module``); an
+    attribute assigned different modules holds ``?``. A flag flipped on every submodule (``for m in
+    self.modules(): m.inplace = True``) makes each that can be in place so."""
+    held: Dict[str, Tuple[str, ...]] = {}
+    flipped = False
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+            continue
+        self_name = method.args.args[0].arg
+        defaults = _defaults(method)
+        for node in ast.walk(method):
+            if not isinstance(node, ast.Assign):
+                continue
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and target.attr == "inplace" \
+                        and isinstance(node.value, ast.Constant) and node.value.value is True:
+                    flipped = True
+                elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == self_name and not _is_none(node.value):
+                    modules = _modules_made(node.value, imports, defaults)
+                    if modules is not None:
+                        known = held.get(target.attr)
+                        held[target.attr] = modules if known in (None, modules) else (UNKNOWN_MODULE,)
+    if flipped:
+        held = {a: tuple(made_inplace(m) for m in ms) for a, ms in held.items()}
+    return held
+
+
+def _defaults(method: ast.AST) -> Dict[str, ast.AST]:
+    """A function's parameters with a default value: ``act=nn.ReLU()``, ``act_layer=nn.GELU``."""
+    args = method.args  # type: ignore[attr-defined]
+    positional = list(args.posonlyargs) + list(args.args)
+    out = {a.arg: d for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)}
+    out.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return out
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _modules_made(node: ast.AST, imports: Mapping[str, str], defaults: Mapping[str, ast.AST],
+                  depth: int = 0) -> Optional[Tuple[str, ...]]:
+    """The modules an expression makes (``torch_facts.held_module`` entries), ``(?,)`` for a call
+    of anything else; None for what is surely no module (a literal, a plain name)."""
+    if isinstance(node, ast.Name) and node.id in defaults and depth == 0:
+        return _modules_made(defaults[node.id], imports, defaults, depth + 1)  # ``act=nn.ReLU()``
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in defaults and depth == 0:
+        func = defaults[func.id]  # ``act_layer(inplace=True)`` with ``act_layer=nn.ReLU``
+    if isinstance(func, ast.Call) and _dotted(func.func) == "getattr" and len(func.args) == 2 \
+            and isinstance(func.args[1], ast.Constant) and isinstance(func.args[1].value, str):
+        owner = _qualified(func.args[0], imports)  # ``getattr(nn, "ReLU")()``
+        qualified = f"{owner}.{func.args[1].value}" if owner else None
+    else:
+        qualified = _qualified(func, imports)
+    if qualified == SEQUENTIAL:
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return (UNKNOWN_MODULE,)
+        out: Tuple[str, ...] = ()
+        for arg in node.args:
+            out += _modules_made(arg, imports, defaults, depth + 1) or (UNKNOWN_MODULE,)
+        return out or (UNKNOWN_MODULE,)
+    member = (qualified or "").rpartition(".")[2]
+    position = inplace_position(member)
+    inplace = any(k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
+                  for k in node.keywords) or (position is not None and len(node.args) > position
+                                              and isinstance(node.args[position], ast.Constant)
+                                              and node.args[position].value is True)
+    return (held_module(qualified, inplace),)
 
 
 def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
@@ -718,6 +798,7 @@ class ProjectIndex:
         # package, the usual layout of research code run from its root) under its dotted path.
         self.aliases = dict(aliases or {})
         self._resolved: Dict[Tuple[str, str], Optional[str]] = {}
+        self._held: Dict[Tuple[str, str], Optional[ModuleEffect]] = {}  # ``held_module``, once per attribute
 
     def load(self) -> "ProjectIndex":
         """Load the facts and compose them now: before worker processes are made (each would
@@ -773,7 +854,8 @@ class ProjectIndex:
         text = repr(sorted((k, sorted(s.writes), s.steps, s.backward, sorted(s.returns), s.returns_kind,
                             s.returns_converted, sorted(s.array_writes))
                            for k, s in self._summaries.items()))
-        text += repr(sorted((k, c.bases) for k, c in self._classes.items())) + repr(sorted(self.aliases.items()))
+        text += repr(sorted((k, c.bases, sorted(c.modules.items())) for k, c in self._classes.items()))
+        text += repr(sorted(self.aliases.items()))
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -878,6 +960,16 @@ class ProjectIndex:
         """A subclass of ``torch.Tensor`` or ``nn.Parameter``, also when its bases live in another file."""
         return self.is_class(cls) and any(a in catalog.TENSOR_TYPES for a in self.ancestors(cls)[1:])
 
+    def held_module(self, cls: str, attr: str) -> Optional[ModuleEffect]:
+        """What calling ``self.<attr>`` does, in a method of the project class ``cls``: the
+        ``torch.nn`` modules the class (or the nearest base that assigns it) holds there; None when
+        it holds something else or is not known."""
+        key = (cls, attr)
+        if key not in self._held:
+            self._held[key] = next((module_effect(self._classes[a].modules[attr]) for a in self.ancestors(cls)
+                                    if a in self._classes and attr in self._classes[a].modules), None)
+        return self._held[key]
+
     def method(self, cls: str, name: str) -> Optional[str]:
         for ancestor in self.ancestors(cls):
             candidate = f"{ancestor}.{name}"
@@ -926,7 +1018,21 @@ class ProjectIndex:
                 if summary is not None and (summary.writes or summary.array_writes or summary.steps):
                     out.add(self._module_of[qualname])
                     break
+        out.update(self._module_of[cls] for cls in self._writing_attributes)
         return frozenset(out)
+
+    @functools.cached_property
+    def _writing_attributes(self) -> Dict[str, FrozenSet[str]]:
+        """The classes whose methods call a module they hold (or a base holds) that writes its input
+        in place (``self.act = nn.ReLU(inplace=True)``), with those attributes."""
+        out = {}
+        for cls in self._classes:
+            attrs = {attr for ancestor in self.ancestors(cls) if ancestor in self._classes
+                     for attr in self._classes[ancestor].modules}
+            writing = frozenset(a for a in attrs if getattr(self.held_module(cls, a), "writes_input", False))
+            if writing:
+                out[cls] = writing
+        return out
 
     @functools.cached_property
     def roots(self) -> FrozenSet[str]:
@@ -944,12 +1050,13 @@ class ProjectIndex:
         """Where ``text`` spells a call of one of ``writing_names`` (a body that may hold such a
         write): one pass of a simple pattern, the names looked up in a set (an alternation of
         hundreds of names costs a second on a large module)."""
-        names = self.writing_names
+        names = self.writing_names.union(*self._writing_attributes.values())  # ``self.act(x)`` too
         return [m.start() for m in _CALLED_NAME.finditer(text) if m.group(1) in names] if names else []
 
     def calls_effects(self, module: str) -> bool:
         """Whether ``module`` calls a project function that writes an argument in place or steps
-        an optimizer: a write its own text does not spell (``normalize(x)``)."""
+        an optimizer, or has a class holding a module that writes its input in place: a write its
+        own text does not spell (``normalize(x)``, ``self.act(x)``)."""
         return module in self._effect_modules
 
     # composition
@@ -1082,6 +1189,10 @@ class ModuleView:
 
     def calls_effects(self) -> bool:
         return self.index.calls_effects(self.module)
+
+    def held_module(self, cls: str, attr: str) -> Optional[ModuleEffect]:
+        """``ProjectIndex.held_module`` for a class of this module, by its name here."""
+        return self.index.held_module(f"{self.module}.{cls}" if self.module else cls, attr)
 
     def first_pass(self, source: str) -> Optional[FirstPass]:
         """The first pass of ``source``, known without parsing it when the index read this very

@@ -57,6 +57,14 @@ MODULE_INPLACE_SAVES_RESULT = frozenset(
 # The position of ``inplace`` among the constructor's positional parameters (``nn.ReLU(True)``).
 MODULE_INPLACE_POSITION = {"AlphaDropout": 1, "CELU": 1, "Dropout": 1, "Dropout1d": 1, "Dropout2d": 1, "Dropout3d": 1, "ELU": 1, "FeatureAlphaDropout": 1, "Hardsigmoid": 0, "Hardswish": 0, "Hardtanh": 2, "LeakyReLU": 1, "Mish": 0, "RReLU": 2, "ReLU": 0, "ReLU6": 0, "SELU": 0, "SiLU": 0, "Threshold": 2}
 
+# ... has parameters that require grad: its output is part of a graph whatever its input.
+MODULE_WITH_PARAMETERS = frozenset(
+    """
+    BatchNorm1d BatchNorm2d BatchNorm3d Bilinear Conv1d Conv2d Conv3d ConvTranspose1d
+    ConvTranspose2d Embedding EmbeddingBag GRU GroupNorm LSTM LayerNorm Linear PReLU RNN
+    """.split()
+)
+
 # ... returns its input's own memory, unwritten (an alias: writing the result writes the input).
 MODULE_RETURNS_INPUT = frozenset(
     """

@@ -10,7 +10,7 @@ import libcst as cst
 from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.order import ScopeOrder
-from ..analysis.torch_facts import saves_for_backward, saves_input, saves_result
+from ..analysis.torch_facts import saves_input, saves_result
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
@@ -76,7 +76,8 @@ class SavedTensorInplace(AliasRule):
         scope = self.ctx.scope
         flow = self._scopes.get(id(scope))
         if flow is None:
-            flow = self._scopes[id(scope)] = _ScopeFlow(scope, self.analysis(ScopeOrder), self.analysis(TorchNames))
+            flow = self._scopes[id(scope)] = _ScopeFlow(scope, self.analysis(ScopeOrder), self.analysis(TorchNames),
+                                                        self.analysis(TensorFacts))
         return flow
 
     def _check_write(self, node: cst.CSTNode) -> None:
@@ -98,7 +99,7 @@ class SavedTensorInplace(AliasRule):
         """The roots of what is written (through plain names and views only: through ``.detach()``,
         ``.data`` or a conversion TAL201, TAL001 and TAL301 say it) that an op which saves may
         have saved: a result of such an op, or a name handed to one (``AliasAnalysis.saving_calls``)."""
-        names, saving = self.analysis(TorchNames), self._analysis().saving_calls
+        names, saving, facts = self.analysis(TorchNames), self._analysis().saving_calls, self.analysis(TensorFacts)
         out = []
         for origin in mutation.ordered_origins():
             chain = origin.chain()
@@ -106,7 +107,7 @@ class SavedTensorInplace(AliasRule):
             if any(o.relation not in (Relation.PLAIN, Relation.VIEW) for o in chain[1:]) \
                     or root.relation not in (Relation.ENTRY, Relation.FRESH):
                 continue
-            if root.source in saving or (isinstance(root.node, cst.Call) and saves_result(names.op(root.node)[0])):
+            if root.source in saving or (isinstance(root.node, cst.Call) and _saves_result(root.node, names, facts)):
                 out.append(root)
         return out
 
@@ -117,10 +118,10 @@ class SavedTensorInplace(AliasRule):
             call = root.node
             if root.relation is Relation.FRESH and isinstance(call, cst.Call):
                 op = flow.ops.get(id(call))
-                if op is not None and saves_result(op.name) and not op.grad_off and op.position < written_at:
+                if op is not None and op.saves_result and not op.grad_off and op.position < written_at:
                     yield op, root.source, "result"
             for op in flow.calls_on(root.source, written_at):
-                if saves_input(op.name):
+                if op.saves_input:
                     yield op, root.source, "input"
 
     def _backprop(self, flow: "_ScopeFlow", op: "_Op", written_at: int) -> Optional[str]:
@@ -140,11 +141,14 @@ class SavedTensorInplace(AliasRule):
         written = self._text(mutation.node)
         saver = self._text(op.call)
         role = "its result" if what == "result" else "its input"
+        advice = (f"Make `{self._text(mutation.node.func)}` not in place (`inplace=False`) or pass it `{saved}.clone()`"
+                  if mutation.op.endswith("(inplace=True)") and isinstance(mutation.node, cst.Call)
+                  else f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`")
         message = (f"`{written}` writes `{saved}` in place, which `{saver}` (line {self.ctx.line(op.call)}) saved for "
-                   f"backward as {role}: {pending} will raise \"{_MESSAGE}\". Compute out of place "
-                   f"(`{saved} = {saved} + ...`) or write into `{saved}.clone()`")
-        related = [(op.call, f"`{op.name}` saves {role} for backward")]
-        signature = Signature(self.code, (op.name, mutation.op), saved=what,
+                   f"backward as {role}: {pending} will raise \"{_MESSAGE}\". {advice}")
+        name = op.saves_result if what == "result" else op.saves_input
+        related = [(op.call, f"`{name}` saves {role} for backward")]
+        signature = Signature(self.code, (name, mutation.op), saved=what,
                               source=Source(requires_grad=True, pending_graph=True))
         self.ctx.report(mutation.node, self.code, message, self.severity, related,
                         fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature)
@@ -153,7 +157,10 @@ class SavedTensorInplace(AliasRule):
 @dataclass
 class _Op:
     call: cst.Call
-    name: str  # the member name (``sigmoid``), as ``saved_ops`` keys it
+    # what it saves for backward, by the op's name (``sigmoid``, as ``saved_ops`` keys it, or the held
+    # module's class, ``Sigmoid``): its result, its first input
+    saves_result: Optional[str]
+    saves_input: Optional[str]
     position: int
     first: Optional[str]  # the dotted name of its first tensor input, if a name
     statement_targets: Set[str]  # what the statement holding the call binds (its result flows there)
@@ -165,8 +172,8 @@ class _ScopeFlow(cst.CSTVisitor):
     """One scope's op calls that save tensors, its assignments in order (what is computed from
     what), its backward calls and its returns."""
 
-    def __init__(self, scope: cst.CSTNode, order: ScopeOrder, names: TorchNames) -> None:
-        self.order, self.names = order, names
+    def __init__(self, scope: cst.CSTNode, order: ScopeOrder, names: TorchNames, facts: TensorFacts) -> None:
+        self.order, self.names, self.facts = order, names, facts
         self.ops: Dict[int, _Op] = {}
         self.assignments: List[Tuple[int, Set[str], Set[str]]] = []  # (position, targets, names used)
         self.returns: List[Tuple[int, Set[str]]] = []
@@ -225,8 +232,14 @@ class _ScopeFlow(cst.CSTVisitor):
             used = _names_in(node.args[0].value) if node.args and node.args[0].keyword is None else set()
             self.backwards.append((self.order.position(node), used | _names_in(receiver), node))
             return
-        name, first = self.names.op(node)
-        if not saves_for_backward(name):
+        held = self.facts.held_module(node.func)  # ``self.gate(x)``, ``self.gate = nn.Sigmoid()``
+        if held is not None:
+            saves = (held.result_op, held.input_op)
+            first = node.args[0].value if node.args and node.args[0].keyword is None else None
+        else:
+            name, first = self.names.op(node)
+            saves = (name if saves_result(name) else None, name if saves_input(name) else None)
+        if not any(saves):
             return
         statement = self._statement
         targets: Set[str] = set()
@@ -234,9 +247,9 @@ class _ScopeFlow(cst.CSTVisitor):
             targets = self.assignments[-1][1]
         first_name = dotted_name(first) if first is not None else None
         from_self = first is not None and self._self is not None and bool(
-            _names_in(first) & ({self._self} | self._self_names))
-        self.ops[id(node)] = _Op(node, name, self.order.position(node), first_name, targets, self._no_grad > 0,
-                                 from_self)
+            _names_in(first) & ({self._self} | self._self_names)) or held is not None and held.trained
+        self.ops[id(node)] = _Op(node, *saves, self.order.position(node), first_name, targets,
+                                 self._no_grad > 0, from_self)
 
     # questions
     def calls_on(self, name: str, before: int) -> List[_Op]:
@@ -255,6 +268,12 @@ class _ScopeFlow(cst.CSTVisitor):
             if op.position < at < until and used & out:
                 out |= targets
         return out
+
+
+def _saves_result(call: cst.Call, names: TorchNames, facts: TensorFacts) -> bool:
+    """Whether the op or the held module ``call`` calls saves its result for backward."""
+    held = facts.held_module(call.func)
+    return held.saves_result if held is not None else saves_result(names.op(call)[0])
 
 
 def _names_in(node: cst.CSTNode) -> Set[str]:
