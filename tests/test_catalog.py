@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 
 import pytest
@@ -254,6 +255,41 @@ def test_tal202_fixture_raises_exactly_where_it_expects():
         assert raised == bool(rows & expected_rows), name
         checked += 1
     assert checked >= 12
+
+
+def test_tal202_across_functions_fixture_raises_exactly_where_it_expects(monkeypatch):
+    """Each ``run_<case>`` of the cross-function fixture run with inputs that require grad raises
+    autograd's version error exactly when the function ``<case>`` (a helper whose result a caller
+    backpropagates) or a method of the class it uses holds an ``# expect`` line."""
+    import inspect
+
+    from fixture_expectations import FIXTURES, expectations
+
+    path = FIXTURES / "tal202_across_functions.py"
+    expected_rows = {row for row, _, _ in expectations(path.read_text())}
+    spec = importlib.util.spec_from_file_location("tal202_across_fixture", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # ``inspect`` finds a class's source through it
+    spec.loader.exec_module(module)
+    checked = 0
+    for name, run in vars(module).items():
+        if not name.startswith("run_"):
+            continue
+        called = [obj for obj in vars(module).values() if getattr(obj, "__module__", None) == module.__name__
+                  and getattr(obj, "__name__", "") in inspect.getsource(run) and obj is not run]
+        rows = set()
+        for obj in called:
+            lines, first = inspect.getsourcelines(obj)
+            rows |= set(range(first, first + len(lines)))
+        try:
+            run(torch.rand(3, 3, requires_grad=True))
+            raised = False
+        except RuntimeError as exc:
+            assert "modified by an inplace operation" in str(exc), (name, exc)
+            raised = True
+        assert raised == bool(rows & expected_rows), name
+        checked += 1
+    assert checked >= 7
 
 
 def test_optimizer_classes_are_what_torch_optim_calls_optimizers():

@@ -139,6 +139,10 @@ class FunctionFacts:
     # conversion between (``val.clamp_()``, ``x[0] = v``), on a path where it is still the
     # caller's value: the function fills its argument on purpose
     fills: Tuple[Tuple[int, int], ...] = ()
+    # (callee as written, line): a call whose result reaches a backward here (``f(x).backward()``,
+    # ``loss = f(x) + r; loss.backward()``), and the callees whose results are returned
+    backprops: Tuple[Tuple[str, int], ...] = ()
+    returns_calls: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -174,7 +178,8 @@ class ModuleFacts:
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
-                              f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills]
+                              f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills,
+                              f.backprops, f.returns_calls]
                           for k, f in self.functions.items()},
         }
 
@@ -188,12 +193,13 @@ class ModuleFacts:
             facts.classes[name] = ClassFacts(name, tuple(bases), line, {a: tuple(m) for a, m in modules.items()})
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
-             makes_steps, callables, array_writes, fills) = row
+             makes_steps, callables, array_writes, fills, backprops, returns_calls) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
                 [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted,
-                makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills))
+                makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills),
+                tuple((c, ln) for c, ln in backprops), tuple(returns_calls))
         return facts
 
 
@@ -228,6 +234,9 @@ class _FunctionScanner(ast.NodeVisitor):
         self.returned_kinds: Set[Optional[str]] = set()
         self.closures: Dict[str, int] = {}  # nested function -> line of the optimizer step in it
         self.attr_names: Dict[str, Set[str]] = {}  # local name -> ``self.<attr>`` it may be read from (``f = self.fn``)
+        self.from_calls: Dict[str, Set[str]] = {}  # local name -> the callees its value is computed from
+        self.backprops: Dict[str, int] = {}
+        self.returns_calls: Set[str] = set()
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
 
     @property
@@ -265,6 +274,26 @@ class _FunctionScanner(ast.NodeVisitor):
         if len(self.returned_kinds) == 1:
             self.facts.returns_kind = next(iter(self.returned_kinds))
         self.facts.returns_converted = self.returns_converted
+        self.facts.backprops = tuple(sorted(self.backprops.items()))
+        self.facts.returns_calls = tuple(sorted(self.returns_calls))
+
+    def _callees_in(self, node: Optional[ast.AST]) -> Set[str]:
+        """The functions and methods (as written) whose results the value of ``node`` is computed
+        from, directly or through local names: the project's candidates, not torch's functions nor
+        methods of local values."""
+        out: Set[str] = set()
+        if node is None:
+            return out
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                out |= self.from_calls.get(sub.id, set())
+            elif isinstance(sub, ast.Call):
+                name = _dotted(sub.func)
+                head = (name or "").partition(".")[0]
+                if name and (head == self.self_name or head not in self.shares) \
+                        and not (_qualified(sub.func, self.imports) or "").startswith(("torch.", "numpy.")):
+                    out.add(name)
+        return out
 
     def _through_conversion(self, node: Optional[ast.AST]) -> bool:
         """Whether the memory ``_shared`` finds comes through a conversion a caller means as a copy
@@ -404,6 +433,13 @@ class _FunctionScanner(ast.NodeVisitor):
                     self._in_branch and self.converted.get(target.id, False))
                 self.shares[target.id] = self._shared(node.value) | (
                     self.shares.get(target.id, set()) if self._in_branch else set())
+                callees = self._callees_in(node.value)
+                if self._in_branch:
+                    callees |= self.from_calls.get(target.id, set())
+                if callees:
+                    self.from_calls[target.id] = callees
+                else:
+                    self.from_calls.pop(target.id, None)
                 if snapshot is not None:
                     self.snapshot_names[target.id] = (node.lineno, snapshot)
                 else:
@@ -433,6 +469,9 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(node.target, (ast.Subscript, ast.Attribute)):
             self._write(node.target)
         elif isinstance(node.target, ast.Name):
+            added = self._callees_in(node.value)  # ``loss += f(x)``
+            if added:
+                self.from_calls[node.target.id] = self.from_calls.get(node.target.id, set()) | added
             index = self._param(node.target)
             if index >= 0 and not (self.facts.is_method and index == 0):
                 self.array_writes.add(index)
@@ -445,6 +484,7 @@ class _FunctionScanner(ast.NodeVisitor):
             self._first("makes_steps", self.closures[node.value.id])
         shared = self._shared(node.value)
         self.returns |= shared
+        self.returns_calls |= self._callees_in(node.value)
         self.returns_converted |= bool(shared) and self._through_conversion(node.value)
         self.returned_kinds.add(self._value_kind(node.value))
         if node.value is not None:
@@ -465,6 +505,8 @@ class _FunctionScanner(ast.NodeVisitor):
                 self._first("steps", line)
             elif method == "backward":
                 self._first("backward", line)  # loss.backward(), accelerator/fabric.backward(loss)
+                for callee in self._callees_in(receiver) | set().union(*map(self._callees_in, node.args[:1])):
+                    self.backprops.setdefault(callee, line)
             elif method in catalog.STATE_LOAD_METHODS and node.args:
                 self._use(node.args[0], line, f"restored by `{_dotted(func) or method}()`")
             if method == "save" and _dotted(receiver) == "torch" and node.args:
@@ -857,6 +899,7 @@ class ProjectIndex:
         text += repr(sorted((k, c.bases, sorted(c.modules.items())) for k, c in self._classes.items()))
         text += repr(sorted(self.aliases.items()))
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
+        text += repr(sorted(self._backpropagated.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     # resolution
@@ -999,6 +1042,36 @@ class ProjectIndex:
 
     def summary(self, qualname: str) -> Optional[Summary]:
         return self._summaries.get(qualname)
+
+    def backpropagated(self, qualname: str) -> Optional[str]:
+        """Where a caller runs backward on the result of the project function ``qualname``
+        (``loss = f(x); loss.backward()``, also through callers that return it): the graph its
+        result belongs to is still to be backpropagated when it returns."""
+        where = self._backpropagated.get(qualname)
+        return where + ")" if where is not None else None  # "`train` (line 40, through `loss_of`)"
+
+    @functools.cached_property
+    def _backpropagated(self) -> Dict[str, str]:
+        out: Dict[str, str] = {}
+        todo: List[str] = []
+        for q, fn in self._functions.items():
+            for callee, line in fn.backprops:
+                target = self._callee(q, CallSite(callee, (), line))
+                if target in self._functions and target not in out:
+                    caller = fn.name if self._module_of[q] == self._module_of[target] else q
+                    out[target] = f"`{caller}` (line {line}"
+                    todo.append(target)
+        for _ in range(_FIXPOINT_ROUNDS):  # ``def loss(...): return f(...) * w`` returns f's result up
+            todo, current = [], todo
+            for q in current:
+                for callee in self._functions[q].returns_calls:
+                    target = self._callee(q, CallSite(callee, (), 0))
+                    if target in self._functions and target not in out:
+                        out[target] = f"{out[q]}, through `{self._functions[q].name}`"
+                        todo.append(target)
+            if not todo:
+                break
+        return out
 
     def function(self, module: str, dotted: str, qualified: Optional[str] = None) -> Optional[Summary]:
         """The summary of what ``dotted``, called in ``module``, refers to (asked for every call

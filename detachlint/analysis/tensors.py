@@ -495,6 +495,23 @@ class TensorFacts(_KindFlow, Analysis):
         return None
 
     @property
+    def function_qualname(self) -> Optional[str]:
+        """The innermost function's name as the project index keys it within the module (``f``,
+        ``Class.method``); None for a function nested in another or in a nested class."""
+        frame: Optional[Frame] = self.frame
+        while frame is not None and frame.function is None:
+            frame = frame.parent
+        outer = frame.parent if frame is not None else None
+        if outer is None or outer.function is not None:
+            return None
+        name = frame.function.name.value
+        if outer.class_body is not None:
+            top = outer.parent
+            return f"{outer.class_body.name}.{name}" if top is not None and top.parent is None \
+                and top.function is None and top.class_body is None else None
+        return name if outer.parent is None and outer.class_body is None else None
+
+    @property
     def current_class(self) -> Optional[ClassInfo]:
         frame: Optional[Frame] = self.frame
         while frame is not None:

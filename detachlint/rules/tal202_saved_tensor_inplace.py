@@ -30,8 +30,12 @@ class SavedTensorInplace(AliasRule):
     needs it is still to run: the result of an op that saves its result (`y = torch.sigmoid(x);
     y += 1`, `torch.exp`, `softmax`, `relu`, ...) or the input of an op that saves its input
     (`h = torch.log(x); x.mul_(2)`), written before a later `backward()` of a loss computed from
-    the op's result, or inside `forward()` of a module, whose result the caller backpropagates.
-    Which ops save what is measured with torch itself (`tools/saved_for_backward.py`).
+    the op's result, inside `forward()` of a module, whose result the caller backpropagates, or in
+    a function whose result a caller of the project backpropagates (`loss_of(x).backward()`). Modules
+    held as attributes count as what they are (`self.gate = nn.Sigmoid()` saves its output,
+    `nn.Linear` its input; `self.act = nn.ReLU(inplace=True)`, also through `nn.Sequential`, a
+    constructor default or `m.inplace = True` set later, writes its input; `nn.Identity` returns it).
+    Which ops and modules save what is measured with torch itself (`tools/saved_for_backward.py`).
 
     ## Why is this bad?
     The op's backward needs the saved values, and autograd's version counter notices that they
@@ -132,9 +136,15 @@ class SavedTensorInplace(AliasRule):
                 return f"`{self._text(call)}` (line {self.ctx.line(call)})"
         facts = self.analysis(TensorFacts)
         function, cls = facts.function, facts.current_class
-        if function is not None and function.name.value == "forward" and cls is not None and cls.is_module \
-                and op.input_from_self and any(names & flow.derived(op, at) for at, names in flow.returns):
+        if function is None or not any(names & flow.derived(op, at) for at, names in flow.returns):
+            return None
+        if function.name.value == "forward" and cls is not None and cls.is_module and op.input_from_self:
             return "the caller's `backward()` through this `forward()`'s result"
+        project, name = self.ctx.project, facts.function_qualname
+        if project is not None and name is not None:  # ``def loss_of(x): ...; return y.sum()``, ``loss_of(x).backward()``
+            where = project.index.backpropagated(f"{project.module}.{name}" if project.module else name)
+            if where is not None:
+                return f"the backward that {where} runs on this function's result"
         return None
 
     def _report(self, mutation: Mutation, op: "_Op", saved: str, what: str, pending: str) -> None:
