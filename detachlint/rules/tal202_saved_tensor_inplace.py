@@ -17,7 +17,7 @@ from ..findings import Severity
 from ..signature import Signature, Source
 from ..walk import walk
 from .alias_rule import AliasRule
-from .base import WRITES
+from .base import WRITES, Sites
 from .fixkit import UNSAFE, make_fix, replace
 
 _MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation"
@@ -70,7 +70,8 @@ class SavedTensorInplace(AliasRule):
     code = "TAL202"
     severity = Severity.ERROR
     summary = "in-place write to a tensor an op saved for backward, before that backward runs"
-    sites = WRITES  # reported at the write
+    # reported at the write, or at the ``backward(retain_graph=True)`` whose graph a step then changes
+    sites = WRITES | Sites(keywords=frozenset({"retain_graph"}))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -98,6 +99,44 @@ class SavedTensorInplace(AliasRule):
             if pending is not None:
                 self._report(mutation, saver, saved, what, pending)
                 return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
+        if node.func.__class__ is cst.Attribute and node.func.attr.value in catalog.BACKWARD_METHODS and any(
+                a.keyword is not None and a.keyword.value == "retain_graph" for a in node.args):
+            self._check_retained(node)
+
+    def _check_retained(self, kept: cst.Call) -> None:
+        """``d_loss.backward(retain_graph=True); opt_d.step(); g_loss.backward()``: the step writes
+        the parameters of the modules it updates in place, and a later backward of a value computed
+        through one of them before the step needs the parameters that forward saved."""
+        analysis = self._analysis()
+        if analysis is None or self.ctx.reported(kept, self.code):
+            return
+        flow = self._flow()
+        at = flow.order.position(kept)
+        for step_at, optimizer, step in flow.steps:
+            modules = analysis.optimizer_links.get(optimizer, set())
+            if step_at <= at or not modules:
+                continue
+            for later_at, names, later in flow.backwards:
+                if later_at <= step_at:
+                    continue
+                through = flow.computed_through(names, later_at, step_at, modules)
+                if through is not None:
+                    self._report_step(kept, step, later, *through)
+                    return
+
+    def _report_step(self, kept: cst.Call, step: cst.Call, later: cst.Call, module: str, call: cst.Call) -> None:
+        line = self.ctx.line
+        message = (f"`{self._text(step)}` (line {line(step)}) writes the parameters of `{module}` in place after "
+                   f"`{self._text(kept)}` kept the graph, but `{self._text(later)}` (line {line(later)}) "
+                   f"backpropagates through `{self._text(call)}` (line {line(call)}), computed before the step: "
+                   f"that forward saved the parameters for backward, so it will raise \"{_MESSAGE}\". Step after "
+                   f"the last backward that needs the graph, or compute the second loss after the step")
+        related = [(step, "the step writes the parameters in place"), (call, f"`{module}` saved its parameters here")]
+        signature = Signature(self.code, ("step",), saved="input", source=Source(requires_grad=True, pending_graph=True))
+        self.ctx.report(kept, self.code, message, self.severity, related, signature=signature)
 
     def _candidates(self, mutation: Mutation) -> List[Origin]:
         """The roots of what is written (through plain names and views only: through ``.detach()``,
@@ -188,6 +227,8 @@ class _ScopeFlow(cst.CSTVisitor):
         self.assignments: List[Tuple[int, Set[str], Set[str]]] = []  # (position, targets, names used)
         self.returns: List[Tuple[int, Set[str]]] = []
         self.backwards: List[Tuple[int, Set[str], cst.Call]] = []
+        self.steps: List[Tuple[int, str, cst.Call]] = []  # ``<optimizer>.step()``: position, the receiver
+        self.callees: Dict[int, List[cst.Call]] = {}  # an assignment's position -> the calls in its value
         self._statement: Optional[cst.CSTNode] = None
         self._no_grad = 0
         self._self_names: Set[str] = set()  # names computed from ``self``
@@ -209,8 +250,13 @@ class _ScopeFlow(cst.CSTVisitor):
         self._no_grad -= self.names.disables_grad(node)
 
     def _bind(self, node: cst.CSTNode, targets: Set[str], value: Optional[cst.CSTNode]) -> None:
-        used = _names_in(value) if value is not None else set()
+        finder = _Names()
+        if value is not None:
+            walk(value, finder)
+        used = finder.names
         self.assignments.append((self.order.position(node), targets, used))
+        if finder.calls:
+            self.callees[self.assignments[-1][0]] = finder.calls
         if self._self is not None and (self._self in used or used & self._self_names):
             self._self_names |= targets
 
@@ -242,6 +288,10 @@ class _ScopeFlow(cst.CSTVisitor):
             used = _names_in(node.args[0].value) if node.args and node.args[0].keyword is None else set()
             self.backwards.append((self.order.position(node), used | _names_in(receiver), node))
             return
+        if func.__class__ is cst.Attribute and func.attr.value == "step":
+            key = dotted_name(func.value)
+            if key is not None:
+                self.steps.append((self.order.position(node), key, node))
         held = self.facts.held_module(node.func)  # ``self.gate(x)``, ``self.gate = nn.Sigmoid()``
         if held is not None:
             saves = (held.result_op, held.input_op)
@@ -271,6 +321,22 @@ class _ScopeFlow(cst.CSTVisitor):
                 out.append(op)
         return out
 
+    def computed_through(self, names: Set[str], until: int, before: int,
+                         modules: Set[str]) -> Optional[Tuple[str, cst.Call]]:
+        """A call of one of ``modules`` (``D(x)``, ``self.net.encoder(h)``) made before ``before``
+        in an assignment whose result ``names`` (read at ``until``) are computed from: (module, call)."""
+        needed = set(names)
+        for at, targets, used in reversed(self.assignments):
+            if at >= until or not targets & needed:
+                continue
+            needed |= used
+            for call in self.callees.get(at, ()) if at < before else ():
+                callee = dotted_name(call.func) or ""
+                module = next((m for m in modules if callee == m or callee.startswith(m + ".")), None)
+                if module is not None:
+                    return module, call
+        return None
+
     def derived(self, op: _Op, until: int) -> Set[str]:
         """The names computed (after the op, before ``until``) from its result."""
         out = set(op.statement_targets)
@@ -296,6 +362,10 @@ def _names_in(node: cst.CSTNode) -> Set[str]:
 class _Names(cst.CSTVisitor):
     def __init__(self) -> None:
         self.names: Set[str] = set()
+        self.calls: List[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
