@@ -313,10 +313,12 @@ class _ScopeFlow(cst.CSTVisitor):
 
     # questions
     def calls_on(self, name: str, before: int) -> List[_Op]:
-        """Op calls on ``name`` before ``before``, with ``name`` not bound anew in between."""
+        """Op calls on ``name`` before ``before``, with ``name`` not bound anew in between (by the
+        op's own statement either: ``h = torch.sin(h)`` saves the old ``h``)."""
         out = []
         for op in self.ops.values():
-            if op.first == name and not op.grad_off and op.position < before and not any(
+            if op.first == name and not op.grad_off and op.position < before and name not in op.statement_targets \
+                    and not any(
                     op.position < at < before and name in targets for at, targets, _ in self.assignments):
                 out.append(op)
         return out
