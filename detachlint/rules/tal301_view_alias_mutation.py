@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Set
 
 import libcst as cst
 
@@ -16,6 +17,7 @@ from ..signature import Side
 from .alias_rule import AliasRule, mutation_ops
 from .base import WRITES
 from .fixkit import UNSAFE, copy_after, make_fix
+from ..walk import walk
 
 
 class ViewAliasMutation(AliasRule):
@@ -34,7 +36,10 @@ class ViewAliasMutation(AliasRule):
     Writing through a view on purpose (`x.view(-1)[idx] = 0`, then using `x`) is not flagged.
     A write that reaches the caller's argument is a **warning** instead of an error where
     another override of the same method in the project writes that argument in place itself:
-    changing the caller's tensor is then the method's contract.
+    changing the caller's tensor is then the method's contract. A transform that writes its
+    argument through a plain alias or a view bound before the write, and returns that alias as
+    its result (`scaled = features; scaled *= w; return scaled`), is a **warning**: the caller's
+    tensor changes (a cached dataset, every epoch) while the result reads as a new one.
 
     ## Example
     ```python
@@ -143,7 +148,21 @@ class ViewAliasMutation(AliasRule):
             return ("source", conversions[-1])
         if read.escape and self._sample_access() and "." in read.key:
             return ("source", below[-1])  # a sample taken in __getitem__ is written into the dataset
+        if read.escape and "." not in read.key and below[-1].statement is not read.mutation.statement \
+                and self._returned(read.mutation):
+            return ("returned", below[-1])  # a transform that hands back its argument, written, as new
         return None  # writing through a plain alias or a view and using the base: write-through
+
+    def _returned(self, mutation: Mutation) -> bool:
+        """Whether the function returns the written alias, bound before the write (``scaled =
+        features; scaled *= w; return scaled``): its result reads as a new value while it is the
+        caller's argument."""
+        scope, key = self.ctx.scope, mutation.key
+        if not isinstance(scope, cst.FunctionDef) or key is None or "." in key:
+            return False
+        finder = _Returns()
+        walk(scope.body, finder)
+        return key in finder.names
 
     def _sample_access(self) -> bool:
         scope = self.ctx.scope
@@ -180,6 +199,9 @@ class ViewAliasMutation(AliasRule):
                       Relation.CONVERSION: f"which is `{read.key}`'s own memory when no conversion is needed"
                       }[alias.relation]
             contract = self._filled_by_override(read, analysis) if read.escape else None
+            if direction == "returned":
+                severity = Severity.WARNING  # no caller seen reading the argument afterwards
+                evidence = f" The function returns `{name}` as if it were a new tensor."
             if contract is not None:
                 severity = Severity.WARNING
                 evidence = (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
@@ -197,6 +219,24 @@ class ViewAliasMutation(AliasRule):
                                     analysis, False, mutation, written)
         self.ctx.report(mutation.node, self.code, message, severity, related,
                         fix=lambda ctx: alias_copy_fix(ctx, alias), signature=signature)
+
+
+class _Returns(cst.CSTVisitor):
+    """The names a function returns (alone or in a tuple), not inside nested scopes."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        value = node.value
+        for element in [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]:
+            if isinstance(element, cst.Name):
+                self.names.add(element.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    visit_ClassDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
 
 
 def _constant_index(node: cst.Subscript):
