@@ -8,8 +8,11 @@ import libcst as cst
 
 from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
+from ..analysis.alias_calls import surely_tensor
+from ..analysis.alias_state import strip_aliases
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
+from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torch_facts import is_copy_intent_conversion
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
@@ -158,8 +161,11 @@ class ViewAliasMutation(AliasRule):
         features; scaled *= w; return scaled``): its result reads as a new value while it is the
         caller's argument."""
         scope, key = self.ctx.scope, mutation.key
-        if not isinstance(scope, cst.FunctionDef) or key is None or "." in key:
+        if not isinstance(scope, cst.FunctionDef) or key is None or "." in key or mutation.target is None:
             return False
+        if self.analysis(TensorFacts).kind(strip_aliases(mutation.target)) not in (Kind.TENSOR, Kind.NDARRAY) \
+                and not surely_tensor(mutation.origins):
+            return False  # ``limits[key] *= 0.9`` into a dict, ``total *= w`` on a number: no tensor written
         finder = _Returns()
         walk(scope.body, finder)
         return key in finder.names
