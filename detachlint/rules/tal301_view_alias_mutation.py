@@ -8,7 +8,6 @@ import libcst as cst
 
 from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
-from ..analysis.alias_calls import surely_tensor
 from ..analysis.alias_state import strip_aliases
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
@@ -164,7 +163,7 @@ class ViewAliasMutation(AliasRule):
         if not isinstance(scope, cst.FunctionDef) or key is None or "." in key or mutation.target is None:
             return False
         if self.analysis(TensorFacts).kind(strip_aliases(mutation.target)) not in (Kind.TENSOR, Kind.NDARRAY) \
-                and not surely_tensor(mutation.origins):
+                and not (mutation.origins and all(_made_by_tensor_method(o) for o in mutation.origins)):
             return False  # ``limits[key] *= 0.9`` into a dict, ``total *= w`` on a number: no tensor written
         finder = _Returns()
         walk(scope.body, finder)
@@ -225,6 +224,13 @@ class ViewAliasMutation(AliasRule):
                                     analysis, False, mutation, written)
         self.ctx.report(mutation.node, self.code, message, severity, related,
                         fix=lambda ctx: alias_copy_fix(ctx, alias), signature=signature)
+
+
+def _made_by_tensor_method(origin: Origin) -> bool:
+    """Whether a method only tensors and arrays have made the value (``disp.permute(1, 0)``): as
+    ``alias_calls.surely_tensor``, but spelled in the code, not a project helper's summary."""
+    return any(o.op in catalog.TENSOR_EVIDENCE_OPS and isinstance(o.node, cst.Call)
+               and isinstance(o.node.func, cst.Attribute) and o.node.func.attr.value == o.op for o in origin.chain())
 
 
 class _Returns(cst.CSTVisitor):
