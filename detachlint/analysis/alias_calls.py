@@ -16,7 +16,7 @@ from .alias_model import EMPTY, Origin, Relation
 from .project import Summary
 from .tensors import Kind, target_names
 from .torch_facts import ModuleEffect, is_optimizer_class, saves_input, stepped_optimizer, writes_receiver
-from .torchnames import dotted_name
+from .torchnames import dotted_name, sliced_name
 from ..walk import walk
 
 
@@ -46,12 +46,12 @@ class CallTransfer:
         last = func.attr.value if func.__class__ is cst.Attribute else func.value if func.__class__ is cst.Name else None
         if saves_input(last):
             op, given = self.names.op(node)
-            key = dotted_name(given) if saves_input(op) and given is not None else None
+            key = sliced_name(given) if saves_input(op) and given is not None else None
             if key is not None:
                 self.saving_calls.setdefault(key, []).append(node)
         held = self.held_module(func)
         if held is not None and held.saves_input and node.args and node.args[0].keyword is None:
-            key = dotted_name(node.args[0].value)  # ``self.fc(h)``: nn.Linear saves ``h``
+            key = sliced_name(node.args[0].value)  # ``self.fc(h)``: nn.Linear saves ``h``
             if key is not None:
                 self.saving_calls.setdefault(key, []).append(node)
         q = self.names.qualified(func)

@@ -12,7 +12,7 @@ from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.order import ScopeOrder
 from ..analysis.torch_facts import saves_input, saves_result
 from ..analysis.tensors import TensorFacts, target_names
-from ..analysis.torchnames import TorchNames, dotted_name
+from ..analysis.torchnames import TorchNames, dotted_name, sliced_name
 from ..findings import Severity
 from ..signature import Signature, Source
 from ..walk import walk
@@ -93,7 +93,7 @@ class SavedTensorInplace(AliasRule):
         if not roots:
             return  # the common case: nothing written was made or read by an op that saves it
         flow = self._flow()
-        written_at = flow.order.position(mutation.node)
+        written_at = flow.finished(mutation.node)  # ``h[:, 0] = torch.log(h[:, 0])``: the log runs first
         for saver, saved, what in self._savers(roots, flow, written_at):
             pending = self._backprop(flow, saver, written_at)
             if pending is not None:
@@ -213,6 +213,7 @@ class _Op:
     position: int
     first: Optional[str]  # the dotted name of its first tensor input, if a name
     statement_targets: Set[str]  # what the statement holding the call binds (its result flows there)
+    filled: Set[str]  # what the statement writes the result into (``h[:, 0] = torch.log(h[:, 0])``)
     grad_off: bool  # under ``torch.no_grad()``: nothing is saved
     input_from_self: bool  # the input is computed from ``self`` (a submodule's output, a parameter)
 
@@ -303,15 +304,25 @@ class _ScopeFlow(cst.CSTVisitor):
             return
         statement = self._statement
         targets: Set[str] = set()
+        filled: Set[str] = set()  # ``h[:, 0] = op(...)``: the result is written into ``h``
         if isinstance(statement, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             targets = self.assignments[-1][1]
-        first_name = dotted_name(first) if first is not None else None
+            ends = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
+            filled = {n for n in map(sliced_name, ends) if n is not None} - targets
+        first_name = sliced_name(first) if first is not None else None
         from_self = first is not None and self._self is not None and bool(
             _names_in(first) & ({self._self} | self._self_names)) or held is not None and held.trained
-        self.ops[id(node)] = _Op(node, *saves, self.order.position(node), first_name, targets,
+        self.ops[id(node)] = _Op(node, *saves, self.order.position(node), first_name, targets, filled,
                                  self._no_grad > 0, from_self)
 
     # questions
+    def finished(self, node: cst.CSTNode) -> int:
+        """The position of the last node of ``node``'s subtree: where ``node`` is done running
+        (the arguments and the value of a write run before the write itself)."""
+        last = _Last(self.order)
+        walk(node, last)
+        return last.at
+
     def calls_on(self, name: str, before: int) -> List[_Op]:
         """Op calls on ``name`` before ``before``, with ``name`` not bound anew in between (by the
         op's own statement either: ``h = torch.sin(h)`` saves the old ``h``)."""
@@ -341,7 +352,7 @@ class _ScopeFlow(cst.CSTVisitor):
 
     def derived(self, op: _Op, until: int) -> Set[str]:
         """The names computed (after the op, before ``until``) from its result."""
-        out = set(op.statement_targets)
+        out = op.statement_targets | op.filled
         for at, targets, used in self.assignments:
             if op.position < at < until and used & out:
                 out |= targets
@@ -352,6 +363,15 @@ def _saves_result(call: cst.Call, names: TorchNames, facts: TensorFacts) -> bool
     """Whether the op or the held module ``call`` calls saves its result for backward."""
     held = facts.held_module(call.func)
     return held.saves_result if held is not None else saves_result(names.op(call)[0])
+
+
+class _Last(cst.CSTVisitor):
+    def __init__(self, order: ScopeOrder) -> None:
+        self.order, self.at = order, -1
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.at = max(self.at, self.order.position(node))
+        return True
 
 
 def _names_in(node: cst.CSTNode) -> Set[str]:
