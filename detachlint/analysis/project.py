@@ -234,7 +234,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.returned_kinds: Set[Optional[str]] = set()
         self.closures: Dict[str, int] = {}  # nested function -> line of the optimizer step in it
         self.attr_names: Dict[str, Set[str]] = {}  # local name -> ``self.<attr>`` it may be read from (``f = self.fn``)
-        self.from_calls: Dict[str, Set[str]] = {}  # local name -> the callees its value is computed from
+        # local names bound so far, with the values bound (``_callees_in`` walks them only when asked)
+        self.bound: List[Tuple[Set[str], ast.AST]] = []
         self.backprops: Dict[str, int] = {}
         self.returns_calls: Set[str] = set()
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
@@ -277,21 +278,46 @@ class _FunctionScanner(ast.NodeVisitor):
         self.facts.backprops = tuple(sorted(self.backprops.items()))
         self.facts.returns_calls = tuple(sorted(self.returns_calls))
 
-    def _callees_in(self, node: Optional[ast.AST]) -> Set[str]:
+    def _callees_in(self, node: Optional[ast.AST], through: bool = True) -> Set[str]:
         """The functions and methods (as written) whose results the value of ``node`` is computed
-        from, directly or through local names: the project's candidates, not torch's functions nor
-        methods of local values."""
+        from, directly or (``through``) through the local names bound so far: the project's
+        candidates, not torch's functions nor methods of local values. Asked at a backward call
+        (rare), so the bindings' values are walked only then."""
         out: Set[str] = set()
         if node is None:
             return out
+        names: Set[str] = set()
+        self._calls_in(node, names, out)
+        if through:
+            for targets, value in reversed(self.bound):
+                if targets & names:
+                    self._calls_in(value, names, out)
+        return out
+
+    def _calls_in(self, node: ast.AST, names: Set[str], out: Set[str]) -> None:
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name):
-                out |= self.from_calls.get(sub.id, set())
+                names.add(sub.id)
             elif isinstance(sub, ast.Call):
                 name = _dotted(sub.func)
                 head = (name or "").partition(".")[0]
                 if name and (head == self.self_name or head not in self.shares) \
                         and not (_qualified(sub.func, self.imports) or "").startswith(("torch.", "numpy.")):
+                    out.add(name)
+
+    def _returned_calls(self, node: ast.AST) -> Set[str]:
+        """The callees whose results ``return <node>`` hands back: called in it, or bound, by a call
+        alone, to a name it returns (``h = f(x); return h.mean()``); cheaper than ``_callees_in``,
+        asked at every return."""
+        names: Set[str] = set()
+        out: Set[str] = set()
+        self._calls_in(node, names, out)
+        for targets, value in self.bound:
+            if value.__class__ is ast.Call and targets & names:
+                self._calls_in(value.func, set(), out)
+                name = _dotted(value.func)
+                if name and name not in out and (name.partition(".")[0] == self.self_name
+                                                 or name.partition(".")[0] not in self.shares):
                     out.add(name)
         return out
 
@@ -407,6 +433,9 @@ class _FunctionScanner(ast.NodeVisitor):
                     self.fills.setdefault(index, target.lineno)
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        bound = {t.id for t in node.targets if isinstance(t, ast.Name)}
+        if bound:
+            self.bound.append((bound, node.value))
         snapshot = _snapshot_of(node.value)
         if snapshot is None and isinstance(node.value, ast.Name):
             snapshot_line = self.snapshot_names.get(node.value.id)
@@ -433,13 +462,6 @@ class _FunctionScanner(ast.NodeVisitor):
                     self._in_branch and self.converted.get(target.id, False))
                 self.shares[target.id] = self._shared(node.value) | (
                     self.shares.get(target.id, set()) if self._in_branch else set())
-                callees = self._callees_in(node.value)
-                if self._in_branch:
-                    callees |= self.from_calls.get(target.id, set())
-                if callees:
-                    self.from_calls[target.id] = callees
-                else:
-                    self.from_calls.pop(target.id, None)
                 if snapshot is not None:
                     self.snapshot_names[target.id] = (node.lineno, snapshot)
                 else:
@@ -469,9 +491,7 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(node.target, (ast.Subscript, ast.Attribute)):
             self._write(node.target)
         elif isinstance(node.target, ast.Name):
-            added = self._callees_in(node.value)  # ``loss += f(x)``
-            if added:
-                self.from_calls[node.target.id] = self.from_calls.get(node.target.id, set()) | added
+            self.bound.append(({node.target.id}, node.value))  # ``loss += f(x)``
             index = self._param(node.target)
             if index >= 0 and not (self.facts.is_method and index == 0):
                 self.array_writes.add(index)
@@ -484,7 +504,8 @@ class _FunctionScanner(ast.NodeVisitor):
             self._first("makes_steps", self.closures[node.value.id])
         shared = self._shared(node.value)
         self.returns |= shared
-        self.returns_calls |= self._callees_in(node.value)
+        if node.value is not None:
+            self.returns_calls |= self._returned_calls(node.value)
         self.returns_converted |= bool(shared) and self._through_conversion(node.value)
         self.returned_kinds.add(self._value_kind(node.value))
         if node.value is not None:
@@ -615,16 +636,15 @@ def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]) -> Dict[str, Tu
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
             continue
         self_name = method.args.args[0].arg
-        defaults = _defaults(method)
-        for node in ast.walk(method):
-            if not isinstance(node, ast.Assign):
-                continue
+        defaults = None
+        for node in _assignments(method.body):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and target.attr == "inplace" \
                         and isinstance(node.value, ast.Constant) and node.value.value is True:
                     flipped = True
                 elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                        and target.value.id == self_name and not _is_none(node.value):
+                        and target.value.id == self_name and isinstance(node.value, (ast.Call, ast.Name)):
+                    defaults = _defaults(method) if defaults is None else defaults
                     modules = _modules_made(node.value, imports, defaults)
                     if modules is not None:
                         known = held.get(target.attr)
@@ -634,6 +654,19 @@ def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]) -> Dict[str, Tu
     return held
 
 
+def _assignments(body: Sequence[ast.stmt]) -> Iterable[ast.Assign]:
+    """The assignment statements of a block and of the blocks in it (not of nested functions and
+    classes), without walking expressions."""
+    for stmt in body:
+        if stmt.__class__ is ast.Assign:
+            yield stmt  # type: ignore[misc]
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for block in ("body", "orelse", "finalbody"):
+                yield from _assignments(getattr(stmt, block, ()))
+            for handler in getattr(stmt, "handlers", ()):
+                yield from _assignments(handler.body)
+
+
 def _defaults(method: ast.AST) -> Dict[str, ast.AST]:
     """A function's parameters with a default value: ``act=nn.ReLU()``, ``act_layer=nn.GELU``."""
     args = method.args  # type: ignore[attr-defined]
@@ -641,10 +674,6 @@ def _defaults(method: ast.AST) -> Dict[str, ast.AST]:
     out = {a.arg: d for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)}
     out.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
     return out
-
-
-def _is_none(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _modules_made(node: ast.AST, imports: Mapping[str, str], defaults: Mapping[str, ast.AST],
