@@ -161,10 +161,11 @@ class SavedTensorInplace(AliasRule):
             call = root.node
             if root.relation is Relation.FRESH and isinstance(call, cst.Call):
                 op = flow.ops.get(id(call))
-                if op is not None and op.saves_result and not op.grad_off and op.position < written_at:
+                if op is not None and op.saves_result and not op.grad_off and not op.constant \
+                        and op.position < written_at:
                     yield op, root.source, "result"
             for op in flow.calls_on(root.source, written_at):
-                if op.saves_input:
+                if op.saves_input and not op.constant:
                     yield op, root.source, "input"
 
     def _backprop(self, flow: "_ScopeFlow", op: "_Op", written_at: int) -> Optional[str]:
@@ -215,6 +216,7 @@ class _Op:
     statement_targets: Set[str]  # what the statement holding the call binds (its result flows there)
     filled: Set[str]  # what the statement writes the result into (``h[:, 0] = torch.log(h[:, 0])``)
     grad_off: bool  # under ``torch.no_grad()``: nothing is saved
+    constant: bool  # its input is made by a factory (``torch.randn(...).softmax(-1)``): no graph, nothing saved
     input_from_self: bool  # the input is computed from ``self`` (a submodule's output, a parameter)
 
 
@@ -233,6 +235,7 @@ class _ScopeFlow(cst.CSTVisitor):
         self._statement: Optional[cst.CSTNode] = None
         self._no_grad = 0
         self._self_names: Set[str] = set()  # names computed from ``self``
+        self._constants: Set[str] = set()  # names bound to a tensor no graph is behind (``torch.randn(...)``)
         self._self = scope.params.params[0].name.value \
             if isinstance(scope, cst.FunctionDef) and scope.params.params else None
         walk(scope.body if isinstance(scope, cst.FunctionDef) else scope, self)
@@ -255,6 +258,10 @@ class _ScopeFlow(cst.CSTVisitor):
         if value is not None:
             walk(value, finder)
         used = finder.names
+        if value is not None and self._graph_free(value):
+            self._constants |= targets
+        else:
+            self._constants -= targets
         self.assignments.append((self.order.position(node), targets, used))
         if finder.calls:
             self.callees[self.assignments[-1][0]] = finder.calls
@@ -312,10 +319,31 @@ class _ScopeFlow(cst.CSTVisitor):
         first_name = sliced_name(first) if first is not None else None
         from_self = first is not None and self._self is not None and bool(
             _names_in(first) & ({self._self} | self._self_names)) or held is not None and held.trained
+        constant = held is None and first is not None and self._graph_free(first)
         self.ops[id(node)] = _Op(node, *saves, self.order.position(node), first_name, targets, filled,
-                                 self._no_grad > 0, from_self)
+                                 self._no_grad > 0, constant, from_self)
 
     # questions
+    def _graph_free(self, node: cst.CSTNode) -> bool:
+        """A value made by a ``torch`` factory with no ``requires_grad`` (``torch.randn(n)``, and
+        what methods make of it): no graph is behind it, so no op on it saves anything."""
+        while True:
+            if isinstance(node, cst.Name):
+                return node.value in self._constants
+            if isinstance(node, cst.Subscript):
+                node = node.value
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                    and self.names.qualified(node.func) is None:
+                if node.func.attr.value == "requires_grad_":
+                    return False
+                node = node.func.value
+            elif isinstance(node, cst.Call):
+                q = self.names.qualified(node.func) or ""
+                return q.rpartition(".")[0] == "torch" and q.rpartition(".")[2] in catalog.GRAPH_FREE_FACTORIES \
+                    and not any(a.keyword is not None and a.keyword.value == "requires_grad" for a in node.args)
+            else:
+                return False
+
     def finished(self, node: cst.CSTNode) -> int:
         """The position of the last node of ``node``'s subtree: where ``node`` is done running
         (the arguments and the value of a write run before the write itself)."""

@@ -151,7 +151,7 @@ class ViewAliasMutation(AliasRule):
         if read.escape and self._sample_access() and "." in read.key:
             return ("source", below[-1])  # a sample taken in __getitem__ is written into the dataset
         if read.escape and "." not in read.key and below[-1].statement is not read.mutation.statement \
-                and self._returned(read.mutation):
+                and all(_spelled(o) for o in below) and self._returned(read.mutation):
             return ("returned", below[-1])  # a transform that hands back its argument, written, as new
         return None  # writing through a plain alias or a view and using the base: write-through
 
@@ -224,6 +224,14 @@ class ViewAliasMutation(AliasRule):
                                     analysis, False, mutation, written)
         self.ctx.report(mutation.node, self.code, message, severity, related,
                         fix=lambda ctx: alias_copy_fix(ctx, alias), signature=signature)
+
+
+def _spelled(origin: Origin) -> bool:
+    """An alias the code spells (``b = a``, ``a[i]``, ``a.view(n)``), not one a project helper's
+    summary says it may return (``transform_points(m, a)`` returning ``a`` on some path)."""
+    node = origin.node
+    return origin.relation is Relation.PLAIN or isinstance(node, cst.Subscript) or (
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == origin.op)
 
 
 def _made_by_tensor_method(origin: Origin) -> bool:
