@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -188,6 +190,37 @@ def test_saved_ops_are_what_the_installed_torch_saves():
     assert "add" not in saved_ops.SAVES_INPUT | saved_ops.SAVES_RESULT  # add's backward needs no values
 
 
+def test_saved_modules_are_what_the_installed_torch_modules_save():
+    """The module table (``saved_ops.MODULE_*``) is what ``tools/saved_for_backward.py`` measures
+    on the installed torch, and says what a reader of ``torch.nn`` expects of the usual ones."""
+    from detachlint.analysis import saved_ops
+
+    tool = _saved_tool()
+    measured = tool.measure_modules()
+    assert saved_ops.MODULE_SAVES_RESULT == frozenset(measured["saves-result"])
+    assert saved_ops.MODULE_SAVES_INPUT == frozenset(measured["saves-input"])
+    assert saved_ops.MODULE_INPLACE == frozenset(measured["inplace"])
+    assert saved_ops.MODULE_INPLACE_SAVES_RESULT == frozenset(measured["inplace-saves-result"])
+    assert saved_ops.MODULE_RETURNS_INPUT == frozenset(measured["returns-input"])
+    assert saved_ops.MODULE_WITH_PARAMETERS == frozenset(measured["parameters"])
+    assert saved_ops.MODULE_INPLACE_POSITION == {n: int(i) for n, i in (e.split(":") for e in measured["inplace-position"])}
+    assert {"Sigmoid", "Tanh", "Softmax"} <= saved_ops.MODULE_SAVES_RESULT
+    assert {"Linear", "Conv2d", "LayerNorm", "BatchNorm2d"} <= saved_ops.MODULE_SAVES_INPUT
+    assert "BatchNorm2d" not in saved_ops.MODULE_SAVES_RESULT  # a residual ``out += x`` after bn is fine
+    assert {"ReLU", "Dropout"} <= saved_ops.MODULE_INPLACE and "Identity" in saved_ops.MODULE_RETURNS_INPUT
+    assert tool.render() == (Path(tool.OUT)).read_text()  # the data file is the tool's output
+
+
+def _raises_version_error(run, name: str) -> bool:
+    """Whether ``run()`` raises autograd's "modified by an inplace operation" (and nothing else)."""
+    try:
+        run()
+    except RuntimeError as exc:
+        assert "modified by an inplace operation" in str(exc), (name, exc)
+        return True
+    return False
+
+
 def test_tal202_fixture_raises_exactly_where_it_expects():
     """Each function of the TAL202 fixture run with inputs that require grad: the ones holding an
     ``# expect`` line raise autograd's version error at backward, the traps do not."""
@@ -223,15 +256,39 @@ def test_tal202_fixture_raises_exactly_where_it_expects():
             continue
         first = lines[1]
         rows = set(range(first, first + len(lines[0])))
-        try:
-            run()
-            raised = False
-        except RuntimeError as exc:
-            assert "modified by an inplace operation" in str(exc), (name, exc)
-            raised = True
-        assert raised == bool(rows & expected_rows), name
+        assert _raises_version_error(run, name) == bool(rows & expected_rows), name
         checked += 1
     assert checked >= 12
+
+
+def test_tal202_across_functions_fixture_raises_exactly_where_it_expects(monkeypatch):
+    """Each ``run_<case>`` of the cross-function fixture run with inputs that require grad raises
+    autograd's version error exactly when the function ``<case>`` (a helper whose result a caller
+    backpropagates) or a method of the class it uses holds an ``# expect`` line."""
+    import inspect
+
+    from fixture_expectations import FIXTURES, expectations
+
+    path = FIXTURES / "tal202_across_functions.py"
+    expected_rows = {row for row, _, _ in expectations(path.read_text())}
+    spec = importlib.util.spec_from_file_location("tal202_across_fixture", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # ``inspect`` finds a class's source through it
+    spec.loader.exec_module(module)
+    checked = 0
+    for name, run in vars(module).items():
+        if not name.startswith("run_"):
+            continue
+        called = [obj for obj in vars(module).values() if getattr(obj, "__module__", None) == module.__name__
+                  and getattr(obj, "__name__", "") in inspect.getsource(run) and obj is not run]
+        rows = set()
+        for obj in called:
+            lines, first = inspect.getsourcelines(obj)
+            rows |= set(range(first, first + len(lines)))
+        raised = _raises_version_error(lambda run=run: run(torch.rand(3, 3, requires_grad=True)), name)
+        assert raised == bool(rows & expected_rows), name
+        checked += 1
+    assert checked >= 7
 
 
 def test_optimizer_classes_are_what_torch_optim_calls_optimizers():

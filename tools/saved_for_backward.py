@@ -37,6 +37,37 @@ FUNCTIONAL_UNARY = """
 DIM = "softmax log_softmax cumsum cumprod logsumexp".split()  # called with dim=-1
 BINARY = "mul div matmul atan2 hypot pow maximum minimum add sub".split()
 
+# ``torch.nn`` module classes -> the shape of an input for one (float64; parameters require grad,
+# as a fresh module's do). Called with no arguments unless ``MODULE_ARGS`` says otherwise.
+_ACTIVATIONS = """
+    ReLU ReLU6 LeakyReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh Softplus Softsign Hardtanh Hardswish
+    Hardsigmoid Hardshrink Softshrink Tanhshrink LogSigmoid PReLU RReLU Identity Flatten
+    Dropout Dropout1d Dropout2d Dropout3d AlphaDropout FeatureAlphaDropout
+""".split()
+MODULE_INPUTS = {name: (2, 3, 4, 4) for name in _ACTIVATIONS}
+MODULE_INPUTS.update({
+    "Dropout1d": (2, 3, 4), "Dropout3d": (2, 3, 2, 2, 2),
+    "Softmax": (2, 3), "LogSoftmax": (2, 3), "Softmin": (2, 3), "Threshold": (2, 3), "GLU": (2, 4),
+    "Linear": (2, 3), "Bilinear": (2, 3), "Conv1d": (2, 3, 8), "Conv2d": (2, 3, 8, 8), "Conv3d": (2, 3, 4, 4, 4),
+    "ConvTranspose1d": (2, 3, 8), "ConvTranspose2d": (2, 3, 8, 8), "BatchNorm1d": (4, 3), "BatchNorm2d": (4, 3, 4, 4),
+    "BatchNorm3d": (4, 3, 2, 2, 2), "InstanceNorm1d": (2, 3, 8), "InstanceNorm2d": (2, 3, 8, 8),
+    "LayerNorm": (2, 3), "GroupNorm": (2, 3, 4, 4), "LocalResponseNorm": (2, 3, 4, 4),
+    "LSTM": (5, 2, 3), "GRU": (5, 2, 3), "RNN": (5, 2, 3), "MaxPool1d": (2, 3, 8), "MaxPool2d": (2, 3, 8, 8),
+    "AvgPool1d": (2, 3, 8), "AvgPool2d": (2, 3, 8, 8), "AdaptiveAvgPool2d": (2, 3, 8, 8),
+    "AdaptiveMaxPool2d": (2, 3, 8, 8), "Upsample": (2, 3, 4, 4), "PixelShuffle": (2, 4, 2, 2),
+    "ZeroPad2d": (2, 3, 4, 4), "Embedding": (2, 3), "EmbeddingBag": (2, 3),
+})
+MODULE_ARGS = {
+    "Softmax": {"dim": -1}, "LogSoftmax": {"dim": -1}, "Softmin": {"dim": -1}, "Threshold": {"threshold": 0.1, "value": 0.0},
+    "Linear": (3, 3), "Bilinear": (3, 3, 3), "Conv1d": (3, 3, 3), "Conv2d": (3, 3, 3), "Conv3d": (3, 3, 3),
+    "ConvTranspose1d": (3, 3, 3), "ConvTranspose2d": (3, 3, 3), "BatchNorm1d": (3,), "BatchNorm2d": (3,),
+    "BatchNorm3d": (3,), "InstanceNorm1d": (3,), "InstanceNorm2d": (3,), "LayerNorm": (3,), "GroupNorm": (1, 3),
+    "LocalResponseNorm": (2,), "LSTM": (3, 3), "GRU": (3, 3), "RNN": (3, 3), "MaxPool1d": (2,), "MaxPool2d": (2,),
+    "AvgPool1d": (2,), "AvgPool2d": (2,), "AdaptiveAvgPool2d": (1,), "AdaptiveMaxPool2d": (1,),
+    "Upsample": {"scale_factor": 2}, "PixelShuffle": (2,), "ZeroPad2d": (1,), "Embedding": (10, 3),
+    "EmbeddingBag": (10, 3),
+}
+
 
 def _cases(torch) -> Dict[str, Callable]:
     F = torch.nn.functional
@@ -76,10 +107,72 @@ def measure() -> Tuple[List[str], List[str]]:
     return result, first
 
 
+def _module_input(torch, name: str):
+    if name in ("Embedding", "EmbeddingBag"):
+        return torch.randint(0, 10, MODULE_INPUTS[name])  # indices: the weight is what is saved
+    leaf = (torch.rand(*MODULE_INPUTS[name], dtype=torch.float64) + 0.5).requires_grad_()
+    return leaf * 1  # not a leaf: an in-place module may write it
+
+
+def _make(torch, name: str, **extra):
+    args = MODULE_ARGS.get(name, ())
+    kwargs = dict(args) if isinstance(args, dict) else {}
+    return getattr(torch.nn, name)(*(() if isinstance(args, dict) else args), **kwargs, **extra).double()
+
+
+def measure_modules() -> Dict[str, List[str]]:
+    """Per ``torch.nn`` module class (a fresh one, in training mode): whether it saves its output
+    or its input for backward (``saves-result``, ``saves-input``), whether with ``inplace=True`` it
+    writes its input and returns it (``inplace``), saving it then (``inplace-saves-result``), where
+    ``inplace`` sits among its positional parameters (``inplace-position``: ``Name:index``), whether
+    it has parameters that require grad (``parameters``: its output is in a graph whatever its input), and whether it returns its input's own memory
+    without writing it (``returns-input``: ``Identity``, ``Flatten`` of a contiguous input)."""
+    import inspect
+
+    import torch
+
+    out: Dict[str, List[str]] = {"saves-result": [], "saves-input": [], "inplace": [], "inplace-saves-result": [],
+                                 "returns-input": [], "inplace-position": [], "parameters": []}
+    torch.manual_seed(0)
+    for name in sorted(MODULE_INPUTS):
+        x = _module_input(torch, name)
+        module = _make(torch, name)
+        if any(p.requires_grad for p in module.parameters()):
+            out["parameters"].append(name)
+        saved: List[torch.Tensor] = []
+        before = x._version
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+            result = module(x, x) if name == "Bilinear" else module(x)
+        if isinstance(result, tuple):
+            result = result[0]  # LSTM's output (the hidden states of every step)
+        ptrs = {t.untyped_storage().data_ptr() for t in saved}
+        same = result.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        if same and x._version == before:
+            out["returns-input"].append(name)
+        elif result.untyped_storage().data_ptr() in ptrs:
+            out["saves-result"].append(name)
+        if x.untyped_storage().data_ptr() in ptrs and not same:
+            out["saves-input"].append(name)
+        parameters = list(inspect.signature(getattr(torch.nn, name).__init__).parameters)
+        if "inplace" in parameters:
+            out["inplace-position"].append(f"{name}:{parameters.index('inplace') - 1}")
+            y = _module_input(torch, name)
+            version = y._version
+            saved = []
+            with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+                written = _make(torch, name, inplace=True)(y)
+            if written.untyped_storage().data_ptr() == y.untyped_storage().data_ptr() and y._version > version:
+                out["inplace"].append(name)
+                if y.untyped_storage().data_ptr() in {t.untyped_storage().data_ptr() for t in saved}:
+                    out["inplace-saves-result"].append(name)
+    return out
+
+
 def render() -> str:
     import torch
 
     result, first = measure()
+    modules = measure_modules()
 
     def block(names: List[str]) -> str:
         lines, line = [], "   "
@@ -98,7 +191,24 @@ def render() -> str:
             "# The op saves its result: writing the result in place before backward() raises there.\n"
             f'SAVES_RESULT = frozenset(\n    """\n{block(result)}\n    """.split()\n)\n\n'
             "# The op saves its first input: writing that input in place before backward() raises there.\n"
-            f'SAVES_INPUT = frozenset(\n    """\n{block(first)}\n    """.split()\n)\n')
+            f'SAVES_INPUT = frozenset(\n    """\n{block(first)}\n    """.split()\n)\n\n'
+            "# ``torch.nn`` module classes (fresh, in training mode): each saves its output for backward, so\n"
+            "# writing the output in place before backward() raises there.\n"
+            f'MODULE_SAVES_RESULT = frozenset(\n    """\n{block(modules["saves-result"])}\n    """.split()\n)\n\n'
+            "# ... saves its input: writing the input in place before backward() raises there.\n"
+            f'MODULE_SAVES_INPUT = frozenset(\n    """\n{block(modules["saves-input"])}\n    """.split()\n)\n\n'
+            "# ... made with inplace=True, writes its input in place and returns it.\n"
+            f'MODULE_INPLACE = frozenset(\n    """\n{block(modules["inplace"])}\n    """.split()\n)\n\n'
+            "# ... and then saves its output (the written input) for backward.\n"
+            f'MODULE_INPLACE_SAVES_RESULT = frozenset(\n    """\n{block(modules["inplace-saves-result"])}\n    """.split()\n)\n\n'
+            "# The position of ``inplace`` among the constructor's positional parameters (``nn.ReLU(True)``).\n"
+            "MODULE_INPLACE_POSITION = {%s}\n\n" % ", ".join(f'"{n}": {i}' for n, i in
+                                                          (e.split(":") for e in modules["inplace-position"]))
+            +
+            "# ... has parameters that require grad: its output is part of a graph whatever its input.\n"
+            f'MODULE_WITH_PARAMETERS = frozenset(\n    """\n{block(modules["parameters"])}\n    """.split()\n)\n\n'
+            "# ... returns its input's own memory, unwritten (an alias: writing the result writes the input).\n"
+            f'MODULE_RETURNS_INPUT = frozenset(\n    """\n{block(modules["returns-input"])}\n    """.split()\n)\n')
 
 
 def main(argv=None) -> int:

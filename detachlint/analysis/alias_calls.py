@@ -17,8 +17,8 @@ from .alias_model import EMPTY, Origin, Relation
 from .dtypes import KEEP, DtypeClasses
 from .project import Summary
 from .tensors import Kind, target_names
-from .torch_facts import is_optimizer_class, saves_input, stepped_optimizer, writes_receiver
-from .torchnames import dotted_name
+from .torch_facts import ModuleEffect, is_optimizer_class, saves_input, stepped_optimizer, writes_receiver
+from .torchnames import dotted_name, sliced_name
 from ..walk import walk
 
 
@@ -48,7 +48,12 @@ class CallTransfer:
         last = func.attr.value if func.__class__ is cst.Attribute else func.value if func.__class__ is cst.Name else None
         if saves_input(last):
             op, given = self.names.op(node)
-            key = dotted_name(given) if saves_input(op) and given is not None else None
+            key = sliced_name(given) if saves_input(op) and given is not None else None
+            if key is not None:
+                self.saving_calls.setdefault(key, []).append(node)
+        held = self.held_module(func)
+        if held is not None and held.saves_input and node.args and node.args[0].keyword is None:
+            key = sliced_name(node.args[0].value)  # ``self.fc(h)``: nn.Linear saves ``h``
             if key is not None:
                 self.saving_calls.setdefault(key, []).append(node)
         q = self.names.qualified(func)
@@ -126,9 +131,29 @@ class CallTransfer:
             return self._derive(call.first, Relation.CONVERSION, q.rpartition(".")[2], call.node)
         return set()
 
+    def held_module(self, func: cst.BaseExpression) -> Optional[ModuleEffect]:
+        """What the module ``self.<attr>`` called here does (``ProjectIndex.held_module``)."""
+        if self.project is None or self.cls is None or func.__class__ is not cst.Attribute \
+                or func.value.__class__ is not cst.Name or func.value.value != self.self_name:
+            return None
+        return self.project.held_module(self.cls, func.attr.value)
+
+    def _held_module_call(self, node: cst.Call, effect: ModuleEffect) -> Set[Origin]:
+        """``out = self.act(out)`` with ``self.act = nn.ReLU(inplace=True)``: writes its input in
+        place and returns it; with ``nn.Identity()``: returns it."""
+        values = [self._eval(a.value) for a in node.args]
+        if not node.args or node.args[0].keyword is not None or node.args[0].star:
+            return set()
+        if effect.writes_input:
+            self._mutate(node.args[0].value, node, effect.write_op, values[0])
+        return values[0] if effect.returns_input else set()
+
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> Set[Origin]:
         method = func.attr.value
         receiver = func.value
+        held = self.held_module(func)
+        if held is not None and (held.writes_input or held.returns_input):
+            return self._held_module_call(node, held)
         key = dotted_name(func)
         if key is not None and self.state is not None and key in self.state:
             # a stored callable (self.fn = ...): a read, nothing more

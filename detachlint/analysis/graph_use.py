@@ -225,14 +225,20 @@ def names_in(node: cst.CSTNode, graph: Optional[TorchNames] = None) -> Set[str]:
     """The names read in an expression (not inside lambdas); with ``graph``, only those whose
     gradient can flow into the expression's value: not inside ``torch.argmin(d)``, ``d.argmax(1)``,
     ``d.detach()``, a comparison (integer, boolean or cut results carry none)."""
+    return names_and_calls(node, graph)[0]
+
+
+def names_and_calls(node: cst.CSTNode, graph: Optional[TorchNames] = None) -> Tuple[Set[str], List[cst.Call]]:
+    """``names_in``'s names, and the calls among which they were found."""
     finder = _Names(graph)
     walk(node, finder)
-    return finder.names
+    return finder.names, finder.calls
 
 
 class _Names(cst.CSTVisitor):
     def __init__(self, graph: Optional[TorchNames]) -> None:
         self.names: Set[str] = set()
+        self.calls: List[cst.Call] = []
         self.graph = graph
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -245,6 +251,7 @@ class _Names(cst.CSTVisitor):
         return self.graph is None
 
     def visit_Call(self, node: cst.Call) -> bool:
+        self.calls.append(node)
         if self.graph is None:
             return True
         op, _ = self.graph.op(node)

@@ -27,16 +27,17 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
-from .torch_facts import (converts_argument, is_copy_intent_conversion, is_optimizer_class, is_optimizer_name,
-                          is_view_attribute, shares_receiver_memory, stepped_optimizer, writes_first_argument,
-                          writes_receiver)
+from .torch_facts import (SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument, held_module, inplace_position,
+                          is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
+                          made_inplace, module_effect, shares_receiver_memory, stepped_optimizer,
+                          writes_first_argument, writes_receiver)
 from ..files import SourceError, decode_source, file_digest
 from ..frontend.firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
 from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "18"
+FORMAT = "19"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -144,6 +145,10 @@ class FunctionFacts:
     # every return that shares a parameter's memory returns a name a loop swaps with another
     # (``x, c = c, x``): the caller's memory only for some iteration counts
     returns_partial: bool = False
+    # (callee as written, line): a call whose result reaches a backward here (``f(x).backward()``,
+    # ``loss = f(x) + r; loss.backward()``), and the callees whose results are returned
+    backprops: Tuple[Tuple[str, int], ...] = ()
+    returns_calls: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -151,6 +156,9 @@ class ClassFacts:
     name: str
     bases: Tuple[str, ...]  # as written, resolved through imports by the index
     line: int
+    # ``self.<attr>`` -> the ``torch.nn`` modules it holds, in call order (``torch_facts.held_module``
+    # entries: ``ReLU!`` for ``nn.ReLU(inplace=True)``, an ``nn.Sequential``'s contents, ``?``)
+    modules: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -172,12 +180,12 @@ class ModuleFacts:
             "elements": [[s.row, s.column, s.end_row, s.end_column, s.calls] for s in self.elements],
             "sites": self.sites.to_json() if self.sites is not None else None,
             "imports": self.imports,
-            "classes": {k: [c.bases, c.line] for k, c in self.classes.items()},
+            "classes": {k: [c.bases, c.line, c.modules] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
                               f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked,
-                              f.returns_partial]
+                              f.returns_partial, f.backprops, f.returns_calls]
                           for k, f in self.functions.items()},
         }
 
@@ -187,17 +195,17 @@ class ModuleFacts:
                     quiet=[Unit(*u) for u in data["quiet"]],
                     elements=[Span(*s[:4], tuple(s[4])) for s in data["elements"]],
                     sites=Sites.from_json(data["sites"]) if data["sites"] is not None else None)
-        for name, (bases, line) in data["classes"].items():
-            facts.classes[name] = ClassFacts(name, tuple(bases), line)
+        for name, (bases, line, modules) in data["classes"].items():
+            facts.classes[name] = ClassFacts(name, tuple(bases), line, {a: tuple(m) for a, m in modules.items()})
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
-             makes_steps, callables, array_writes, fills, untracked, partial) = row
+             makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
                 [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted,
                 makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills), tuple(untracked),
-                partial)
+                partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls))
         return facts
 
 
@@ -233,6 +241,10 @@ class _FunctionScanner(ast.NodeVisitor):
         self.returned_kinds: Set[Optional[str]] = set()
         self.closures: Dict[str, int] = {}  # nested function -> line of the optimizer step in it
         self.attr_names: Dict[str, Set[str]] = {}  # local name -> ``self.<attr>`` it may be read from (``f = self.fn``)
+        # local names bound so far, with the values bound (``_callees_in`` walks them only when asked)
+        self.bound: List[Tuple[Set[str], ast.AST]] = []
+        self.backprops: Dict[str, int] = {}
+        self.returns_calls: Set[str] = set()
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
         self._loops = 0
         self.swapped: Set[str] = set()  # names a loop swaps with another (``x, c = c, x``)
@@ -300,6 +312,51 @@ class _FunctionScanner(ast.NodeVisitor):
             self.facts.returns_kind = next(iter(self.returned_kinds))
         self.facts.returns_converted = self.returns_converted
         self.facts.returns_partial = bool(self.partial) and all(self.partial)
+        self.facts.backprops = tuple(sorted(self.backprops.items()))
+        self.facts.returns_calls = tuple(sorted(self.returns_calls))
+
+    def _callees_in(self, node: Optional[ast.AST], through: bool = True) -> Set[str]:
+        """The functions and methods (as written) whose results the value of ``node`` is computed
+        from, directly or (``through``) through the local names bound so far: the project's
+        candidates, not torch's functions nor methods of local values. Asked at a backward call
+        (rare), so the bindings' values are walked only then."""
+        out: Set[str] = set()
+        if node is None:
+            return out
+        names: Set[str] = set()
+        self._calls_in(node, names, out)
+        if through:
+            for targets, value in reversed(self.bound):
+                if targets & names:
+                    self._calls_in(value, names, out)
+        return out
+
+    def _calls_in(self, node: ast.AST, names: Set[str], out: Set[str]) -> None:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                names.add(sub.id)
+            elif isinstance(sub, ast.Call):
+                name = _dotted(sub.func)
+                head = (name or "").partition(".")[0]
+                if name and (head == self.self_name or head not in self.shares) \
+                        and not (_qualified(sub.func, self.imports) or "").startswith(("torch.", "numpy.")):
+                    out.add(name)
+
+    def _returned_calls(self, node: ast.AST) -> Set[str]:
+        """The callees whose results ``return <node>`` hands back: called in it, or bound, by a call
+        alone, to a name it returns (``h = f(x); return h.mean()``); cheaper than ``_callees_in``,
+        asked at every return."""
+        names: Set[str] = set()
+        out: Set[str] = set()
+        self._calls_in(node, names, out)
+        for targets, value in self.bound:
+            if value.__class__ is ast.Call and targets & names:
+                self._calls_in(value.func, set(), out)
+                name = _dotted(value.func)
+                if name and name not in out and (name.partition(".")[0] == self.self_name
+                                                 or name.partition(".")[0] not in self.shares):
+                    out.add(name)
+        return out
 
     def _through_conversion(self, node: Optional[ast.AST]) -> bool:
         """Whether the memory ``_shared`` finds comes through a conversion a caller means as a copy
@@ -437,6 +494,9 @@ class _FunctionScanner(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         if self._loops:
             self._swap(node)
+        bound = {t.id for t in node.targets if isinstance(t, ast.Name)}
+        if bound:
+            self.bound.append((bound, node.value))
         snapshot = _snapshot_of(node.value)
         if snapshot is None and isinstance(node.value, ast.Name):
             snapshot_line = self.snapshot_names.get(node.value.id)
@@ -494,6 +554,7 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(node.target, (ast.Subscript, ast.Attribute)):
             self._write(node.target)
         elif isinstance(node.target, ast.Name):
+            self.bound.append(({node.target.id}, node.value))  # ``loss += f(x)``
             index = self._param(node.target)
             if index >= 0 and not (self.facts.is_method and index == 0):
                 self.array_writes.add(index)
@@ -509,6 +570,8 @@ class _FunctionScanner(ast.NodeVisitor):
             self.partial.append(all(n.id in self.swapped for n in ast.walk(node.value)
                                     if isinstance(n, ast.Name) and self.shares.get(n.id)))
         self.returns |= shared
+        if node.value is not None:
+            self.returns_calls |= self._returned_calls(node.value)
         self.returns_converted |= bool(shared) and self._through_conversion(node.value)
         self.returned_kinds.add(self._value_kind(node.value))
         if node.value is not None:
@@ -531,6 +594,8 @@ class _FunctionScanner(ast.NodeVisitor):
                 self._first("steps", line)
             elif method == "backward":
                 self._first("backward", line)  # loss.backward(), accelerator/fabric.backward(loss)
+                for callee in self._callees_in(receiver) | set().union(*map(self._callees_in, node.args[:1])):
+                    self.backprops.setdefault(callee, line)
             elif method in catalog.STATE_LOAD_METHODS and node.args:
                 self._use(node.args[0], line, f"restored by `{_dotted(func) or method}()`")
             if method == "save" and _dotted(receiver) == "torch" and node.args:
@@ -643,7 +708,8 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
             _scan_function(stmt, prefix + stmt.name, in_class, facts)
         elif isinstance(stmt, ast.ClassDef):
             bases = tuple(b for b in (_dotted(base) for base in stmt.bases) if b)
-            facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno)
+            facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno,
+                                                           _held_modules(stmt, facts.imports))
             _scan_body(stmt.body, prefix + stmt.name + ".", True, facts)
         elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
             # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
@@ -651,6 +717,89 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
                 _scan_body(block, prefix, in_class, facts)
             for handler in getattr(stmt, "handlers", []):
                 _scan_body(handler.body, prefix, in_class, facts)
+
+
+def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]) -> Dict[str, Tuple[str, ...]]:
+    """``self.<attr> = <module>`` in the methods of ``cls`` (``torch_facts.held_module``); an
+    attribute assigned different modules holds ``?``. A flag flipped on every submodule (``for m in
+    self.modules(): m.inplace = True``) makes each that can be in place so."""
+    held: Dict[str, Tuple[str, ...]] = {}
+    flipped = False
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+            continue
+        self_name = method.args.args[0].arg
+        defaults = None
+        for node in _assignments(method.body):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and target.attr == "inplace" \
+                        and isinstance(node.value, ast.Constant) and node.value.value is True:
+                    flipped = True
+                elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == self_name and isinstance(node.value, (ast.Call, ast.Name)):
+                    defaults = _defaults(method) if defaults is None else defaults
+                    modules = _modules_made(node.value, imports, defaults)
+                    if modules is not None:
+                        known = held.get(target.attr)
+                        held[target.attr] = modules if known in (None, modules) else (UNKNOWN_MODULE,)
+    if flipped:
+        held = {a: tuple(made_inplace(m) for m in ms) for a, ms in held.items()}
+    return held
+
+
+def _assignments(body: Sequence[ast.stmt]) -> Iterable[ast.Assign]:
+    """The assignment statements of a block and of the blocks in it (not of nested functions and
+    classes), without walking expressions."""
+    for stmt in body:
+        if stmt.__class__ is ast.Assign:
+            yield stmt  # type: ignore[misc]
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for block in ("body", "orelse", "finalbody"):
+                yield from _assignments(getattr(stmt, block, ()))
+            for handler in getattr(stmt, "handlers", ()):
+                yield from _assignments(handler.body)
+
+
+def _defaults(method: ast.AST) -> Dict[str, ast.AST]:
+    """A function's parameters with a default value: ``act=nn.ReLU()``, ``act_layer=nn.GELU``."""
+    args = method.args  # type: ignore[attr-defined]
+    positional = list(args.posonlyargs) + list(args.args)
+    out = {a.arg: d for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)}
+    out.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return out
+
+
+def _modules_made(node: ast.AST, imports: Mapping[str, str], defaults: Mapping[str, ast.AST],
+                  depth: int = 0) -> Optional[Tuple[str, ...]]:
+    """The modules an expression makes (``torch_facts.held_module`` entries), ``(?,)`` for a call
+    of anything else; None for what is surely no module (a literal, a plain name)."""
+    if isinstance(node, ast.Name) and node.id in defaults and depth == 0:
+        return _modules_made(defaults[node.id], imports, defaults, depth + 1)  # ``act=nn.ReLU()``
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in defaults and depth == 0:
+        func = defaults[func.id]  # ``act_layer(inplace=True)`` with ``act_layer=nn.ReLU``
+    if isinstance(func, ast.Call) and _dotted(func.func) == "getattr" and len(func.args) == 2 \
+            and isinstance(func.args[1], ast.Constant) and isinstance(func.args[1].value, str):
+        owner = _qualified(func.args[0], imports)  # ``getattr(nn, "ReLU")()``
+        qualified = f"{owner}.{func.args[1].value}" if owner else None
+    else:
+        qualified = _qualified(func, imports)
+    if qualified == SEQUENTIAL:
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return (UNKNOWN_MODULE,)
+        out: Tuple[str, ...] = ()
+        for arg in node.args:
+            out += _modules_made(arg, imports, defaults, depth + 1) or (UNKNOWN_MODULE,)
+        return out or (UNKNOWN_MODULE,)
+    member = (qualified or "").rpartition(".")[2]
+    position = inplace_position(member)
+    inplace = any(k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
+                  for k in node.keywords) or (position is not None and len(node.args) > position
+                                              and isinstance(node.args[position], ast.Constant)
+                                              and node.args[position].value is True)
+    return (held_module(qualified, inplace),)
 
 
 def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
@@ -820,6 +969,7 @@ class ProjectIndex:
         # package, the usual layout of research code run from its root) under its dotted path.
         self.aliases = dict(aliases or {})
         self._resolved: Dict[Tuple[str, str], Optional[str]] = {}
+        self._held: Dict[Tuple[str, str], Optional[ModuleEffect]] = {}  # ``held_module``, once per attribute
 
     def load(self) -> "ProjectIndex":
         """Load the facts and compose them now: before worker processes are made (each would
@@ -876,8 +1026,10 @@ class ProjectIndex:
                             s.returns_converted, sorted(s.array_writes), sorted(s.untracked),
                             s.returns_partial)
                            for k, s in self._summaries.items()))
-        text += repr(sorted((k, c.bases) for k, c in self._classes.items())) + repr(sorted(self.aliases.items()))
+        text += repr(sorted((k, c.bases, sorted(c.modules.items())) for k, c in self._classes.items()))
+        text += repr(sorted(self.aliases.items()))
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
+        text += repr(sorted(self._backpropagated.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     # resolution
@@ -981,6 +1133,16 @@ class ProjectIndex:
         """A subclass of ``torch.Tensor`` or ``nn.Parameter``, also when its bases live in another file."""
         return self.is_class(cls) and any(a in catalog.TENSOR_TYPES for a in self.ancestors(cls)[1:])
 
+    def held_module(self, cls: str, attr: str) -> Optional[ModuleEffect]:
+        """What calling ``self.<attr>`` does, in a method of the project class ``cls``: the
+        ``torch.nn`` modules the class (or the nearest base that assigns it) holds there; None when
+        it holds something else or is not known."""
+        key = (cls, attr)
+        if key not in self._held:
+            self._held[key] = next((module_effect(self._classes[a].modules[attr]) for a in self.ancestors(cls)
+                                    if a in self._classes and attr in self._classes[a].modules), None)
+        return self._held[key]
+
     def method(self, cls: str, name: str) -> Optional[str]:
         for ancestor in self.ancestors(cls):
             candidate = f"{ancestor}.{name}"
@@ -1011,6 +1173,36 @@ class ProjectIndex:
     def summary(self, qualname: str) -> Optional[Summary]:
         return self._summaries.get(qualname)
 
+    def backpropagated(self, qualname: str) -> Optional[str]:
+        """Where a caller runs backward on the result of the project function ``qualname``
+        (``loss = f(x); loss.backward()``, also through callers that return it): the graph its
+        result belongs to is still to be backpropagated when it returns."""
+        where = self._backpropagated.get(qualname)
+        return where + ")" if where is not None else None  # "`train` (line 40, through `loss_of`)"
+
+    @functools.cached_property
+    def _backpropagated(self) -> Dict[str, str]:
+        out: Dict[str, str] = {}
+        todo: List[str] = []
+        for q, fn in self._functions.items():
+            for callee, line in fn.backprops:
+                target = self._callee(q, CallSite(callee, (), line))
+                if target in self._functions and target not in out:
+                    caller = fn.name if self._module_of[q] == self._module_of[target] else q
+                    out[target] = f"`{caller}` (line {line}"
+                    todo.append(target)
+        for _ in range(_FIXPOINT_ROUNDS):  # ``def loss(...): return f(...) * w`` returns f's result up
+            todo, current = [], todo
+            for q in current:
+                for callee in self._functions[q].returns_calls:
+                    target = self._callee(q, CallSite(callee, (), 0))
+                    if target in self._functions and target not in out:
+                        out[target] = f"{out[q]}, through `{self._functions[q].name}`"
+                        todo.append(target)
+            if not todo:
+                break
+        return out
+
     def function(self, module: str, dotted: str, qualified: Optional[str] = None) -> Optional[Summary]:
         """The summary of what ``dotted``, called in ``module``, refers to (asked for every call
         the analyses see: resolved once per name); ``qualified``: the name through the linted
@@ -1029,7 +1221,21 @@ class ProjectIndex:
                 if summary is not None and (summary.writes or summary.array_writes or summary.steps):
                     out.add(self._module_of[qualname])
                     break
+        out.update(self._module_of[cls] for cls in self._writing_attributes)
         return frozenset(out)
+
+    @functools.cached_property
+    def _writing_attributes(self) -> Dict[str, FrozenSet[str]]:
+        """The classes whose methods call a module they hold (or a base holds) that writes its input
+        in place (``self.act = nn.ReLU(inplace=True)``), with those attributes."""
+        out = {}
+        for cls in self._classes:
+            attrs = {attr for ancestor in self.ancestors(cls) if ancestor in self._classes
+                     for attr in self._classes[ancestor].modules}
+            writing = frozenset(a for a in attrs if getattr(self.held_module(cls, a), "writes_input", False))
+            if writing:
+                out[cls] = writing
+        return out
 
     @functools.cached_property
     def roots(self) -> FrozenSet[str]:
@@ -1047,12 +1253,13 @@ class ProjectIndex:
         """Where ``text`` spells a call of one of ``writing_names`` (a body that may hold such a
         write): one pass of a simple pattern, the names looked up in a set (an alternation of
         hundreds of names costs a second on a large module)."""
-        names = self.writing_names
+        names = self.writing_names.union(*self._writing_attributes.values())  # ``self.act(x)`` too
         return [m.start() for m in _CALLED_NAME.finditer(text) if m.group(1) in names] if names else []
 
     def calls_effects(self, module: str) -> bool:
         """Whether ``module`` calls a project function that writes an argument in place or steps
-        an optimizer: a write its own text does not spell (``normalize(x)``)."""
+        an optimizer, or has a class holding a module that writes its input in place: a write its
+        own text does not spell (``normalize(x)``, ``self.act(x)``)."""
         return module in self._effect_modules
 
     # composition
@@ -1188,6 +1395,10 @@ class ModuleView:
 
     def calls_effects(self) -> bool:
         return self.index.calls_effects(self.module)
+
+    def held_module(self, cls: str, attr: str) -> Optional[ModuleEffect]:
+        """``ProjectIndex.held_module`` for a class of this module, by its name here."""
+        return self.index.held_module(f"{self.module}.{cls}" if self.module else cls, attr)
 
     def first_pass(self, source: str) -> Optional[FirstPass]:
         """The first pass of ``source``, known without parsing it when the index read this very

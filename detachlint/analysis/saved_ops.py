@@ -19,3 +19,55 @@ SAVES_INPUT = frozenset(
     softplus softsign square
     """.split()
 )
+
+# ``torch.nn`` module classes (fresh, in training mode): each saves its output for backward, so
+# writing the output in place before backward() raises there.
+MODULE_SAVES_RESULT = frozenset(
+    """
+    LogSoftmax ReLU Sigmoid Softmax Softmin Tanh
+    """.split()
+)
+
+# ... saves its input: writing the input in place before backward() raises there.
+MODULE_SAVES_INPUT = frozenset(
+    """
+    AdaptiveMaxPool2d AvgPool1d AvgPool2d BatchNorm1d BatchNorm2d BatchNorm3d Bilinear CELU
+    Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ELU Embedding EmbeddingBag GELU GLU GRU
+    GroupNorm Hardshrink Hardsigmoid Hardswish Hardtanh InstanceNorm1d InstanceNorm2d LSTM
+    LayerNorm LeakyReLU Linear LocalResponseNorm LogSigmoid MaxPool1d MaxPool2d Mish PReLU RNN
+    RReLU ReLU6 SELU SiLU Softplus Softshrink Softsign Threshold
+    """.split()
+)
+
+# ... made with inplace=True, writes its input in place and returns it.
+MODULE_INPLACE = frozenset(
+    """
+    CELU Dropout Dropout1d Dropout2d Dropout3d ELU Hardsigmoid Hardswish Hardtanh LeakyReLU Mish
+    RReLU ReLU ReLU6 SELU SiLU Threshold
+    """.split()
+)
+
+# ... and then saves its output (the written input) for backward.
+MODULE_INPLACE_SAVES_RESULT = frozenset(
+    """
+    CELU ELU LeakyReLU RReLU ReLU SELU
+    """.split()
+)
+
+# The position of ``inplace`` among the constructor's positional parameters (``nn.ReLU(True)``).
+MODULE_INPLACE_POSITION = {"AlphaDropout": 1, "CELU": 1, "Dropout": 1, "Dropout1d": 1, "Dropout2d": 1, "Dropout3d": 1, "ELU": 1, "FeatureAlphaDropout": 1, "Hardsigmoid": 0, "Hardswish": 0, "Hardtanh": 2, "LeakyReLU": 1, "Mish": 0, "RReLU": 2, "ReLU": 0, "ReLU6": 0, "SELU": 0, "SiLU": 0, "Threshold": 2}
+
+# ... has parameters that require grad: its output is part of a graph whatever its input.
+MODULE_WITH_PARAMETERS = frozenset(
+    """
+    BatchNorm1d BatchNorm2d BatchNorm3d Bilinear Conv1d Conv2d Conv3d ConvTranspose1d
+    ConvTranspose2d Embedding EmbeddingBag GRU GroupNorm LSTM LayerNorm Linear PReLU RNN
+    """.split()
+)
+
+# ... returns its input's own memory, unwritten (an alias: writing the result writes the input).
+MODULE_RETURNS_INPUT = frozenset(
+    """
+    Flatten Identity
+    """.split()
+)

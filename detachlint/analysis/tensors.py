@@ -22,7 +22,7 @@ import libcst as cst
 from . import catalog
 from .base import Analysis, AnalysisContext
 from .project import ModuleView
-from .torch_facts import is_optimizer_class
+from .torch_facts import ModuleEffect, is_optimizer_class
 from .torchnames import TorchNames, dotted_name
 from ..walk import STATEMENTS_ONLY, Walker, walk
 
@@ -495,6 +495,23 @@ class TensorFacts(_KindFlow, Analysis):
         return None
 
     @property
+    def function_qualname(self) -> Optional[str]:
+        """The innermost function's name as the project index keys it within the module (``f``,
+        ``Class.method``); None for a function nested in another or in a nested class."""
+        frame: Optional[Frame] = self.frame
+        while frame is not None and frame.function is None:
+            frame = frame.parent
+        outer = frame.parent if frame is not None else None
+        if outer is None or outer.function is not None:
+            return None
+        name = frame.function.name.value
+        if outer.class_body is not None:
+            top = outer.parent
+            return f"{outer.class_body.name}.{name}" if top is not None and top.parent is None \
+                and top.function is None and top.class_body is None else None
+        return name if outer.parent is None and outer.class_body is None else None
+
+    @property
     def current_class(self) -> Optional[ClassInfo]:
         frame: Optional[Frame] = self.frame
         while frame is not None:
@@ -502,6 +519,14 @@ class TensorFacts(_KindFlow, Analysis):
                 return frame.cls
             frame = frame.parent
         return None
+
+    def held_module(self, func: cst.BaseExpression) -> Optional[ModuleEffect]:
+        """What calling ``func`` does when it is ``self.<attr>`` holding ``torch.nn`` modules
+        (``ProjectIndex.held_module``), in a method of a class of this module."""
+        if self.project is None or func.__class__ is not cst.Attribute:
+            return None
+        cls = self._self_class(func.value)
+        return self.project.held_module(cls.name, func.attr.value) if cls is not None else None
 
     def kind(self, node: cst.BaseExpression) -> Kind:
         cls = node.__class__  # ``isinstance`` on LibCST's classes is ABCMeta's, slow
@@ -780,7 +805,7 @@ class TensorFacts(_KindFlow, Analysis):
             if receiver is Kind.NDARRAY:
                 return Kind.OTHER if method in ("item", "tolist") else Kind.NDARRAY
             if receiver.is_module:
-                if self._attribute_kind(func) is Kind.TENSOR_MODULE:  # self.fc(x)
+                if self._attribute_kind(func) is Kind.TENSOR_MODULE or self.held_module(func) is not None:  # self.fc(x)
                     return Kind.TENSOR
                 if method in catalog.PARAMETER_ITERATORS:
                     return Kind.TENSOR_SEQ

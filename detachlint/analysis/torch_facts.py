@@ -6,6 +6,7 @@ in ``catalog.py`` and ``saved_ops.py``; ``tests/test_catalog*.py`` check them ag
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, TypeVar
 
 from . import catalog, saved_ops
@@ -155,3 +156,87 @@ def makes_leaf(op: Optional[str]) -> bool:
     """``torch.zeros``, ``torch.randn_like`` (by member name): a factory whose result is a new leaf
     with no graph behind it."""
     return op in catalog.GRAPH_FREE_FACTORIES
+
+
+# --- modules held as attributes (``self.act = nn.ReLU(inplace=True)``) ---------------------------
+# What the project index records of a module (``project.ClassFacts.modules``): the ``torch.nn``
+# class's name, ``!`` after it when made in place, ``?`` for anything else; an ``nn.Sequential``,
+# its contents in order.
+UNKNOWN_MODULE = "?"
+INPLACE_MARK = "!"
+SEQUENTIAL = "torch.nn.Sequential"
+
+
+def held_module(qualified: Optional[str], inplace: bool) -> str:
+    """The index's entry for a module made by calling ``qualified`` (``torch.nn.ReLU``), ``inplace``
+    when ``inplace=True`` is passed: a class measured by ``tools/saved_for_backward.py``, or ``?``."""
+    head, _, member = (qualified or "").rpartition(".")
+    if not head.startswith("torch.nn") or member not in _MEASURED_MODULES:
+        return UNKNOWN_MODULE
+    return member + (INPLACE_MARK if inplace and member in saved_ops.MODULE_INPLACE else "")
+
+
+def made_inplace(entry: str) -> str:
+    """The entry of the same module with its ``inplace`` flag set afterwards (``m.inplace = True``)."""
+    return entry + INPLACE_MARK if entry in saved_ops.MODULE_INPLACE else entry
+
+
+def inplace_position(member: str) -> Optional[int]:
+    """Where ``inplace`` sits among the positional arguments of the module class ``member``
+    (``nn.ReLU(True)``, ``nn.Dropout(0.1, True)``)."""
+    return saved_ops.MODULE_INPLACE_POSITION.get(member)
+
+
+_MEASURED_MODULES = (saved_ops.MODULE_SAVES_RESULT | saved_ops.MODULE_SAVES_INPUT | saved_ops.MODULE_INPLACE
+                     | saved_ops.MODULE_RETURNS_INPUT | frozenset(saved_ops.MODULE_INPLACE_POSITION))
+
+
+@dataclass(frozen=True)
+class ModuleEffect:
+    """What calling a held module (or a chain of them: an ``nn.Sequential``) does to its input. The
+    ops are the module classes' names, as a finding's signature spells ops (``ReLU(inplace=True)``)."""
+
+    name: str  # ``nn.ReLU(inplace=True)``, ``nn.Sequential(nn.Linear, nn.Sigmoid)``
+    write_op: Optional[str]  # the module that writes the input in place (first in the chain)
+    returns_input: bool  # the result is the input's memory (``Identity``, an in-place activation)
+    input_op: Optional[str]  # the module that saves the input for backward
+    result_op: Optional[str]  # the module that saves the result for backward (the last one)
+    trained: bool = False  # a module of the chain has parameters: the result is in a graph whatever the input
+
+    @property
+    def writes_input(self) -> bool:
+        return self.write_op is not None
+
+    @property
+    def saves_input(self) -> bool:
+        return self.input_op is not None
+
+    @property
+    def saves_result(self) -> bool:
+        return self.result_op is not None
+
+
+def module_effect(held: Sequence[str]) -> Optional[ModuleEffect]:
+    """The effect of calling the modules ``held`` in order (entries as ``held_module`` makes them),
+    as far as they are known; None when the first is not."""
+    if not held or held[0] == UNKNOWN_MODULE:
+        return None
+    alias, trained = True, False
+    write_op = input_op = result_op = None
+    names = []
+    for entry in held:
+        if entry == UNKNOWN_MODULE:
+            alias, result_op = False, None  # what the rest does is unknown: claim nothing of the result
+            names.append("...")
+            break
+        member, inplace = entry.rstrip(INPLACE_MARK), entry.endswith(INPLACE_MARK)
+        trained = trained or member in saved_ops.MODULE_WITH_PARAMETERS
+        names.append(f"nn.{member}(inplace=True)" if inplace else f"nn.{member}")
+        if inplace:
+            write_op = write_op or (f"{member}(inplace=True)" if alias else None)
+            result_op = member if member in saved_ops.MODULE_INPLACE_SAVES_RESULT else None
+        elif member not in saved_ops.MODULE_RETURNS_INPUT:
+            input_op = input_op or (member if alias and member in saved_ops.MODULE_SAVES_INPUT else None)
+            alias, result_op = False, member if member in saved_ops.MODULE_SAVES_RESULT else None
+    name = names[0] if len(held) == 1 else f"nn.Sequential({', '.join(names)})"
+    return ModuleEffect(name, write_op, alias, input_op, result_op, trained)

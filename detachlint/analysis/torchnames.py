@@ -30,6 +30,14 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+def sliced_name(node: cst.BaseExpression) -> Optional[str]:
+    """``dotted_name`` of a value or of what it is an item or slice of (``h[:, 0]`` -> ``h``): an op
+    that saves ``h[:, 0]`` saves a view of ``h``, which any in-place write to ``h`` changes."""
+    while node.__class__ is cst.Subscript:
+        node = node.value
+    return dotted_name(node)
+
+
 def _module_name(node: cst.BaseExpression) -> str:
     return dotted_name(node) or ""
 

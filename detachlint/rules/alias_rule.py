@@ -70,10 +70,13 @@ class AliasRule(Rule):
         return bool(site)
 
     def _write_call(self, node: cst.Call) -> bool:
-        """A torch function that writes its argument, or a function of the project that writes one
-        in place (here or imported)."""
+        """A torch function that writes its argument, a module held by ``self`` that does, or a
+        function of the project that writes one in place (here or imported)."""
         func = node.func
         if func.__class__ is cst.Name and writes_first_argument(self.analysis(TorchNames).qualified(func)):
+            return True
+        held = self.analysis(TensorFacts).held_module(func)  # ``self.act(x)``, ``nn.ReLU(inplace=True)``
+        if held is not None and held.writes_input:
             return True
         return self.ctx.project is not None \
             and (func.attr if func.__class__ is cst.Attribute else func).value in self.ctx.project.index.writing_names

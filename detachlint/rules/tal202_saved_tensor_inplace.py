@@ -10,15 +10,15 @@ import libcst as cst
 from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.order import ScopeOrder
-from ..analysis.graph_use import names_in as _names_in
-from ..analysis.torch_facts import saves_for_backward, saves_input, saves_result
+from ..analysis.graph_use import names_and_calls, names_in as _names_in
+from ..analysis.torch_facts import saves_input, saves_result
 from ..analysis.tensors import TensorFacts, target_names
-from ..analysis.torchnames import TorchNames, dotted_name
+from ..analysis.torchnames import TorchNames, dotted_name, sliced_name
 from ..findings import Severity
 from ..signature import Signature, Source
 from ..walk import walk
 from .alias_rule import AliasRule
-from .base import WRITES
+from .base import WRITES, Sites
 from .fixkit import UNSAFE, make_fix, replace
 
 _MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation"
@@ -31,9 +31,13 @@ class SavedTensorInplace(AliasRule):
     needs it is still to run: the result of an op that saves its result (`y = torch.sigmoid(x);
     y += 1`, `torch.exp`, `softmax`, `relu`, ...) or the input of an op that saves its input
     (`h = torch.log(x); x.mul_(2)`), written before a later `backward()` of a loss computed from
-    the op's result, or inside `forward()` of a module, whose result the caller backpropagates.
-    Which ops save what is measured with torch itself (`tools/saved_for_backward.py`). A graph
-    whose result feeds only ops with integer or boolean results (`argmin`, `argmax`, comparisons)
+    the op's result, inside `forward()` of a module, whose result the caller backpropagates, or in
+    a function whose result a caller of the project backpropagates (`loss_of(x).backward()`). Modules
+    held as attributes count as what they are (`self.gate = nn.Sigmoid()` saves its output,
+    `nn.Linear` its input; `self.act = nn.ReLU(inplace=True)`, also through `nn.Sequential`, a
+    constructor default or `m.inplace = True` set later, writes its input; `nn.Identity` returns it).
+    Which ops and modules save what is measured with torch itself (`tools/saved_for_backward.py`).
+    A graph whose result feeds only ops with integer or boolean results (`argmin`, `argmax`, comparisons)
     or `.detach()` is not backpropagated; a helper that writes its argument only through `.data`
     moves no version counter, so nothing raises (TAL001 reports that write).
 
@@ -70,7 +74,8 @@ class SavedTensorInplace(AliasRule):
     code = "TAL202"
     severity = Severity.ERROR
     summary = "in-place write to a tensor an op saved for backward, before that backward runs"
-    sites = WRITES  # reported at the write
+    # reported at the write, or at the ``backward(retain_graph=True)`` whose graph a step then changes
+    sites = WRITES | Sites(keywords=frozenset({"retain_graph"}))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -80,7 +85,8 @@ class SavedTensorInplace(AliasRule):
         scope = self.ctx.scope
         flow = self._scopes.get(id(scope))
         if flow is None:
-            flow = self._scopes[id(scope)] = _ScopeFlow(scope, self.analysis(ScopeOrder), self.analysis(TorchNames))
+            flow = self._scopes[id(scope)] = _ScopeFlow(scope, self.analysis(ScopeOrder), self.analysis(TorchNames),
+                                                        self.analysis(TensorFacts))
         return flow
 
     def _check_write(self, node: cst.CSTNode) -> None:
@@ -91,7 +97,7 @@ class SavedTensorInplace(AliasRule):
         if not roots:
             return  # the common case: nothing written was made or read by an op that saves it
         flow = self._flow()
-        written_at = flow.order.position(mutation.node)
+        written_at = flow.finished(mutation.node)  # ``h[:, 0] = torch.log(h[:, 0])``: the log runs first
         analysis = self._analysis()
         for saver, saved, what in self._savers(roots, flow, written_at):
             if analysis.exclusive(mutation.statement, saver.statement):
@@ -101,11 +107,49 @@ class SavedTensorInplace(AliasRule):
                 self._report(mutation, saver, saved, what, pending)
                 return
 
+    def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
+        if node.func.__class__ is cst.Attribute and node.func.attr.value in catalog.BACKWARD_METHODS and any(
+                a.keyword is not None and a.keyword.value == "retain_graph" for a in node.args):
+            self._check_retained(node)
+
+    def _check_retained(self, kept: cst.Call) -> None:
+        """``d_loss.backward(retain_graph=True); opt_d.step(); g_loss.backward()``: the step writes
+        the parameters of the modules it updates in place, and a later backward of a value computed
+        through one of them before the step needs the parameters that forward saved."""
+        analysis = self._analysis()
+        if analysis is None or self.ctx.reported(kept, self.code):
+            return
+        flow = self._flow()
+        at = flow.order.position(kept)
+        for step_at, optimizer, step in flow.steps:
+            modules = analysis.optimizer_links.get(optimizer, set())
+            if step_at <= at or not modules:
+                continue
+            for later_at, names, later in flow.backwards:
+                if later_at <= step_at:
+                    continue
+                through = flow.computed_through(names, later_at, step_at, modules)
+                if through is not None:
+                    self._report_step(kept, step, later, *through)
+                    return
+
+    def _report_step(self, kept: cst.Call, step: cst.Call, later: cst.Call, module: str, call: cst.Call) -> None:
+        line = self.ctx.line
+        message = (f"`{self._text(step)}` (line {line(step)}) writes the parameters of `{module}` in place after "
+                   f"`{self._text(kept)}` kept the graph, but `{self._text(later)}` (line {line(later)}) "
+                   f"backpropagates through `{self._text(call)}` (line {line(call)}), computed before the step: "
+                   f"that forward saved the parameters for backward, so it will raise \"{_MESSAGE}\". Step after "
+                   f"the last backward that needs the graph, or compute the second loss after the step")
+        related = [(step, "the step writes the parameters in place"), (call, f"`{module}` saved its parameters here")]
+        signature = Signature(self.code, ("step",), saved="input", source=Source(requires_grad=True, pending_graph=True))
+        self.ctx.report(kept, self.code, message, self.severity, related, signature=signature)
+
     def _candidates(self, mutation: Mutation) -> List[Origin]:
         """The roots of what is written (through plain names and views only: through ``.detach()``,
         ``.data`` or a conversion TAL201, TAL001 and TAL301 say it) that an op which saves may
         have saved: a result of such an op, or a name handed to one (``AliasAnalysis.saving_calls``)."""
-        names, saving = self.analysis(TorchNames), self._analysis().saving_calls
+        names, saving, facts = self.analysis(TorchNames), self._analysis().saving_calls, self.analysis(TensorFacts)
         out = []
         for origin in mutation.ordered_origins():
             chain = origin.chain()
@@ -113,7 +157,7 @@ class SavedTensorInplace(AliasRule):
             if any(o.relation not in (Relation.PLAIN, Relation.VIEW) for o in chain[1:]) \
                     or root.relation not in (Relation.ENTRY, Relation.FRESH):
                 continue
-            if root.source in saving or (isinstance(root.node, cst.Call) and saves_result(names.op(root.node)[0])):
+            if root.source in saving or (isinstance(root.node, cst.Call) and _saves_result(root.node, names, facts)):
                 out.append(root)
         return out
 
@@ -124,10 +168,11 @@ class SavedTensorInplace(AliasRule):
             call = root.node
             if root.relation is Relation.FRESH and isinstance(call, cst.Call):
                 op = flow.ops.get(id(call))
-                if op is not None and saves_result(op.name) and not op.grad_off and op.position < written_at:
+                if op is not None and op.saves_result and not op.grad_off and not op.constant \
+                        and op.position < written_at:
                     yield op, root.source, "result"
             for op in flow.calls_on(root.source, written_at):
-                if saves_input(op.name):
+                if op.saves_input and not op.constant:
                     yield op, root.source, "input"
 
     def _backprop(self, flow: "_ScopeFlow", op: "_Op", written_at: int) -> Optional[str]:
@@ -138,20 +183,29 @@ class SavedTensorInplace(AliasRule):
                 return f"`{self._text(call)}` (line {self.ctx.line(call)})"
         facts = self.analysis(TensorFacts)
         function, cls = facts.function, facts.current_class
-        if function is not None and function.name.value == "forward" and cls is not None and cls.is_module \
-                and op.input_from_self and any(names & flow.derived(op, at) for at, names in flow.returns):
+        if function is None or not any(names & flow.derived(op, at) for at, names in flow.returns):
+            return None
+        if function.name.value == "forward" and cls is not None and cls.is_module and op.input_from_self:
             return "the caller's `backward()` through this `forward()`'s result"
+        project, name = self.ctx.project, facts.function_qualname
+        if project is not None and name is not None:  # ``def loss_of(x): ...; return y.sum()``, ``loss_of(x).backward()``
+            where = project.index.backpropagated(f"{project.module}.{name}" if project.module else name)
+            if where is not None:
+                return f"the backward that {where} runs on this function's result"
         return None
 
     def _report(self, mutation: Mutation, op: "_Op", saved: str, what: str, pending: str) -> None:
         written = self._text(mutation.node)
         saver = self._text(op.call)
         role = "its result" if what == "result" else "its input"
+        advice = (f"Make `{self._text(mutation.node.func)}` not in place (`inplace=False`) or pass it `{saved}.clone()`"
+                  if mutation.op.endswith("(inplace=True)") and isinstance(mutation.node, cst.Call)
+                  else f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`")
         message = (f"`{written}` writes `{saved}` in place, which `{saver}` (line {self.ctx.line(op.call)}) saved for "
-                   f"backward as {role}: {pending} will raise \"{_MESSAGE}\". Compute out of place "
-                   f"(`{saved} = {saved} + ...`) or write into `{saved}.clone()`")
-        related = [(op.call, f"`{op.name}` saves {role} for backward")]
-        signature = Signature(self.code, (op.name, mutation.op), saved=what,
+                   f"backward as {role}: {pending} will raise \"{_MESSAGE}\". {advice}")
+        name = op.saves_result if what == "result" else op.saves_input
+        related = [(op.call, f"`{name}` saves {role} for backward")]
+        signature = Signature(self.code, (name, mutation.op), saved=what,
                               source=Source(requires_grad=True, pending_graph=True))
         self.ctx.report(mutation.node, self.code, message, self.severity, related,
                         fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature)
@@ -160,11 +214,16 @@ class SavedTensorInplace(AliasRule):
 @dataclass
 class _Op:
     call: cst.Call
-    name: str  # the member name (``sigmoid``), as ``saved_ops`` keys it
+    # what it saves for backward, by the op's name (``sigmoid``, as ``saved_ops`` keys it, or the held
+    # module's class, ``Sigmoid``): its result, its first input
+    saves_result: Optional[str]
+    saves_input: Optional[str]
     position: int
     first: Optional[str]  # the dotted name of its first tensor input, if a name
     statement_targets: Set[str]  # what the statement holding the call binds (its result flows there)
+    filled: Set[str]  # what the statement writes the result into (``h[:, 0] = torch.log(h[:, 0])``)
     grad_off: bool  # under ``torch.no_grad()``: nothing is saved
+    constant: bool  # its input is made by a factory (``torch.randn(...).softmax(-1)``): no graph, nothing saved
     input_from_self: bool  # the input is computed from ``self`` (a submodule's output, a parameter)
     statement: Optional[cst.CSTNode] = None  # the statement holding the call (its path conditions)
 
@@ -173,15 +232,18 @@ class _ScopeFlow(cst.CSTVisitor):
     """One scope's op calls that save tensors, its assignments in order (what is computed from
     what), its backward calls and its returns."""
 
-    def __init__(self, scope: cst.CSTNode, order: ScopeOrder, names: TorchNames) -> None:
-        self.order, self.names = order, names
+    def __init__(self, scope: cst.CSTNode, order: ScopeOrder, names: TorchNames, facts: TensorFacts) -> None:
+        self.order, self.names, self.facts = order, names, facts
         self.ops: Dict[int, _Op] = {}
         self.assignments: List[Tuple[int, Set[str], Set[str]]] = []  # (position, targets, names used)
         self.returns: List[Tuple[int, Set[str]]] = []
         self.backwards: List[Tuple[int, Set[str], cst.Call]] = []
+        self.steps: List[Tuple[int, str, cst.Call]] = []  # ``<optimizer>.step()``: position, the receiver
+        self.callees: Dict[int, List[cst.Call]] = {}  # an assignment's position -> the calls in its value
         self._statement: Optional[cst.CSTNode] = None
         self._no_grad = 0
         self._self_names: Set[str] = set()  # names computed from ``self``
+        self._constants: Set[str] = set()  # names bound to a tensor no graph is behind (``torch.randn(...)``)
         self._self = scope.params.params[0].name.value \
             if isinstance(scope, cst.FunctionDef) and scope.params.params else None
         walk(scope.body if isinstance(scope, cst.FunctionDef) else scope, self)
@@ -200,8 +262,14 @@ class _ScopeFlow(cst.CSTVisitor):
         self._no_grad -= self.names.disables_grad(node)
 
     def _bind(self, node: cst.CSTNode, targets: Set[str], value: Optional[cst.CSTNode]) -> None:
-        used = _names_in(value, self.names) if value is not None else set()
+        used, calls = names_and_calls(value, self.names) if value is not None else (set(), [])
+        if value is not None and self._graph_free(value):
+            self._constants |= targets
+        else:
+            self._constants -= targets
         self.assignments.append((self.order.position(node), targets, used))
+        if calls:
+            self.callees[self.assignments[-1][0]] = calls
         if self._self is not None and (self._self in used or used & self._self_names):
             self._self_names |= targets
 
@@ -233,36 +301,110 @@ class _ScopeFlow(cst.CSTVisitor):
             used = _names_in(node.args[0].value) if node.args and node.args[0].keyword is None else set()
             self.backwards.append((self.order.position(node), used | _names_in(receiver), node))
             return
-        name, first = self.names.op(node)
-        if not saves_for_backward(name):
+        if func.__class__ is cst.Attribute and func.attr.value == "step":
+            key = dotted_name(func.value)
+            if key is not None:
+                self.steps.append((self.order.position(node), key, node))
+        held = self.facts.held_module(node.func)  # ``self.gate(x)``, ``self.gate = nn.Sigmoid()``
+        if held is not None:
+            saves = (held.result_op, held.input_op)
+            first = node.args[0].value if node.args and node.args[0].keyword is None else None
+        else:
+            name, first = self.names.op(node)
+            saves = (name if saves_result(name) else None, name if saves_input(name) else None)
+        if not any(saves):
             return
         statement = self._statement
         targets: Set[str] = set()
+        filled: Set[str] = set()  # ``h[:, 0] = op(...)``: the result is written into ``h``
         if isinstance(statement, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             targets = self.assignments[-1][1]
-        first_name = dotted_name(first) if first is not None else None
+            ends = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
+            filled = {n for n in map(sliced_name, ends) if n is not None} - targets
+        first_name = sliced_name(first) if first is not None else None
         from_self = first is not None and self._self is not None and bool(
-            _names_in(first) & ({self._self} | self._self_names))
-        self.ops[id(node)] = _Op(node, name, self.order.position(node), first_name, targets, self._no_grad > 0,
-                                 from_self, statement)
+            _names_in(first) & ({self._self} | self._self_names)) or held is not None and held.trained
+        constant = held is None and first is not None and self._graph_free(first)
+        self.ops[id(node)] = _Op(node, *saves, self.order.position(node), first_name, targets, filled,
+                                 self._no_grad > 0, constant, from_self, statement)
 
     # questions
+    def _graph_free(self, node: cst.CSTNode) -> bool:
+        """A value made by a ``torch`` factory with no ``requires_grad`` (``torch.randn(n)``, and
+        what methods make of it): no graph is behind it, so no op on it saves anything."""
+        while True:
+            if isinstance(node, cst.Name):
+                return node.value in self._constants
+            if isinstance(node, cst.Subscript):
+                node = node.value
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                    and self.names.qualified(node.func) is None:
+                if node.func.attr.value == "requires_grad_":
+                    return False
+                node = node.func.value
+            elif isinstance(node, cst.Call):
+                q = self.names.qualified(node.func) or ""
+                return q.rpartition(".")[0] == "torch" and q.rpartition(".")[2] in catalog.GRAPH_FREE_FACTORIES \
+                    and not any(a.keyword is not None and a.keyword.value == "requires_grad" for a in node.args)
+            else:
+                return False
+
+    def finished(self, node: cst.CSTNode) -> int:
+        """The position of the last node of ``node``'s subtree: where ``node`` is done running
+        (the arguments and the value of a write run before the write itself)."""
+        last = _Last(self.order)
+        walk(node, last)
+        return last.at
+
     def calls_on(self, name: str, before: int) -> List[_Op]:
-        """Op calls on ``name`` before ``before``, with ``name`` not bound anew in between."""
+        """Op calls on ``name`` before ``before``, with ``name`` not bound anew in between (by the
+        op's own statement either: ``h = torch.sin(h)`` saves the old ``h``)."""
         out = []
         for op in self.ops.values():
-            if op.first == name and not op.grad_off and op.position < before and not any(
+            if op.first == name and not op.grad_off and op.position < before and name not in op.statement_targets \
+                    and not any(
                     op.position < at < before and name in targets for at, targets, _ in self.assignments):
                 out.append(op)
         return out
 
+    def computed_through(self, names: Set[str], until: int, before: int,
+                         modules: Set[str]) -> Optional[Tuple[str, cst.Call]]:
+        """A call of one of ``modules`` (``D(x)``, ``self.net.encoder(h)``) made before ``before``
+        in an assignment whose result ``names`` (read at ``until``) are computed from: (module, call)."""
+        needed = set(names)
+        for at, targets, used in reversed(self.assignments):
+            if at >= until or not targets & needed:
+                continue
+            needed |= used
+            for call in self.callees.get(at, ()) if at < before else ():
+                callee = dotted_name(call.func) or ""
+                module = next((m for m in modules if callee == m or callee.startswith(m + ".")), None)
+                if module is not None:
+                    return module, call
+        return None
+
     def derived(self, op: _Op, until: int) -> Set[str]:
         """The names computed (after the op, before ``until``) from its result."""
-        out = set(op.statement_targets)
+        out = op.statement_targets | op.filled
         for at, targets, used in self.assignments:
             if op.position < at < until and used & out:
                 out |= targets
         return out
+
+
+def _saves_result(call: cst.Call, names: TorchNames, facts: TensorFacts) -> bool:
+    """Whether the op or the held module ``call`` calls saves its result for backward."""
+    held = facts.held_module(call.func)
+    return held.saves_result if held is not None else saves_result(names.op(call)[0])
+
+
+class _Last(cst.CSTVisitor):
+    def __init__(self, order: ScopeOrder) -> None:
+        self.order, self.at = order, -1
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.at = max(self.at, self.order.position(node))
+        return True
 
 
 def out_of_place_fix(ctx, node: cst.CSTNode):

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Set
 
 import libcst as cst
 
 from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
+from ..analysis.alias_state import strip_aliases
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
@@ -48,6 +49,10 @@ class ViewAliasMutation(AliasRule):
     name is not flagged, as no read sees a write. A conversion between dtype classes the code
     shows (`.float()` of `torch.arange(n)`, an int grid `.to()` a float tensor) always copies and
     is not flagged; where only one side's class is known, the finding is a warning.
+    A transform that writes its
+    argument through a plain alias or a view bound before the write, and returns that alias as
+    its result (`scaled = features; scaled *= w; return scaled`), is a **warning**: the caller's
+    tensor changes (a cached dataset, every epoch) while the result reads as a new one.
 
     ## Example
     ```python
@@ -181,7 +186,24 @@ class ViewAliasMutation(AliasRule):
             return ("source", conversions[-1])
         if read.escape and self._sample_access() and "." in read.key:
             return ("source", below[-1])  # a sample taken in __getitem__ is written into the dataset
+        if read.escape and "." not in read.key and below[-1].statement is not read.mutation.statement \
+                and all(_spelled(o) for o in below) and self._returned(read.mutation):
+            return ("returned", below[-1])  # a transform that hands back its argument, written, as new
         return None  # writing through a plain alias or a view and using the base: write-through
+
+    def _returned(self, mutation: Mutation) -> bool:
+        """Whether the function returns the written alias, bound before the write (``scaled =
+        features; scaled *= w; return scaled``): its result reads as a new value while it is the
+        caller's argument."""
+        scope, key = self.ctx.scope, mutation.key
+        if not isinstance(scope, cst.FunctionDef) or key is None or "." in key or mutation.target is None:
+            return False
+        if self.analysis(TensorFacts).kind(strip_aliases(mutation.target)) not in (Kind.TENSOR, Kind.NDARRAY) \
+                and not (mutation.origins and all(_made_by_tensor_method(o) for o in mutation.origins)):
+            return False  # ``limits[key] *= 0.9`` into a dict, ``total *= w`` on a number: no tensor written
+        finder = _Returns()
+        walk(scope.body, finder)
+        return key in finder.names
 
     def _sample_access(self) -> bool:
         scope = self.ctx.scope
@@ -245,10 +267,13 @@ class ViewAliasMutation(AliasRule):
                 shared = f"`{name}` is `{made_text}` (line {line}), {which}{shared}"
             contract = self._filled_by_override(read, analysis) if read.escape else None
             swapped = next((o for o in written.chain() if id(o.node) in analysis.partial_returns), None)
+            if direction == "returned":
+                severity = Severity.WARNING  # no caller seen reading the argument afterwards
+                evidence = f" The function returns `{name}` as if it were a new tensor."
             if swapped is not None:
                 severity = Severity.WARNING
-                evidence = (f" `{self._text(swapped.node.func)}` returns it only for some iteration counts of a "
-                            f"loop that swaps its buffers; for the others the result is a new tensor.")
+                evidence += (f" `{self._text(swapped.node.func)}` returns it only for some iteration counts of a "
+                             f"loop that swaps its buffers; for the others the result is a new tensor.")
             elif contract is not None:
                 severity = Severity.WARNING
                 evidence += (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
@@ -265,6 +290,39 @@ class ViewAliasMutation(AliasRule):
                                     analysis, False, mutation, written)
         self.ctx.report(mutation.node, self.code, message, severity, related,
                         fix=lambda ctx: alias_copy_fix(ctx, alias), signature=signature)
+
+
+def _spelled(origin: Origin) -> bool:
+    """An alias the code spells (``b = a``, ``a[i]``, ``a.view(n)``), not one a project helper's
+    summary says it may return (``transform_points(m, a)`` returning ``a`` on some path)."""
+    node = origin.node
+    return origin.relation is Relation.PLAIN or isinstance(node, cst.Subscript) or (
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == origin.op)
+
+
+def _made_by_tensor_method(origin: Origin) -> bool:
+    """Whether a method only tensors and arrays have made the value (``disp.permute(1, 0)``): as
+    ``alias_calls.surely_tensor``, but spelled in the code, not a project helper's summary."""
+    return any(o.op in catalog.TENSOR_EVIDENCE_OPS and isinstance(o.node, cst.Call)
+               and isinstance(o.node.func, cst.Attribute) and o.node.func.attr.value == o.op for o in origin.chain())
+
+
+class _Returns(cst.CSTVisitor):
+    """The names a function returns (alone or in a tuple), not inside nested scopes."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        value = node.value
+        for element in [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]:
+            if isinstance(element, cst.Name):
+                self.names.add(element.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    visit_ClassDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
 
 
 def _constant_index(node: cst.Subscript):

@@ -10,6 +10,7 @@ from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.base import Analysis, AnalysisContext
+from ..analysis.order import ScopeOrder
 from ..analysis.project import SnapshotHazard
 from ..analysis.torch_facts import is_optimizer_name, stepped_optimizer
 from ..analysis.tensors import TensorFacts, target_names
@@ -52,7 +53,10 @@ class StaleSnapshot(AliasRule):
     in one method while another steps the optimizer (or, in a training callback, while the loop
     steps between calls) and restored, saved or returned by the class. A second name for the
     module chosen as "the best" inside a training loop (`if acc > best_acc: best_model = model`)
-    and read after the loop is one too: it is the same module, trained on. A read after
+    and read after the loop is one too: it is the same module, trained on. So are the live
+    parameters kept as "before" (`before = list(model.parameters())`, or the generator itself)
+    and compared after an update: each is compared with itself, so such a test can never tell
+    whether training changed the weights. A read after
     `load_state_dict` alone sees the loaded values on purpose and is not reported.
 
     ## Why is this bad?
@@ -97,6 +101,72 @@ class StaleSnapshot(AliasRule):
         if func.__class__ is cst.Attribute and (func.attr.value in catalog.STATE_SNAPSHOT_METHODS
                                                 or func.attr.value == "detach"):
             self._check_snapshot(node)
+        elif func.__class__ is cst.Attribute and func.attr.value in catalog.PARAMETER_ITERATORS:
+            self._check_kept_parameters(node)
+
+    def _check_kept_parameters(self, node: cst.Call) -> None:
+        """``before = list(model.parameters())`` (or the generator itself) kept across an update
+        and compared afterwards: it holds the live parameters, so each comparison is of a parameter
+        with itself, and a test of "training changed the weights" can never tell."""
+        kept = self._kept_name(node)
+        analysis = self._analysis()
+        scope = self.ctx.scope
+        if kept is None or analysis is None or not isinstance(scope, cst.FunctionDef):
+            return
+        order = self.analysis(ScopeOrder)
+        taken_at = order.position(node)
+        params = [o for o in analysis.origins_made_at(node) if o.relation is Relation.PARAMS]
+        updates = sorted((order.position(m.node), m) for m in analysis.mutations() if m.kind == "update"
+                         and order.position(m.node) > taken_at
+                         and any(o.storage is p.storage for o in m.origins for p in params))
+        if not updates:
+            return
+        at, update = updates[0]
+        rebound = [i for i in order.assignments.get(kept, []) if i > taken_at]
+        finder = _NameReads(kept)
+        walk(scope.body, finder)
+        for read in finder.reads:
+            here = order.position(read)
+            if here <= at or any(taken_at < i < here for i in rebound):
+                continue
+            compared = _compared_at(scope, read)
+            if compared is None:
+                continue
+            taken = self._text(node)
+            message = (f"`{kept}` holds the live parameters of `{self._text(node.func.value)}` (`{taken}`), not "
+                       f"copies: `{self._text(update.node)}` (line {self.ctx.line(update.node)}) changes them, so the "
+                       f"comparison at line {self.ctx.line(compared)} compares each parameter with itself and cannot "
+                       f"tell whether they changed. Keep `[p.detach().clone() for p in {taken}]`")
+            related = [(update.node, "the update that changes the kept parameters"),
+                       (compared, f"`{kept}` compared here holds the updated values")]
+            self.ctx.report(node, self.code, message, self.severity, related,
+                            signature=Signature(self.code, ("parameters", "step"), source=Source(module_state=True)))
+            return
+
+    def _kept_name(self, node: cst.Call) -> Optional[str]:
+        """The name ``model.parameters()`` is kept under: ``kept = model.parameters()``, ``kept =
+        list(...)`` / ``tuple(...)``, ``kept = [p for p in ...]``."""
+        parents = self.ctx.parents
+        value: cst.CSTNode = node
+        for parent in reversed(parents):
+            if isinstance(parent, (cst.Arg, cst.CompFor)):
+                continue
+            if isinstance(parent, cst.Call) and value is not node:
+                return None
+            if isinstance(parent, cst.Call) and (dotted_name(parent.func) in ("list", "tuple")
+                                                 and len(parent.args) == 1):
+                value = parent
+                continue
+            if isinstance(parent, cst.ListComp) and isinstance(parent.elt, cst.Name) \
+                    and isinstance(parent.for_in.target, cst.Name) and parent.elt.value == parent.for_in.target.value \
+                    and parent.for_in.iter is node:
+                value = parent
+                continue
+            if isinstance(parent, cst.Assign) and parent.value is value and len(parent.targets) == 1 \
+                    and isinstance(parent.targets[0].target, cst.Name):
+                return parent.targets[0].target.value
+            return None
+        return None
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         pass
@@ -288,6 +358,98 @@ class StaleSnapshot(AliasRule):
         self.ctx.report(node, self.code, message, self.severity, related,
                         fix=lambda ctx: snapshot_fix(ctx, node, origin),
                         signature=self._signature(ops, origin, analysis, False, mutation))
+
+
+_COMPARING_CALLS = frozenset(
+    "equal allclose isclose eq ne assert_close assert_allclose assert_equal assertEqual assertNotEqual "
+    "assertTrue assertFalse array_equal".split())
+
+
+def _compared_at(scope: cst.FunctionDef, read: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """Where the value read at ``read`` is compared: the ``assert``, comparison or comparing call
+    (``torch.equal``, ``allclose``) around it, or, for a read in a loop's iterable (``for a, b in
+    zip(before, after)``), one in the loop's body."""
+    finder = _Around(read)
+    walk(scope.body, finder)
+    for node in reversed(finder.path):
+        if isinstance(node, cst.Call) and dotted_name(node.func) in ("len", "isinstance", "type", "id"):
+            return None  # ``len(before)``: metadata, not values
+        if isinstance(node, (cst.Assert, cst.Comparison)) or _comparing_call(node):
+            return node
+        if isinstance(node, cst.For) and finder.in_iter:
+            inner = _Comparisons()
+            walk(node.body, inner)
+            return inner.found
+        if isinstance(node, cst.BaseStatement):
+            return None
+    return None
+
+
+def _comparing_call(node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.Call):
+        return False
+    name = dotted_name(node.func) or ""
+    return name.rsplit(".", 1)[-1] in _COMPARING_CALLS
+
+
+class _NameReads(cst.CSTVisitor):
+    """The reads of a name in a function body (not assignment targets, not nested scopes)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.reads: list = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.reads.append(node)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    visit_ClassDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
+
+
+class _Around(cst.CSTVisitor):
+    """The nodes around ``target`` (outermost first), and whether it is in a ``for`` loop's iterable."""
+
+    def __init__(self, target: cst.CSTNode) -> None:
+        self.target = target
+        self.stack: list = []
+        self.path: list = []
+        self.in_iter = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.path:
+            return False
+        if node is self.target:
+            self.path = list(self.stack)
+            loop = next((n for n in reversed(self.stack) if isinstance(n, cst.For)), None)
+            self.in_iter = loop is not None and self._within(loop.iter)
+            return False
+        self.stack.append(node)
+        return True
+
+    def on_leave(self, node: cst.CSTNode) -> None:
+        if self.stack and self.stack[-1] is node:
+            self.stack.pop()
+
+    def _within(self, node: cst.CSTNode) -> bool:
+        return any(n is node for n in self.stack)
+
+
+class _Comparisons(cst.CSTVisitor):
+    """The first ``assert``, comparison or comparing call in a block."""
+
+    def __init__(self) -> None:
+        self.found: Optional[cst.CSTNode] = None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found is None and (isinstance(node, (cst.Assert, cst.Comparison)) or _comparing_call(node)):
+            self.found = node
+        return self.found is None
 
 
 class _LoopScan(cst.CSTVisitor):
