@@ -4,7 +4,7 @@ with some of them blanked (rows and columns unchanged).
 A *unit* is the body of a top-level function or of a method of a top-level class (nested
 classes included), from its first body line to its last. The analyses read a body only while
 they are inside it, except for what they collect module-wide: imports (``TorchNames``), hook
-registrations (``ForwardHooks``), classes, ``global`` and ``nonlocal``, a bare ``torch`` or
+registrations (``ForwardHooks``), ``Module.apply`` calls (``AppliedFunctions``), classes, ``global`` and ``nonlocal``, a bare ``torch`` or
 ``copy`` (what a fix may spell), and, in a method, what the class table of ``TensorFacts``
 records (``self.<attr> = ...``, ``register_buffer``, ``register_parameter``). A body that holds
 none of these (``function_units``) contributes nothing to the findings anywhere else, and
@@ -63,7 +63,7 @@ _Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 # What a body may hold that the analyses read module-wide, not from the function it is in.
 _MODULE_WIDE_NODES = (ast.Import, ast.ImportFrom, ast.ClassDef, ast.Global, ast.Nonlocal)
-_MODULE_WIDE_ATTRIBUTES = frozenset({"register_forward_hook"})
+_MODULE_WIDE_ATTRIBUTES = frozenset({"register_forward_hook", "apply"})  # ``ForwardHooks``, ``AppliedFunctions``
 # In a method, what the class table of ``TensorFacts`` records besides ``self.<attr> = ...``.
 _CLASS_TABLE_ATTRIBUTES = frozenset({"register_buffer", "register_parameter"})
 # Modules a fix may spell (``torch.no_grad``, ``copy.deepcopy``): any binding of the name counts.

@@ -140,14 +140,15 @@ class SavedTensorInplace(AliasRule):
         written = self._text(mutation.node)
         saver = self._text(op.call)
         role = "its result" if what == "result" else "its input"
-        message = (f"`{written}` writes `{saved}` in place, which `{saver}` (line {self.ctx.line(op.call)}) saved for "
-                   f"backward as {role}: {pending} will raise \"{_MESSAGE}\". Compute out of place "
-                   f"(`{saved} = {saved} + ...`) or write into `{saved}.clone()`")
+        message = f"`{written}` writes `{saved}` in place, which `{op.name}` saved for backward"
+        notes = (f"`{saver}` (line {self.ctx.line(op.call)}) saved {role}: {pending} will raise \"{_MESSAGE}\".",
+                 f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`.")
         related = [(op.call, f"`{op.name}` saves {role} for backward")]
         signature = Signature(self.code, (op.name, mutation.op), saved=what,
                               source=Source(requires_grad=True, pending_graph=True))
         self.ctx.report(mutation.node, self.code, message, self.severity, related,
-                        fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature)
+                        fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature,
+                        notes=notes)
 
 
 @dataclass
