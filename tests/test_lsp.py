@@ -192,10 +192,10 @@ async def test_open_change_hover_code_action(client: LanguageClient, tmp_path):
     uri, diags = await open_and_wait(client, tmp_path, "train.py", SOURCE, lambda d: len(d) > 0)
     assert codes(diags) == [(4, "TAL003"), (5, "TAL101")]  # TAL002 is off by default
     tal003 = next(d for d in diags if d.code == "TAL003")
-    assert tal001.source == "detachlint"
-    assert tal001.range == T.Range(start=T.Position(line=4, character=4), end=T.Position(line=4, character=18))
+    assert tal003.source == "detachlint"
+    assert tal003.range == T.Range(start=T.Position(line=4, character=4), end=T.Position(line=4, character=18))
     assert tal003.code_description.href == rule_by_code("TAL003").url()
-    assert tal001.severity in (T.DiagnosticSeverity.Warning, T.DiagnosticSeverity.Error)
+    assert tal003.severity in (T.DiagnosticSeverity.Warning, T.DiagnosticSeverity.Error)
     tal101 = next(d for d in diags if d.code == "TAL101")
     assert tal101.severity == T.DiagnosticSeverity.Warning  # severity mapped from the finding
 
@@ -213,7 +213,7 @@ async def test_open_change_hover_code_action(client: LanguageClient, tmp_path):
     assert suppress.kind == T.CodeActionKind.QuickFix
     fixed = apply_edits(SOURCE, suppress.edit.changes[uri])
     assert fixed.splitlines()[5] == "    u = torch.tensor(t)  # noqa: E501, TAL101"
-    actions = await actions_for(client, uri, tal001.range, [])
+    actions = await actions_for(client, uri, tal003.range, [])
     suppress = next(a for a in actions if a.title.startswith("Suppress"))
     assert apply_edits(SOURCE, suppress.edit.changes[uri]).splitlines()[4] == "    p.data.add_(1)  # noqa: TAL003"
 

@@ -374,10 +374,10 @@ class Statement:
 _WORD_RE = re.compile(r"[^\W\d]\w*")
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-# What reaches past the names a statement binds: a hook registration, ``global``/``nonlocal``,
-# and ``torch`` or ``copy`` other than in ``torch.attr`` (a fix's spelling checks for those;
-# spelt, the tree tells).
-_NOT_BY_NAME_RE = re.compile(r"\b(?:register_forward_hook|global|nonlocal)\b")
+# What reaches past the names a statement binds: a hook registration, a function handed to
+# ``Module.apply`` (``AppliedFunctions``), ``global``/``nonlocal``, and ``torch`` or ``copy`` other
+# than in ``torch.attr`` (a fix's spelling checks for those; spelt, the tree tells).
+_NOT_BY_NAME_RE = re.compile(r"\b(?:register_forward_hook|global|nonlocal)\b|\.apply\s*\(")
 _FIX_MODULES_RE = re.compile(r"\b(?:torch|copy)\b(?!\s*\.)")
 
 
