@@ -323,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
              and k not in {(w["repo"], w["path"], w["line"]) for w in writes_all}]
     print(f"\n== writes through .data: {len(writes_all)} found by the AST scan, {len(labelled)} labelled, "
           f"{len(tensor_w)} on tensors")
-    print(f"reported (TAL001/TAL003 on the line): {len(reported)}/{len(tensor_w)} = {pct(len(reported), len(tensor_w)).strip()}"
+    share = pct(len(reported), len(tensor_w)).strip()
+    print(f"reported (TAL001/TAL003 on the line): {len(reported)}/{len(tensor_w)} = {share}"
           f"   (non-tensor writes reported: {len(nontensor_rep)}/{len(nontensor)})")
     per_proj = defaultdict(lambda: [0, 0])
     for w in tensor_w:

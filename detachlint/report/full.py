@@ -1,6 +1,7 @@
-"""ruff's ``full`` layout (errors first, then warnings): ``CODE [*] [severity] message``, `` --> path:row:col``, the source
-around the finding with its range underlined, the related locations as notes, ``help:`` with the
-fix's title and a preview of the lines it changes, and, for an unsafe fix, a note saying why."""
+"""ruff's ``full`` layout, errors first, then warnings: ``CODE [*] [severity] message``,
+`` --> path:row:col``, the source around the finding with its range underlined, the related
+locations and the finding's notes as notes, ``help:`` with the fix's title and a preview of the
+lines it changes, and, for an unsafe fix, a note saying why."""
 
 from __future__ import annotations
 

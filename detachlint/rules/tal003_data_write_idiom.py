@@ -127,7 +127,8 @@ class DataWriteIdiom(DataWrite):
         if facts.kind(node.value) is not Kind.TENSOR and applied is None:
             return f"`{owner}` is a tensor only by how it is used"
         if self.analysis(ScopeOrder).backward_after(node) is not None:
-            return f"a later backward() in this {self.scope_word()} may run a graph that saved `{owner}`, and would raise"
+            return (f"a later backward() in this {self.scope_word()} may run a graph that saved `{owner}`, "
+                    f"and would raise")
         if applied is not None:
             return None if applied else (f"`Module.apply` hands this {self.scope_word()} a module that a caller may "
                                          f"have run a graph through; its backward() would raise")
@@ -423,5 +424,3 @@ def _calm(statement: cst.CSTNode, names: TorchNames) -> bool:
     calls = _Calls(names)
     walk(statement, calls)
     return calls.calm
-
-

@@ -77,7 +77,8 @@ class DetachInplace(AliasRule):
         if direct:
             severity = Severity.ERROR if pending is not None else Severity.WARNING
             message = f"`{written}` writes into `{source}` through `.detach()`"
-            notes = ((f"`.detach()` shares its storage, and the pending `{self._text(pending)}` saved it: it will raise."
+            notes = ((f"`.detach()` shares its storage, and the pending `{self._text(pending)}` saved it: "
+                      f"it will raise."
                       if pending is not None else
                       "`.detach()` shares its storage; `with torch.no_grad():` on the tensor itself says so."),
                      f"For a copy, use `{source}.detach().clone()`.")
