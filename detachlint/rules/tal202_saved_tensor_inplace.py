@@ -35,7 +35,7 @@ class SavedTensorInplace(AliasRule):
     Which ops save what is measured with torch itself (`tools/saved_for_backward.py`). A graph
     whose result feeds only ops with integer or boolean results (`argmin`, `argmax`, comparisons)
     or `.detach()` is not backpropagated; a helper that writes its argument only through `.data`
-    moves no version counter, so nothing raises (TAL001 reports that write).
+    moves no version counter, so nothing raises (TAL001 or TAL003 reports that write).
 
     ## Why is this bad?
     The op's backward needs the saved values, and autograd's version counter notices that they
@@ -147,14 +147,17 @@ class SavedTensorInplace(AliasRule):
         written = self._text(mutation.node)
         saver = self._text(op.call)
         role = "its result" if what == "result" else "its input"
-        message = (f"`{written}` writes `{saved}` in place, which `{saver}` (line {self.ctx.line(op.call)}) saved for "
-                   f"backward as {role}: {pending} will raise \"{_MESSAGE}\". Compute out of place "
-                   f"(`{saved} = {saved} + ...`) or write into `{saved}.clone()`")
+        # a project helper that calls the op (``squash(x)`` around ``sigmoid``) is named as called
+        name = op.name if op.name in saver or not isinstance(op.call, cst.Call) else self._text(op.call.func)
+        message = f"`{written}` writes `{saved}` in place, which `{name}` saved for backward"
+        notes = (f"`{saver}` (line {self.ctx.line(op.call)}) saved {role}: {pending} will raise \"{_MESSAGE}\".",
+                 f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`.")
         related = [(op.call, f"`{op.name}` saves {role} for backward")]
         signature = Signature(self.code, (op.name, mutation.op), saved=what,
                               source=Source(requires_grad=True, pending_graph=True))
         self.ctx.report(mutation.node, self.code, message, self.severity, related,
-                        fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature)
+                        fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature,
+                        notes=notes)
 
 
 @dataclass
