@@ -26,7 +26,7 @@ from .files import atomic_write
 from .findings import Finding, finding_from_dict, finding_to_dict
 
 CACHE_DIR_NAME = ".detachlint_cache"
-CACHE_FORMAT = "2"  # 2: entries keyed by the digest of the bytes, not the bytes
+CACHE_FORMAT = "3"  # 2: entries keyed by the digest of the bytes, not the bytes; 3: findings carry notes
 
 _FINGERPRINT: Optional[str] = None
 

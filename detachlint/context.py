@@ -35,6 +35,7 @@ class Report:
     related: Sequence[Tuple[cst.CSTNode, str]] = ()
     fix: Optional[Callable[["Context"], Optional[Fix]]] = None
     signature: Optional[Signature] = None
+    notes: Sequence[str] = ()
 
 
 class Context:
@@ -77,8 +78,10 @@ class Context:
         related: Sequence[Tuple[cst.CSTNode, str]] = (),
         fix: Optional[Callable[["Context"], Optional[Fix]]] = None,
         signature: Optional[Signature] = None,
+        notes: Sequence[str] = (),
     ) -> None:
-        self.reports.append(Report(node, code, message, severity, related, fix, signature))
+        """``message``: one short sentence; ``notes``: the rest of the evidence and the advice."""
+        self.reports.append(Report(node, code, message, severity, related, fix, signature, notes))
 
     def reported(self, node: cst.CSTNode, code: str) -> bool:
         return any(r.node is node and r.code == code for r in self.reports)

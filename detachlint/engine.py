@@ -76,7 +76,7 @@ def lint_module(module: cst.Module, source: str, filename: str, rules: Sequence[
         )
         fix = rep.fix(ctx) if rep.fix is not None else None
         finding = Finding(rep.code, rep.message, rep.severity, filename, _location(pos.start), _location(pos.end),
-                          fix, related, rep.signature)
+                          fix, related, rep.signature, notes=tuple(rep.notes))
         findings.append(_moved(finding, rows) if rows else finding)
     return findings
 

@@ -141,6 +141,9 @@ class Finding:
     cell: Optional[int] = None
     # Set by ``--confirm``: the runtime companion's verdict and per-configuration results.
     confirmation: Optional[dict] = field(default=None, compare=False, hash=False)
+    # What the one-sentence ``message`` leaves out: the evidence and the advice, each a sentence
+    # (``full`` prints them as ``note:`` lines, JSON as ``notes``, the language server under the message).
+    notes: Tuple[str, ...] = ()
 
     def sort_key(self) -> Tuple[Any, ...]:
         return (self.filename, self.cell or 0, self.location, self.code)
@@ -196,7 +199,7 @@ def finding_to_dict(finding: Finding) -> dict:
         "related": [[[r.location.row, r.location.column], [r.end_location.row, r.end_location.column], r.message,
                      r.cell] for r in finding.related],
         "signature": None if finding.signature is None else finding.signature.to_json(),
-        "cell": finding.cell, "confirmation": finding.confirmation,
+        "cell": finding.cell, "confirmation": finding.confirmation, "notes": list(finding.notes),
     }
 
 
@@ -209,5 +212,5 @@ def finding_from_dict(data: dict) -> Finding:
             Edit(_location_from(e[0]), _location_from(e[1]), e[2], _cell_from(e)) for e in fix["edits"])),
         tuple(Related(_location_from(r[0]), _location_from(r[1]), r[2], _cell_from(r)) for r in data["related"]),
         None if data.get("signature") is None else Signature.from_json(data["signature"]),
-        data.get("cell"), data.get("confirmation"),
+        data.get("cell"), data.get("confirmation"), tuple(data.get("notes", ())),
     )

@@ -433,7 +433,7 @@ class DetachlintServer(LanguageServer):  # type: ignore[misc,valid-type]
         ]
         return T.Diagnostic(
             range=self.range_of(item.uri, f.location, f.end_location),
-            message=f.message,
+            message="\n".join((f.message, *f.notes)),
             severity=T.DiagnosticSeverity.Error if f.severity == Severity.ERROR else T.DiagnosticSeverity.Warning,
             code=f.code,
             code_description=T.CodeDescription(href=url) if url else None,

@@ -11,7 +11,7 @@ on the first line) skips the whole cell; line magics (``%matplotlib inline``), s
 (``!pip install``) and help (``obj?``, ``??obj``) become ``pass`` at the same indentation, and
 ``x = !ls`` / ``x = %who_ls`` become ``x = ...``. Columns on every other line are unchanged.
 
-Line numbers in messages are mapped here too, in one place (``place``), so no rule knows about
+Line numbers in messages and notes are mapped here too, in one place (``place``), so no rule knows about
 cells: a message names another line as ``line N`` (outside backquoted code; N a row of the joined
 module), which becomes ``line N`` when it is in the cell the text is shown in and ``cell C, line N``
 otherwise. A parser's ``at R:C`` in a TAL999 message is mapped the same way. Related locations
@@ -252,8 +252,9 @@ def place(finding: Finding, cmap: CellMap, cross_cell: bool = False) -> Placemen
         cells.append(rel_cell)
     fix = None if finding.fix is None else _place_fix(finding.fix, cmap, cell, cross_cell)
     message = relocate_text(finding.message, cmap, cell, parse_error=finding.code == PARSE_ERROR_CODE)
+    notes = tuple(relocate_text(note, cmap, cell) for note in finding.notes)
     moved_finding = dataclasses.replace(finding, message=message, location=start, end_location=end,
-                                        related=tuple(related), fix=fix, cell=cell)
+                                        related=tuple(related), fix=fix, cell=cell, notes=notes)
     return Placement(cell, moved_finding, tuple(cells))
 
 

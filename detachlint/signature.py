@@ -89,7 +89,7 @@ def check_op(op: Any) -> str:
 
 
 class Write(_Vocabulary):
-    """How ``.data`` is written (TAL001)."""
+    """How ``.data`` is written (TAL001, TAL003)."""
 
     INPLACE = "inplace"
     ASSIGN = "assign"
@@ -179,7 +179,7 @@ class Signature:
         "the concrete ops the static side saw, in program order, from the source to the hazard (the "
         "vocabulary is below); a trailing write (an in-place method, `__setitem__`) is the write, what "
         "comes before it the alias chain"))
-    write: Optional[Write] = field(default=None, metadata=_doc("how `.data` is written (TAL001)"))
+    write: Optional[Write] = field(default=None, metadata=_doc("how `.data` is written (TAL001, TAL003)"))
     saved: Optional[Saved] = field(default=None, metadata=_doc(
         "what the saving op (the first op) kept for backward (TAL202)"))
     source: Optional[Source] = field(default=None, metadata=_doc(

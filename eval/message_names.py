@@ -59,7 +59,8 @@ def problems(source: "str | Parsed", row: int, message: str, related_rows: Itera
              defined: Callable[[str], bool] = lambda name: False) -> List[str]:
     """What is wrong with the names of one finding's ``message`` (empty when nothing is).
     ``defined``: whether a function or class of that name is defined in the project (a message
-    may name the method of another file whose summary is its evidence, `Trainer.fit`)."""
+    may name a function of the project whose summary is its evidence, `Trainer.fit`, or the
+    caller that backpropagates a helper's result)."""
     parsed = source if isinstance(source, Parsed) else Parsed(source)
     if parsed.tree is None:
         return []
@@ -71,8 +72,8 @@ def problems(source: "str | Parsed", row: int, message: str, related_rows: Itera
             out.append(f"`{name}` is a module")
         elif name.split(".")[0] in modules | {"torch"}:
             continue  # an API the message suggests or quotes (`torch.stack`), not a value of the code
-        elif "." in name and defined(name.rpartition(".")[2]):
-            continue
+        elif defined(name.rpartition(".")[2]):
+            continue  # a function of the project whose summary is the evidence (a caller's backward)
         elif not occurs(name, text):
             out.append(f"`{name}` is not in the code the finding points to")
     return out

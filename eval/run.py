@@ -36,7 +36,7 @@ What is printed:
     error precision = true / judged (style counts as wrong for an error),
     warning false rate = false / judged;
   * the share of labelled writes through `.data` on tensors (datawrites.toml, tensor = true)
-    that detachlint reports (a TAL001 finding on that line, any severity);
+    that detachlint reports (a TAL001 or TAL003 finding on that line: the hazard or the idiom);
   * fix pairs: buggy version flagged at the bug (a finding with one of the pair's codes within
     +-2 lines of a recorded buggy line) and fixed version clean there (no finding with those
     codes within +-2 lines of a recorded fixed line).
@@ -351,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
         result["rules"][f"ALL/{sev}"] = dict(c, judged=judged)
 
     # ---- .data writes
-    tal001 = {(f["repo"], f["path"], f["line"]) for f in findings_all if f["code"] == "TAL001"}
+    # a write through `.data` is reported as the hazard (TAL001) or as the idiom (TAL003)
+    tal001 = {(f["repo"], f["path"], f["line"]) for f in findings_all if f["code"] in ("TAL001", "TAL003")}
     labelled = [w for w in writes_all if (w["repo"], w["path"], w["line"]) in wlabels]
     tensor_w = [w for w in labelled if wlabels[(w["repo"], w["path"], w["line"])].get("tensor") is True]
     reported = [w for w in tensor_w if (w["repo"], w["path"], w["line"]) in tal001]
@@ -361,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
              and k not in {(w["repo"], w["path"], w["line"]) for w in writes_all}]
     print(f"\n== writes through .data: {len(writes_all)} found by the AST scan, {len(labelled)} labelled, "
           f"{len(tensor_w)} on tensors")
-    print(f"reported (TAL001 on the line): {len(reported)}/{len(tensor_w)} = {pct(len(reported), len(tensor_w)).strip()}"
+    share = pct(len(reported), len(tensor_w)).strip()
+    print(f"reported (TAL001/TAL003 on the line): {len(reported)}/{len(tensor_w)} = {share}"
           f"   (non-tensor writes reported: {len(nontensor_rep)}/{len(nontensor)})")
     per_proj = defaultdict(lambda: [0, 0])
     for w in tensor_w:

@@ -20,7 +20,7 @@ from detachlint.rules import ALL_RULES
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Three findings with the default selection (TAL103, TAL101, TAL001 warning) and one TAL002 when selected.
+# Three findings with the default selection (TAL103, TAL101, TAL003 warning) and one TAL002 when selected.
 SAMPLE = textwrap.dedent("""\
     import torch
 
@@ -84,7 +84,7 @@ def test_concise_output_fix_markers_and_exit_code(project):
     assert lines[:3] == [  # [*]: what --fix fixes (TAL103's fix is unsafe)
         "pkg/model.py:6:9: TAL103 [warning] " + lines[0].split("[warning] ", 1)[1],
         "pkg/model.py:7:9: TAL101 [*] [warning] " + lines[1].split("[warning] ", 1)[1],
-        "pkg/model.py:8:5: TAL001 [*] [warning] " + lines[2].split("[warning] ", 1)[1],
+        "pkg/model.py:8:5: TAL003 [*] [warning] " + lines[2].split("[warning] ", 1)[1],
     ]
     assert lines[3:] == ["Found 3 findings (0 errors, 3 warnings).",  # ruff's wording, with severities
                          "[*] 2 fixable with `--fix` (1 unsafe fix available with `--fix --unsafe-fixes`)."]
@@ -120,8 +120,8 @@ def test_config_file_and_inline_options(project, tmp_path_factory):
     other = tmp_path_factory.mktemp("conf") / "detachlint.toml"
     other.write_text('ignore = ["TAL103"]\n')
     proc = detachlint("check", "--config", other, "--output-format", "concise", cwd=project)
-    assert codes_of(proc) == ["TAL101", "TAL001"]
-    inline = detachlint("check", "--config", "extend-ignore = ['TAL001']", "--output-format", "concise", cwd=project)
+    assert codes_of(proc) == ["TAL101", "TAL003"]
+    inline = detachlint("check", "--config", "extend-ignore = ['TAL003']", "--output-format", "concise", cwd=project)
     assert codes_of(inline) == ["TAL103", "TAL101"]
     wrong = detachlint("check", "--config", "nonsense", cwd=project)
     assert wrong.returncode == 2 and "neither a file nor" in wrong.stderr
@@ -131,7 +131,7 @@ def test_missing_path_is_a_finding_and_the_rest_is_linted(project):
     proc = detachlint("check", "--output-format", "concise", "does-not-exist.py", "pkg", cwd=project)
     assert proc.returncode == 1
     assert proc.stdout.startswith("does-not-exist.py:1:1: TAL999 [error] cannot read file: No such file")
-    assert codes_of(proc) == ["TAL999", "TAL103", "TAL101", "TAL001"]
+    assert codes_of(proc) == ["TAL999", "TAL103", "TAL101", "TAL003"]
 
 
 def test_options_are_not_abbreviated_and_check_errors_show_checks_usage(project):
@@ -145,7 +145,7 @@ def test_add_noqa_then_clean(project):
     proc = detachlint("check", "--add-noqa", cwd=project)
     assert proc.returncode == 0 and "Added 3 noqa directives." in proc.stderr
     text = (project / "pkg" / "model.py").read_text()
-    assert "a = torch.Tensor(w)  # noqa: TAL103\n" in text and "w.data.add_(1)  # noqa: TAL001\n" in text
+    assert "a = torch.Tensor(w)  # noqa: TAL103\n" in text and "w.data.add_(1)  # noqa: TAL003\n" in text
     assert detachlint("check", cwd=project).returncode == 0
     again = detachlint("check", "--add-noqa", cwd=project)
     assert "Added 0 noqa directives." in again.stderr
@@ -153,7 +153,7 @@ def test_add_noqa_then_clean(project):
 
 def test_show_fixes_lists_what_was_fixed(project):
     proc = detachlint("check", "--fix", "--show-fixes", "--output-format", "concise", cwd=project)
-    assert "Fixed 2 findings:\n- pkg/model.py:\n    1 × TAL001 (data-mutation)\n    1 × TAL101 (tensor-copy-construct)\n" \
+    assert "Fixed 2 findings:\n- pkg/model.py:\n    1 × TAL003 (data-write-idiom)\n    1 × TAL101 (tensor-copy-construct)\n" \
         in proc.stdout
 
 
@@ -167,7 +167,7 @@ def test_clean_run_exits_zero(project):
 def test_quiet_and_exit_zero(project):
     proc = detachlint("check", "--quiet", "--exit-zero", cwd=project)
     assert proc.returncode == 0
-    assert codes_of(proc) == ["TAL103", "TAL101", "TAL001"]
+    assert codes_of(proc) == ["TAL103", "TAL101", "TAL003"]
     assert "Found" not in proc.stdout
 
 
@@ -186,7 +186,7 @@ def test_json_format_has_ruff_shape_with_one_based_columns(project):
     proc = detachlint("check", "--output-format", "json", "pkg", cwd=project)
     assert proc.returncode == 1
     data = json.loads(proc.stdout)
-    assert [d["code"] for d in data] == ["TAL103", "TAL101", "TAL001"]
+    assert [d["code"] for d in data] == ["TAL103", "TAL101", "TAL003"]
     first = data[0]
     assert {"code", "message", "severity", "filename", "location", "end_location", "fix", "url", "related",
             "signature", "cell", "name", "noqa_row"} <= set(first)
@@ -208,18 +208,18 @@ def test_github_format(project):
     assert proc.returncode == 1
     first = proc.stdout.splitlines()[0]
     head = f"::warning title=detachlint (TAL103),file={project / 'pkg' / 'model.py'},line=6,col=9,endLine=6,endColumn=24::"
-    assert first.startswith(head + "pkg/model.py:6:9: TAL103 `torch.Tensor(w)`")
+    assert first.startswith(head + "pkg/model.py:6:9: TAL103 `torch.Tensor()` of a tensor")
 
 
 def test_statistics(project):
     proc = detachlint("check", "--statistics", "--select", "ALL", cwd=project)
     assert proc.returncode == 1
     rows = [line.split("\t") for line in proc.stdout.splitlines() if "\t" in line]
-    assert sorted(rows) == [["1", "TAL001", "[*] data-mutation"], ["1", "TAL002", "[ ] data-read"],
+    assert sorted(rows) == [["1", "TAL002", "[ ] data-read"], ["1", "TAL003", "[*] data-write-idiom"],
                             ["1", "TAL101", "[*] tensor-copy-construct"], ["1", "TAL103", "[ ] legacy-constructor-alias"]]
     as_json = json.loads(detachlint("check", "--statistics", "--output-format", "json", cwd=project).stdout)
     assert {d["code"]: (d["count"], d["fixable"], d["fixable_count"]) for d in as_json} == {
-        "TAL001": (1, True, 1), "TAL101": (1, True, 1), "TAL103": (1, False, 0)}
+        "TAL003": (1, True, 1), "TAL101": (1, True, 1), "TAL103": (1, False, 0)}
 
 
 def validate_sarif(log):
@@ -249,7 +249,7 @@ def test_sarif_is_valid_against_the_official_schema(project):
     for rule in run["tool"]["driver"]["rules"]:
         assert rule["defaultConfiguration"]["level"] in ("error", "warning")
         assert rule["shortDescription"]["text"]
-    assert [r["ruleId"] for r in run["results"]] == ["TAL103", "TAL101", "TAL001"]
+    assert [r["ruleId"] for r in run["results"]] == ["TAL103", "TAL101", "TAL003"]
     loc = run["results"][0]["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"] == {"uri": "pkg/model.py", "uriBaseId": "%SRCROOT%"}
     assert loc["region"] == {"startLine": 6, "startColumn": 9, "endLine": 6, "endColumn": 24}
@@ -329,10 +329,10 @@ def test_colour(project):
 def test_select_prefix_and_all_enable_the_opt_in_rule(project):
     assert "TAL002" not in codes_of(detachlint("check", cwd=project))
     assert "TAL002" in codes_of(detachlint("check", "--select", "ALL", cwd=project))
-    assert codes_of(detachlint("check", "--select", "TAL0", cwd=project)) == ["TAL001", "TAL002"]
+    assert codes_of(detachlint("check", "--select", "TAL0", cwd=project)) == ["TAL003", "TAL002"]
     assert codes_of(detachlint("check", "--select", "TAL1", "--ignore", "TAL101", cwd=project)) == ["TAL103"]
     assert codes_of(detachlint("check", "--extend-select", "TAL002", "--extend-ignore", "TAL1", cwd=project)) == [
-        "TAL001", "TAL002"]
+        "TAL003", "TAL002"]
 
 
 def test_config_is_found_by_walking_up_and_the_closest_wins(project):
@@ -345,20 +345,20 @@ def test_config_is_found_by_walking_up_and_the_closest_wins(project):
     proc = detachlint("check", "--output-format", "json", project, cwd=project.parent)
     got = sorted((Path(d["filename"]).relative_to(project).as_posix(), d["code"]) for d in json.loads(proc.stdout))
     assert got == [("other/m.py", "TAL101"),
-                   ("pkg/model.py", "TAL001"), ("pkg/model.py", "TAL101"),
-                   ("pkg/sub/deep.py", "TAL001"), ("pkg/sub/deep.py", "TAL101")]
+                   ("pkg/model.py", "TAL003"), ("pkg/model.py", "TAL101"),
+                   ("pkg/sub/deep.py", "TAL003"), ("pkg/sub/deep.py", "TAL101")]
 
 
 def test_detachlint_toml_is_read_before_pyproject(project):
     write(project, "pyproject.toml", '[tool.detachlint]\nignore = ["TAL103"]\n')
     write(project, "other/detachlint.toml", 'select = ["TAL101"]\n')
     write(project, "other/m.py", SAMPLE)
-    write(project, "third/.detachlint.toml", 'select = ["TAL001"]\n')
+    write(project, "third/.detachlint.toml", 'select = ["TAL003"]\n')
     write(project, "third/detachlint.toml", 'select = ["TAL101"]\n')
     write(project, "third/m.py", SAMPLE)
     proc = detachlint("check", "--output-format", "json", "other", "third", cwd=project)
     got = sorted((Path(d["filename"]).relative_to(project).as_posix(), d["code"]) for d in json.loads(proc.stdout))
-    assert got == [("other/m.py", "TAL101"), ("third/m.py", "TAL001")]
+    assert got == [("other/m.py", "TAL101"), ("third/m.py", "TAL003")]
 
 
 def test_ruff_options_isolated_show_files_show_settings_extend_per_file_ignores(project):
@@ -372,7 +372,7 @@ def test_ruff_options_isolated_show_files_show_settings_extend_per_file_ignores(
 
     assert codes() == [("model.py", "TAL101")]  # the configured table extended, gen_*.py ignored
     assert codes("--extend-per-file-ignores", "model.py:TAL1") == []
-    assert ("gen_model.py", "TAL001") in codes("--isolated")  # no configuration: the defaults
+    assert ("gen_model.py", "TAL003") in codes("--isolated")  # no configuration: the defaults
     proc = detachlint("check", "--isolated", "--config", "pyproject.toml", cwd=project)
     assert proc.returncode == 2 and "--isolated" in proc.stderr
     proc = detachlint("check", "--show-files", cwd=project)
@@ -400,11 +400,11 @@ def test_ignore_noqa_reports_and_fixes_suppressed_lines_and_keeps_the_cache_apar
 
 def test_noqa_hygiene_file_level_codes_unused_and_invalid_directives(project):
     write(project, "pkg/directives.py", "# detachlint: noqa: TAL101\nimport torch\n\n\ndef f(p: torch.Tensor):\n"
-                                        "    a = torch.tensor(p)\n    p.data.zero_()  # noqa: tal001\n"
-                                        "    return a * 2  # noqa: TAL001, E501\n")
+                                        "    a = torch.tensor(p)\n    p.data.zero_()  # noqa: tal003\n"
+                                        "    return a * 2  # noqa: TAL003, E501\n")
     proc = detachlint("check", "--output-format", "json", "--extend-select", "TAL901", "pkg/directives.py", cwd=project)
     got = sorted((d["location"]["row"], d["code"]) for d in json.loads(proc.stdout))
-    assert got == [(7, "TAL001"), (7, "TAL902"), (8, "TAL901")]  # TAL101 exempted for the file
+    assert got == [(7, "TAL003"), (7, "TAL902"), (8, "TAL901")]  # TAL101 exempted for the file
     detachlint("check", "--select", "TAL901", "--fix", "pkg/directives.py", cwd=project)
     assert (project / "pkg/directives.py").read_text().splitlines()[-1] == "    return a * 2  # noqa: E501"
 
@@ -439,17 +439,17 @@ def test_no_fix_and_exit_non_zero_on_fix(project):
 
 
 def test_command_line_wins_over_config(project):
-    write(project, "pyproject.toml", '[tool.detachlint]\nselect = ["TAL001"]\n')
-    assert codes_of(detachlint("check", cwd=project)) == ["TAL001"]
+    write(project, "pyproject.toml", '[tool.detachlint]\nselect = ["TAL003"]\n')
+    assert codes_of(detachlint("check", cwd=project)) == ["TAL003"]
     assert codes_of(detachlint("check", "--select", "TAL103", cwd=project)) == ["TAL103"]
-    assert codes_of(detachlint("check", "--extend-select", "TAL103", cwd=project)) == ["TAL103", "TAL001"]
+    assert codes_of(detachlint("check", "--extend-select", "TAL103", cwd=project)) == ["TAL103", "TAL003"]
 
 
 def test_per_file_ignores_from_config_and_command_line(project):
     write(project, "pyproject.toml", '[tool.detachlint.per-file-ignores]\n"pkg/*" = ["TAL1"]\n')
-    assert codes_of(detachlint("check", cwd=project)) == ["TAL001"]
+    assert codes_of(detachlint("check", cwd=project)) == ["TAL003"]
     # The command line table replaces the configured one, as in ruff.
-    assert codes_of(detachlint("check", "--per-file-ignores", "model.py:TAL001,TAL103", cwd=project)) == ["TAL101"]
+    assert codes_of(detachlint("check", "--per-file-ignores", "model.py:TAL003,TAL103", cwd=project)) == ["TAL101"]
 
 
 @pytest.mark.parametrize("config, needle", [
@@ -485,11 +485,11 @@ def test_usage_errors_exit_2(project, args, needle):
 def test_noqa_and_skip_file(project):
     write(project, "pkg/model.py", SAMPLE.replace("torch.Tensor(w)", "torch.Tensor(w)  # noqa: TAL103")
           .replace("torch.tensor(w)", "torch.tensor(w)  # noqa"))
-    write(project, "pkg/other.py", SAMPLE.replace("torch.Tensor(w)", "torch.Tensor(w)  # noqa: TAL001"))
+    write(project, "pkg/other.py", SAMPLE.replace("torch.Tensor(w)", "torch.Tensor(w)  # noqa: TAL003"))
     write(project, "pkg/skipped.py", "# detachlint: skip-file\n" + SAMPLE)
     proc = detachlint("check", "--output-format", "json", cwd=project)
     got = [(Path(d["filename"]).name, d["code"]) for d in json.loads(proc.stdout)]
-    assert got == [("model.py", "TAL001"), ("other.py", "TAL103"), ("other.py", "TAL101"), ("other.py", "TAL001")]
+    assert got == [("model.py", "TAL003"), ("other.py", "TAL103"), ("other.py", "TAL101"), ("other.py", "TAL003")]
 
 
 def test_stdin_uses_the_stdin_filename_for_config_and_display(project):
@@ -497,7 +497,7 @@ def test_stdin_uses_the_stdin_filename_for_config_and_display(project):
     proc = detachlint("check", "--stdin-filename", "tests/test_x.py", "-", cwd=project, stdin=SAMPLE)
     assert proc.returncode == 1
     assert [line.split(":")[0] for line in finding_lines(proc)] == ["tests/test_x.py"] * 2
-    assert codes_of(proc) == ["TAL101", "TAL001"]
+    assert codes_of(proc) == ["TAL101", "TAL003"]
     full = detachlint("check", "--output-format", "full", "--stdin-filename", "a.py", "-", cwd=project, stdin=SAMPLE)
     assert "6 |     a = torch.Tensor(w)" in full.stdout
     bare = detachlint("check", "-", cwd=project, stdin=CLEAN)
@@ -638,7 +638,7 @@ def test_non_ascii_output_in_the_c_locale(project):
     write(project, "pkg/ünïcode.py", SAMPLE.replace("w.data.add_(1)", "w.data.add_(1)  # é"))
     proc = detachlint("check", "--output-format", "full", "pkg/ünïcode.py", cwd=project,
                       env={"LC_ALL": "C", "PYTHONIOENCODING": "ascii", "PYTHONUTF8": "0"})
-    assert proc.returncode == 1 and "TAL001" in proc.stdout
+    assert proc.returncode == 1 and "TAL003" in proc.stdout
 
 
 def test_lsp_without_its_extra_says_how_to_install_it(tmp_path):

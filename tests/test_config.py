@@ -29,7 +29,7 @@ def test_defaults_are_the_registry_defaults_plus_parse_errors(tmp_path):
 def test_all_and_prefixes(tmp_path):
     assert codes(tmp_path, select=["ALL"]) == ALL_CODES
     assert codes(tmp_path, select=["TAL"]) == ALL_CODES
-    assert codes(tmp_path, select=["TAL00"]) == {"TAL001", "TAL002", PARSE_ERROR_CODE}
+    assert codes(tmp_path, select=["TAL00"]) == {"TAL001", "TAL002", "TAL003", PARSE_ERROR_CODE}
     assert codes(tmp_path, extend_select=["TAL002"]) == DEFAULT | {"TAL002"}
 
 

@@ -24,7 +24,7 @@ DOCS = ("docs/editors.md", "README.md")
 NVIM = os.environ.get("DETACHLINT_TEST_NVIM", "nvim")
 
 MODULE = "import torch\nw = torch.zeros(3, requires_grad=True)\nw.data.mul_(2)\nv = w.data\n"
-FOUND = {("TAL001", 2)}  # 0-based lines, as Neovim keeps them
+FOUND = {("TAL003", 2)}  # 0-based lines, as Neovim keeps them
 OPTIONAL = {("TAL002", 3)}  # off by default: only there when the snippet's settings reach the server
 
 # Waits (bounded) for each file's expected codes, since a server that fetches its settings after

@@ -24,7 +24,7 @@ from detachlint.fixes import FixError, SourceFile, apply_fixes, fix_file, fix_te
 from fixture_expectations import fixture_files, selected_codes
 
 REPO = Path(__file__).resolve().parent.parent
-ALL = ["TAL001", "TAL002", "TAL101", "TAL102", "TAL103", "TAL201", "TAL301", "TAL401"]
+ALL = ["TAL001", "TAL002", "TAL003", "TAL101", "TAL102", "TAL103", "TAL201", "TAL301", "TAL401"]
 
 
 def fixed(source: str, codes=ALL, unsafe: bool = False) -> str:
@@ -40,7 +40,7 @@ def fix_of(source: str, code: str):
 
 # --- what each rule's fix writes ----------------------------------------------------------------
 
-def test_tal001_fix_is_the_same_write_under_no_grad():
+def test_tal003_fix_is_the_same_write_under_no_grad():
     src = """\
         import torch
         from torch import nn
@@ -56,9 +56,9 @@ def test_tal001_fix_is_the_same_write_under_no_grad():
             torch.add(w, 1, out=w.data)
         """
     # unsafe: a caller may hold a graph that saved model's parameters or w (issue 31)
-    assert {f.fix.applicability for f in lint_source(textwrap.dedent(src), "t.py", ["TAL001"]) if f.fix} \
+    assert {f.fix.applicability for f in lint_source(textwrap.dedent(src), "t.py", ["TAL003"]) if f.fix} \
         == {Applicability.UNSAFE}
-    out = fixed(src, ["TAL001"], unsafe=True)
+    out = fixed(src, ["TAL003"], unsafe=True)
     assert ("    for p in model.parameters():\n        with torch.no_grad():\n"
             "            p.mul_(0.99).add_(0.01)  # decay\n") in out
     assert "    with torch.no_grad():\n        w[0] = 1.0\n" in out
@@ -66,21 +66,21 @@ def test_tal001_fix_is_the_same_write_under_no_grad():
     assert "    with torch.no_grad():\n        w += 1\n" in out
     assert "    nn.init.zeros_(w)\n" in out  # torch.nn.init writes under no_grad itself
     assert "out=w.data)" in out  # out= may resize the .data tensor alone: not the same write
-    handed = fix_of("import torch\ndef f(w: torch.Tensor):\n    w.data.zero_()\n", "TAL001")
+    handed = fix_of("import torch\ndef f(w: torch.Tensor):\n    w.data.zero_()\n", "TAL003")
     assert handed.applicability is Applicability.UNSAFE
     assert "a caller may hold a graph that saved `w`" in handed.message
     made_here = "import torch\ndef f():\n    w = torch.zeros(3)\n    w.data.zero_()\n    return w\n"
-    assert fix_of(made_here, "TAL001").applicability is Applicability.SAFE
+    assert fix_of(made_here, "TAL003").applicability is Applicability.SAFE
     module_level = "import torch\nw = torch.zeros(3)\nw.data.zero_()\n"
-    assert fix_of(module_level, "TAL001").applicability is Applicability.SAFE
+    assert fix_of(module_level, "TAL003").applicability is Applicability.SAFE
     built = ("import torch\nclass M(torch.nn.Module):\n    def __init__(self, enc):\n        super().__init__()\n"
              "        self.fc = torch.nn.Linear(2, 2)\n        self.fc.weight.data.zero_()\n"
              "        self.enc = enc\n        self.enc.weight.data.zero_()\n")
-    applicability = {f.location.row: f.fix.applicability for f in lint_source(built, "t.py", ["TAL001"])}
+    applicability = {f.location.row: f.fix.applicability for f in lint_source(built, "t.py", ["TAL003"])}
     assert applicability == {6: Applicability.SAFE, 8: Applicability.UNSAFE}  # enc came from the caller
 
 
-def test_tal001_fix_inside_no_grad_only_drops_data_and_adds_the_import():
+def test_tal003_fix_inside_no_grad_only_drops_data_and_adds_the_import():
     src = """\
         import torch
 
@@ -96,18 +96,18 @@ def test_tal001_fix_inside_no_grad_only_drops_data_and_adds_the_import():
                     for p in model.parameters():
                         p.data.zero_()
         """
-    out = fixed(src, ["TAL001"], unsafe=True)
+    out = fixed(src, ["TAL003"], unsafe=True)
     assert "            p.add_(p.grad, alpha=-0.1)\n" in out and "                p.zero_()\n" in out
     assert out.count("no_grad") == 2
     bare = "from torch import nn\n\n\ndef f(m: nn.Linear):\n    m.weight.data.zero_()\n"
-    assert fixed(bare, ["TAL001"], unsafe=True) == ("import torch\nfrom torch import nn\n\n\ndef f(m: nn.Linear):\n"
+    assert fixed(bare, ["TAL003"], unsafe=True) == ("import torch\nfrom torch import nn\n\n\ndef f(m: nn.Linear):\n"
                                        "    with torch.no_grad():\n        m.weight.zero_()\n")
 
 
-def test_tal001_fix_counts_lines_as_libcst_does():
+def test_tal003_fix_counts_lines_as_libcst_does():
     # A form feed is a line break to str.splitlines, not to Python or LibCST.
     src = "import torch\n\x0c\ndef f(w: torch.Tensor):\n    if w.sum() > 0:\n        w.data.zero_()\n"
-    assert fixed(src, ["TAL001"], unsafe=True).endswith(
+    assert fixed(src, ["TAL003"], unsafe=True).endswith(
         "    if w.sum() > 0:\n        with torch.no_grad():\n            w.zero_()\n")
 
 
@@ -118,12 +118,12 @@ def test_tal001_fix_counts_lines_as_libcst_does():
     "w.data.t_()",  # transposes the .data tensor, not w
     "w.data.resize_(3)",
 ])
-def test_tal001_no_fix_where_dropping_data_changes_the_program(line):
+def test_tal003_no_fix_where_dropping_data_changes_the_program(line):
     src = f"import torch\n\ndef f(w: torch.Tensor, self_w: torch.Tensor):\n    {line}\n"
-    assert all(f.fix is None for f in lint_source(src, "t.py", ["TAL001"]) if f.location.row == 4)
+    assert all(f.fix is None for f in lint_source(src, "t.py", ["TAL003"]) if f.location.row == 4)
 
 
-def test_tal001_no_safe_fix_where_a_graph_is_or_may_be_pending():
+def test_tal003_no_safe_fix_where_a_graph_is_or_may_be_pending():
     pending = """\
         import torch
 
@@ -147,14 +147,14 @@ def test_tal001_no_safe_fix_where_a_graph_is_or_may_be_pending():
     # the caller may have built loss's graph from p: a graph that may be pending, an error (issue 31)
     (finding,) = lint_source(textwrap.dedent(maybe), "t.py", ["TAL001"])
     assert finding.severity.value == "error" and finding.fix is None
-    assert "built before this function ran: `loss` comes from outside it" in finding.message
+    assert "built before this function ran: `loss` comes from outside it" in " ".join(finding.notes)
     by_usage = "def f(p):\n    p.data.add_(1)\n"  # a tensor only by its usage
-    assert fix_of(by_usage, "TAL001").applicability is Applicability.UNSAFE
+    assert fix_of(by_usage, "TAL003").applicability is Applicability.UNSAFE
     user_code = "import torch\n\ndef f(p: torch.Tensor, h):\n    p.data.copy_(h(p))\n"
-    assert fix_of(user_code, "TAL001").applicability is Applicability.UNSAFE  # h would run under no_grad
+    assert fix_of(user_code, "TAL003").applicability is Applicability.UNSAFE  # h would run under no_grad
 
 
-# Programs whose TAL001 writes are fixed: each ``run()`` must return the same values before and
+# Programs whose TAL003 writes are fixed: each ``run()`` must return the same values before and
 # after (the definition of a safe fix), and the fixed program must train without an error.
 BEHAVIOUR = [
     """\
@@ -200,12 +200,12 @@ BEHAVIOUR = [
 
 
 @pytest.mark.parametrize("program", BEHAVIOUR, ids=["init-and-clamp", "ema"])
-def test_tal001_safe_fix_keeps_what_the_program_computes(program):
+def test_tal003_safe_fix_keeps_what_the_program_computes(program):
     torch = pytest.importorskip("torch")
     original = textwrap.dedent(program)
-    outcome = fix_text(original, lambda text: lint_source(text, "t.py", ["TAL001"]), False)
+    outcome = fix_text(original, lambda text: lint_source(text, "t.py", ["TAL003"]), False)
     assert outcome.fixed and "with torch.no_grad():" in outcome.text
-    assert not [f for f in outcome.remaining if f.code == "TAL001" and f.fix is not None]
+    assert not [f for f in outcome.remaining if f.code == "TAL003" and f.fix is not None]
     results = []
     for text in (original, outcome.text):
         namespace: dict = {}
@@ -404,7 +404,7 @@ def test_nested_data_writes_in_one_statement_are_left_alone():
             p.data.copy_(q.data.mul_(r.data.add_(1)))
             p.data.add_(p.grad.data)
         """
-    outcome = fix_text(textwrap.dedent(src), lambda t: lint_source(t, "t.py", ["TAL001", "TAL002"]), True)
+    outcome = fix_text(textwrap.dedent(src), lambda t: lint_source(t, "t.py", ["TAL003", "TAL002"]), True)
     # Dropping the outer ``.data`` alone would leave q's write behind, reported anew: no fix.
     assert "    p.data.copy_(q.data.mul_(r.data.add_(1)))\n" in outcome.text
     assert "    with torch.no_grad():\n        p.add_(p.grad.data)\n" in outcome.text
@@ -468,7 +468,7 @@ SAMPLE = "import torch\n\n\ndef f():\n    w = torch.zeros(3)\n    w.data.add_(1)
 FIXED = SAMPLE.replace("    w.data.add_(1)", "    with torch.no_grad():\n        w.add_(1)")
 
 
-def _lint(codes=("TAL001",)):
+def _lint(codes=("TAL003",)):
     return lambda text: lint_source(text, "t.py", list(codes))
 
 
@@ -587,7 +587,7 @@ def test_cli_fix_then_fix_again_and_fix_only(tmp_path):
     only = detachlint("check", "--fix-only", "--unsafe-fixes", "m.py", cwd=tmp_path)
     assert only.returncode == 0 and only.stdout == "" and "Fixed 1 finding" in only.stderr
     assert "torch.stack([a, b])" in path.read_text()
-    assert detachlint("check", "m.py", "--select", "TAL001,TAL101,TAL102,TAL103", cwd=tmp_path).returncode == 0
+    assert detachlint("check", "m.py", "--select", "TAL001,TAL003,TAL101,TAL102,TAL103", cwd=tmp_path).returncode == 0
 
 
 def test_cli_fix_stdin_prints_the_fixed_source(tmp_path):
@@ -601,7 +601,7 @@ def test_json_and_sarif_carry_fixes(tmp_path):
     (tmp_path / "m.py").write_text(CLI_SAMPLE)
     data = json.loads(detachlint("check", "--output-format", "json", "m.py", cwd=tmp_path).stdout)
     by_code = {f["code"]: f["fix"] for f in data}
-    assert by_code["TAL001"] == {
+    assert by_code["TAL003"] == {
         "applicability": "safe", "message": "Remove `.data` and write under `with torch.no_grad():`",
         "edits": [{"content": "with torch.no_grad():\n        ", "location": {"row": 6, "column": 5},
                    "end_location": {"row": 6, "column": 5}},
@@ -609,7 +609,7 @@ def test_json_and_sarif_carry_fixes(tmp_path):
     assert by_code["TAL102"]["applicability"] == "unsafe"
     sarif = json.loads(detachlint("check", "--output-format", "sarif", "m.py", cwd=tmp_path).stdout)
     results = sarif["runs"][0]["results"]
-    assert all("fixes" in r for r in results if r["ruleId"] in ("TAL001", "TAL101", "TAL102"))
+    assert all("fixes" in r for r in results if r["ruleId"] in ("TAL003", "TAL101", "TAL102"))
 
 
 # --- property: every fix on generated variants of the fixtures -----------------------------------

@@ -40,7 +40,7 @@ SAMPLE = textwrap.dedent(
 
     def step(p: torch.Tensor, t: torch.Tensor):
         p.data.add_(1)
-        p.data.zero_()  # noqa: TAL001
+        p.data.zero_()  # noqa: TAL003
         p.data.mul_(2)  # noqa: E501
         p.data.sub_(3)  # noqa
         q = p.data
@@ -159,25 +159,25 @@ def test_columns_count_code_points(config, sample):
     assert got == sorted(engine_rows(sample, str(sample)), key=lambda r: (r[1], r[2]))
     emoji = [r for r in got if r[1] == 10]
     # ``    s = "héllo 😀"; p.data.div_(2)``: ``p`` is code point 19 (UTF-8 byte 23), flake8 prints 20.
-    assert [(r[2], r[3]) for r in emoji] == [(20, "TAL001")]
+    assert [(r[2], r[3]) for r in emoji] == [(20, "TAL003")]
 
 
 def test_noqa(config, sample):
     got = codes_at(rows(flake8(config, str(sample)).stdout))
-    assert (5, "TAL001") in got
-    assert (6, "TAL001") not in got  # noqa: TAL001
-    assert (7, "TAL001") in got  # noqa for another code does not hide it
-    assert (8, "TAL001") not in got  # blanket noqa
+    assert (5, "TAL003") in got
+    assert (6, "TAL003") not in got  # noqa: TAL003
+    assert (7, "TAL003") in got  # noqa for another code does not hide it
+    assert (8, "TAL003") not in got  # blanket noqa
     restored = codes_at(rows(flake8(config, "--disable-noqa", str(sample)).stdout))
-    assert {(6, "TAL001"), (8, "TAL001")} <= restored  # flake8, not the engine, owns noqa
+    assert {(6, "TAL003"), (8, "TAL003")} <= restored  # flake8, not the engine, owns noqa
 
 
 def test_noqa_checks_under_flake8(config, tmp_path):
     path = tmp_path / "directives.py"
     path.write_text("import torch\n\n\ndef f(p: torch.Tensor):\n"
-                    "    p.data.zero_()  # noqa: tal001\n    return p * 2  # noqa: TAL001\n", encoding="utf-8")
+                    "    p.data.zero_()  # noqa: tal003\n    return p * 2  # noqa: TAL003\n", encoding="utf-8")
     got = codes_at(rows(flake8(config, "--select", "TAL", str(path)).stdout))
-    assert got == {(5, "TAL001"), (5, "TAL902")}  # no TAL901: flake8, not the engine, applies noqa
+    assert got == {(5, "TAL003"), (5, "TAL902")}  # no TAL901: flake8, not the engine, applies noqa
 
 
 def test_tal002_off_by_default_and_opt_in(config, sample):
@@ -206,7 +206,7 @@ def test_the_plugin_selected_by_name_gives_the_default_rules(config, sample, tmp
                            str(sample)], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
     want = {(f["location"]["row"], f["code"]) for f in json.loads(proc.stdout)}
-    assert (5, "TAL001") in got and (9, "TAL002") not in got
+    assert (5, "TAL003") in got and (9, "TAL002") not in got
     assert got == want
 
 
@@ -221,15 +221,15 @@ def test_an_opt_in_rule_named_more_specifically_is_on(config, sample, selector):
 def test_select_and_extend_ignore(config, sample):
     only = codes_at(rows(flake8(config, "--select", "TAL101", str(sample)).stdout))
     assert only == {(11, "TAL101")}
-    ignored = codes_at(rows(flake8(config, "--extend-ignore", "TAL001", str(sample)).stdout))
+    ignored = codes_at(rows(flake8(config, "--extend-ignore", "TAL003", str(sample)).stdout))
     assert ignored == {(11, "TAL101")}
     # pydocstyle users' ``--extend-ignore D`` must not touch TAL findings.
     docstyle = codes_at(rows(flake8(config, "--extend-ignore", "D", str(sample)).stdout))
-    assert (5, "TAL001") in docstyle
+    assert (5, "TAL003") in docstyle
 
 
 def test_per_file_ignores(config, sample):
-    proc = flake8(config, "--select", "TAL", "--per-file-ignores", f"{sample.name}:TAL001",
+    proc = flake8(config, "--select", "TAL", "--per-file-ignores", f"{sample.name}:TAL003",
                   sample.name, cwd=sample.parent)
     assert codes_at(rows(proc.stdout)) == {(11, "TAL101")}  # TAL002 is opt-in: not under `TAL`
 
@@ -238,7 +238,7 @@ def test_stdin_display_name(config):
     proc = flake8(config, "--select", "TAL", "--stdin-display-name", "pkg/model.py", "-", stdin=SAMPLE)
     got = rows(proc.stdout)
     assert {r[0] for r in got} == {"pkg/model.py"}
-    assert (5, "TAL001") in codes_at(got)
+    assert (5, "TAL003") in codes_at(got)
 
 
 def test_syntax_error_does_not_crash_the_run(config, tmp_path, sample):
@@ -250,7 +250,7 @@ def test_syntax_error_does_not_crash_the_run(config, tmp_path, sample):
     for r in all_rows:
         by_file.setdefault(Path(r[0]).name, set()).add(r[3])
     assert by_file["broken.py"] == {"E999"}  # flake8 reports it once; no duplicate TAL999
-    assert "TAL001" in by_file["sample.py"]
+    assert "TAL003" in by_file["sample.py"]
     assert proc.returncode == 1
 
 
@@ -279,16 +279,16 @@ def test_entry_point_declared():
 
 # Suppression comments as users write them: flake8 and ``detachlint check`` must agree on every one.
 NOQA_VARIANTS = [
-    "", "  # noqa", "  # NOQA", "  # noqa: TAL001", "  # NOQA: tal001", "  # noqa:TAL001", "  # noqa: TAL",
-    "  # noqa: TAL0", "  # noqa: E501", "  # noqa: E501,TAL001", "  # noqa: E501 TAL001", "  #noqa",
-    "  # noqa : TAL001", "  # noqa:  TAL001", "  # noqa: TAL001 because", "  # type: ignore # noqa",
+    "", "  # noqa", "  # NOQA", "  # noqa: TAL003", "  # NOQA: tal003", "  # noqa:TAL003", "  # noqa: TAL",
+    "  # noqa: TAL0", "  # noqa: E501", "  # noqa: E501,TAL003", "  # noqa: E501 TAL003", "  #noqa",
+    "  # noqa : TAL003", "  # noqa:  TAL003", "  # noqa: TAL003 because", "  # type: ignore # noqa",
     "  # noqa-ish", "  # a comment, noqa",
 ]
 
 
 def _cli_rows(path: Path) -> Set[Tuple[int, str]]:
     proc = subprocess.run([sys.executable, "-m", "detachlint", "check", "--no-cache", "--output-format", "json",
-                           "--select", "TAL001", str(path)], capture_output=True, text=True, timeout=300,
+                           "--select", "TAL003", str(path)], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode in (0, 1), proc.stderr
     return {(f["location"]["row"], f["code"]) for f in json.loads(proc.stdout)}
@@ -298,19 +298,19 @@ def test_noqa_parity_with_the_cli(config, tmp_path):
     body = "".join(f"    p.data.zero_(){comment}\n" for comment in NOQA_VARIANTS)
     path = tmp_path / "variants.py"
     path.write_text(f"import torch\n\n\ndef f(p: torch.Tensor):\n{body}")
-    by_flake8 = codes_at(rows(flake8(config, "--select", "TAL001", str(path)).stdout))
+    by_flake8 = codes_at(rows(flake8(config, "--select", "TAL003", str(path)).stdout))
     assert by_flake8 == _cli_rows(path)
-    assert (5, "TAL001") in by_flake8 and (6, "TAL001") not in by_flake8  # the test can tell them apart
+    assert (5, "TAL003") in by_flake8 and (6, "TAL003") not in by_flake8  # the test can tell them apart
 
 
 @pytest.mark.parametrize("header, skipped", [
-    ("# flake8: noqa\n", True), ("# FLAKE8=NOQA\n", True), ("  # flake8: noqa: TAL001\n", True),
+    ("# flake8: noqa\n", True), ("# FLAKE8=NOQA\n", True), ("  # flake8: noqa: TAL003\n", True),
     ("x = 1  # flake8: noqa\n", False), ("# flake8 noqa\n", False), ("# detachlint: skip-file\n", True),
 ])
 def test_file_level_noqa_parity(config, tmp_path, header, skipped):
     path = tmp_path / "whole.py"
     path.write_text(f"{header}import torch\n\n\ndef f(p: torch.Tensor):\n    p.data.zero_()\n")
-    by_flake8 = codes_at(rows(flake8(config, "--select", "TAL001", str(path)).stdout))
+    by_flake8 = codes_at(rows(flake8(config, "--select", "TAL003", str(path)).stdout))
     by_cli = _cli_rows(path)
     if header.startswith("# detachlint"):  # detachlint's own: honoured by the engine under flake8 too
         assert by_flake8 == by_cli == set()

@@ -295,4 +295,4 @@ REFUSED = textwrap.dedent("""
 
 
 def test_a_module_the_builder_refuses_is_linted_by_libcst():
-    assert [f.code for f in lint_source(REFUSED, "m.py")] == ["TAL001"]
+    assert [f.code for f in lint_source(REFUSED, "m.py")] == ["TAL003"]

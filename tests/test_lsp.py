@@ -190,12 +190,12 @@ def apply_edits(text: str, edits: Sequence[T.TextEdit]) -> str:
 @pytest.mark.asyncio
 async def test_open_change_hover_code_action(client: LanguageClient, tmp_path):
     uri, diags = await open_and_wait(client, tmp_path, "train.py", SOURCE, lambda d: len(d) > 0)
-    assert codes(diags) == [(4, "TAL001"), (5, "TAL101")]  # TAL002 is off by default
-    tal001 = next(d for d in diags if d.code == "TAL001")
-    assert tal001.source == "detachlint"
-    assert tal001.range == T.Range(start=T.Position(line=4, character=4), end=T.Position(line=4, character=18))
-    assert tal001.code_description.href == rule_by_code("TAL001").url()
-    assert tal001.severity in (T.DiagnosticSeverity.Warning, T.DiagnosticSeverity.Error)
+    assert codes(diags) == [(4, "TAL003"), (5, "TAL101")]  # TAL002 is off by default
+    tal003 = next(d for d in diags if d.code == "TAL003")
+    assert tal003.source == "detachlint"
+    assert tal003.range == T.Range(start=T.Position(line=4, character=4), end=T.Position(line=4, character=18))
+    assert tal003.code_description.href == rule_by_code("TAL003").url()
+    assert tal003.severity in (T.DiagnosticSeverity.Warning, T.DiagnosticSeverity.Error)
     tal101 = next(d for d in diags if d.code == "TAL101")
     assert tal101.severity == T.DiagnosticSeverity.Warning  # severity mapped from the finding
 
@@ -213,19 +213,19 @@ async def test_open_change_hover_code_action(client: LanguageClient, tmp_path):
     assert suppress.kind == T.CodeActionKind.QuickFix
     fixed = apply_edits(SOURCE, suppress.edit.changes[uri])
     assert fixed.splitlines()[5] == "    u = torch.tensor(t)  # noqa: E501, TAL101"
-    actions = await actions_for(client, uri, tal001.range, [])
+    actions = await actions_for(client, uri, tal003.range, [])
     suppress = next(a for a in actions if a.title.startswith("Suppress"))
-    assert apply_edits(SOURCE, suppress.edit.changes[uri]).splitlines()[4] == "    p.data.add_(1)  # noqa: TAL001"
+    assert apply_edits(SOURCE, suppress.edit.changes[uri]).splitlines()[4] == "    p.data.add_(1)  # noqa: TAL003"
 
-    # An incremental edit: the TAL001 line goes; updated diagnostics follow (debounced).
+    # An incremental edit: the TAL003 line goes; updated diagnostics follow (debounced).
     change(client, uri, 2, "", T.Range(start=T.Position(line=4, character=0), end=T.Position(line=5, character=0)))
-    diags = await wait_for(client, uri, lambda d: all(x.code != "TAL001" for x in d))
+    diags = await wait_for(client, uri, lambda d: all(x.code != "TAL003" for x in d))
     assert codes(diags) == [(4, "TAL101")]
 
     # Save: linted at once; a suppressed line stays suppressed.
     change(client, uri, 3, SOURCE.replace("torch.tensor(t)  # noqa: E501", "torch.tensor(t)  # noqa: TAL101"))
     client.text_document_did_save(T.DidSaveTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=uri)))
-    diags = await wait_for(client, uri, lambda d: codes(d) == [(4, "TAL001")])
+    diags = await wait_for(client, uri, lambda d: codes(d) == [(4, "TAL003")])
 
     # Close: diagnostics cleared.
     client.text_document_did_close(T.DidCloseTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=uri)))
@@ -270,7 +270,7 @@ async def test_broken_document_replaces_stale_diagnostics(client: LanguageClient
     hover = await hover_at(client, uri, diags[0].range.start)
     assert hover is not None and "TAL999" in hover.contents.value
     change(client, uri, 3, SOURCE)
-    diags = await wait_for(client, uri, lambda d: [x.code for x in d] == ["TAL001", "TAL101"])
+    diags = await wait_for(client, uri, lambda d: [x.code for x in d] == ["TAL003", "TAL101"])
 
 
 @pytest.mark.asyncio
@@ -293,7 +293,7 @@ async def test_settings_from_pyproject_and_client(client: LanguageClient, tmp_pa
     uri = (project / "train.py").as_uri()
     open_doc(client, uri, SOURCE)
     diags = await wait_for(client, uri, lambda d: len(d) > 0)
-    assert codes(diags) == [(4, "TAL001"), (5, "TAL101"), (6, "TAL002")]
+    assert codes(diags) == [(4, "TAL003"), (5, "TAL101"), (6, "TAL002")]
     # Excluded paths (here ruff's default `.venv`) are not linted, as on the command line.
     excluded = (project / ".venv" / "lib" / "site.py").as_uri()
     open_doc(client, excluded, SOURCE)
@@ -303,13 +303,13 @@ async def test_settings_from_pyproject_and_client(client: LanguageClient, tmp_pa
     client.set_configuration({"ignore": ["TAL101"], "extendSelect": []}, section="detachlint")
     client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))
     diags = await wait_for(client, uri, lambda d: all(x.code != "TAL101" for x in d))
-    assert codes(diags) == [(4, "TAL001"), (6, "TAL002")]
+    assert codes(diags) == [(4, "TAL003"), (6, "TAL002")]
 
     # A bad selector: a warning message, and the default rules keep working.
     client.set_configuration({"select": ["NOPE"]}, section="detachlint")
     client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))
     diags = await wait_for(client, uri, lambda d: any(x.code == "TAL101" for x in d))
-    assert codes(diags) == [(4, "TAL001"), (5, "TAL101")]
+    assert codes(diags) == [(4, "TAL003"), (5, "TAL101")]
     assert any("NOPE" in m.message for m in client.messages)
 
 
@@ -326,12 +326,12 @@ async def test_unfixable_and_ignore_noqa_settings(client: LanguageClient, tmp_pa
     """ruff's ``unfixable`` and ``ignore-noqa``, from the editor's settings as on the command line."""
     text = SOURCE.replace("# noqa: E501", "# noqa: TAL101")
     uri, diags = await open_and_wait(client, tmp_path, "fixable.py", text, lambda d: len(d) > 0)
-    assert codes(diags) == [(4, "TAL001")]  # the noqa is honoured by default
+    assert codes(diags) == [(4, "TAL003")]  # the noqa is honoured by default
 
     client.set_configuration({"ignoreNoqa": True}, section="detachlint")
     client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))
     diags = await wait_for(client, uri, lambda d: len(d) == 2)
-    assert codes(diags) == [(4, "TAL001"), (5, "TAL101")]
+    assert codes(diags) == [(4, "TAL003"), (5, "TAL101")]
     tal101 = next(d for d in diags if d.code == "TAL101")
     titles = [a.title for a in await actions_for(client, uri, tal101.range, [tal101])]
     assert any(t.startswith("TAL101: ") for t in titles), titles  # its fix is offered
@@ -412,7 +412,7 @@ async def test_pull_diagnostics(client: LanguageClient, tmp_path):
     report = await client.text_document_diagnostic_async(T.DocumentDiagnosticParams(
         text_document=T.TextDocumentIdentifier(uri=uri)))
     assert report.kind == "full"
-    assert codes(report.items) == [(4, "TAL001"), (5, "TAL101")]
+    assert codes(report.items) == [(4, "TAL003"), (5, "TAL101")]
     change(client, uri, 2, SOURCE.replace("    p.data.add_(1)\n", ""))
     report = await client.text_document_diagnostic_async(T.DocumentDiagnosticParams(
         text_document=T.TextDocumentIdentifier(uri=uri)))
@@ -512,7 +512,7 @@ async def test_diagnostics_equal_the_engine_on_the_demo(client: LanguageClient, 
     severity = {"error": T.DiagnosticSeverity.Error, "warning": T.DiagnosticSeverity.Warning}
     want = sorted(
         (f.code, f.location.row - 1, f.location.column, f.end_location.row - 1, f.end_location.column,
-         severity[f.severity.value], f.message,
+         severity[f.severity.value], "\n".join((f.message, *f.notes)),  # the evidence under the message
          tuple((uri, r.location.row - 1, r.location.column, r.message) for r in f.related))
         for f in lint_source(text, str(tmp_path / "train.py")))
     assert got == want

@@ -197,16 +197,23 @@ def line_refs(text: str, home: int):
             for m in REF_RE.finditer(text) if not m.group(0).startswith("`")]
 
 
+def said(f) -> str:
+    """A finding's message and its notes (where the lines it names are), of a Finding or a JSON object."""
+    if isinstance(f, dict):
+        return " ".join((f["message"], *f["notes"]))
+    return " ".join((f.message, *f.notes))
+
+
 def test_message_lines_are_cell_relative_and_name_other_cells(nb_dir):
     found = cli_json(nb_dir / FINETUNE.name)
-    assert "`opt.step()` (cell 6, line 5) changes it, and `best` is read at cell 7, line 1." in found["TAL401"]["message"]
-    assert "`first = x[0]` (cell 8, line 1) is a view of it" in found["TAL301"]["message"]
-    assert "`shown` is `x.detach()` (cell 8, line 2)" in found["TAL201"]["message"]
+    assert "`opt.step()` (cell 6, line 5) changes it, and `best` is read at cell 7, line 1." in said(found["TAL401"])
+    assert "`first = x[0]` (cell 8, line 1) is a view of it" in said(found["TAL301"])
+    assert "`shown` is `x.detach()` (cell 8, line 2)" in said(found["TAL201"])
     same_cell = cli_json(nb_dir / NOTEBOOK.name)["TAL001"]  # the backward() is in the finding's own cell: no cell named
-    assert same_cell["cell"] == 6 and "until `loss.backward()` (line 6):" in same_cell["message"]
+    assert same_cell["cell"] == 6 and "until `loss.backward()` (line 6):" in said(same_cell)
     lines = cell_lines(FINETUNE)
     for f in found.values():
-        refs = line_refs(f["message"], f["cell"]) + [ref for r in f["related"] for ref in line_refs(r["message"], r["cell"])]
+        refs = line_refs(said(f), f["cell"]) + [ref for r in f["related"] for ref in line_refs(r["message"], r["cell"])]
         assert refs
         for cell, row in refs:  # every row named is a row of that cell
             assert 1 <= row <= len(lines[cell]), (f["code"], cell, row)
@@ -222,17 +229,17 @@ def test_python_file_messages_are_unchanged_and_map_to_the_notebooks(nb_dir):
     as_py = cli_json(nb_dir / "finetune.py")
     as_nb = cli_json(nb_dir / FINETUNE.name)
     assert sorted(as_py) == sorted(as_nb) == ["TAL201", "TAL301", "TAL401"]
-    assert "`opt.step()` (line 12) changes it, and `best` is read at line 13." in as_py["TAL401"]["message"]
+    assert "`opt.step()` (line 12) changes it, and `best` is read at line 13." in said(as_py["TAL401"])
     rows = source.splitlines()
     lines = cell_lines(FINETUNE)
     for code in as_py:
-        py_refs = line_refs(as_py[code]["message"], None)
-        nb_refs = line_refs(as_nb[code]["message"], as_nb[code]["cell"])
+        py_refs = line_refs(said(as_py[code]), None)
+        nb_refs = line_refs(said(as_nb[code]), as_nb[code]["cell"])
         assert len(py_refs) == len(nb_refs) > 0
         for (_, joined_row), (cell, row) in zip(py_refs, nb_refs):
             assert cmap.locate(joined_row) == (cell, row)
             assert rows[joined_row - 1] == lines[cell][row - 1]
-        assert "cell" not in as_py[code]["message"] and all("cell" not in r for r in as_py[code]["related"])
+        assert "cell" not in said(as_py[code]) and all("cell" not in r for r in as_py[code]["related"])
 
 
 def test_every_rule_fixture_split_into_cells_names_the_right_lines():
@@ -256,11 +263,11 @@ def test_every_rule_fixture_split_into_cells_names_the_right_lines():
         assert len(py) == len(nb), path.name
         by_message_shape = {}
         for f in nb:
-            by_message_shape.setdefault((f.code, REF_RE.sub("#", f.message)), []).append(f)
+            by_message_shape.setdefault((f.code, REF_RE.sub("#", said(f))), []).append(f)
         for f in py:
-            g = by_message_shape[(f.code, REF_RE.sub("#", f.message))].pop(0)
-            for (_, joined), (cell, row) in zip(line_refs(f.message, None), line_refs(g.message, g.cell)):
-                assert rows[joined - 1] == lines[cell][row - 1], (path.name, f.message, g.message)
+            g = by_message_shape[(f.code, REF_RE.sub("#", said(f)))].pop(0)
+            for (_, joined), (cell, row) in zip(line_refs(said(f), None), line_refs(said(g), g.cell)):
+                assert rows[joined - 1] == lines[cell][row - 1], (path.name, said(f), said(g))
                 checked += 1
     assert checked > 10
 

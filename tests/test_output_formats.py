@@ -27,9 +27,9 @@ def f():
     b = torch.tensor(w)
     return a, b
 """
-TAL103 = "`torch.Tensor(w)` returns an alias that shares the tensor's storage, not a copy; use `w.clone()` for a copy"
-TAL101 = ("`torch.tensor()` of a tensor copies it, drops it from the graph and warns on every call; "
-          "use `w.detach().clone()`")
+# One short sentence each (issue 42); the rest is a note in the full output and in JSON's "notes".
+TAL103 = "`torch.Tensor()` of a tensor returns an alias of its storage, not a copy"
+TAL101 = "`torch.tensor()` of a tensor copies it and drops it from the graph"
 
 FULL = f"""\
 TAL103 [warning] {TAL103}
@@ -42,6 +42,7 @@ TAL103 [warning] {TAL103}
 7 |     b = torch.tensor(w)
 8 |     return a, b
   |
+note: `torch.Tensor(w)` shares the storage of `w`; use `w.clone()` for a copy.
 help: Replace with `w.clone()`
   |
 5 |     w = torch.zeros(3)
@@ -60,6 +61,7 @@ TAL101 [*] [warning] {TAL101}
   |         ^^^^^^^^^^^^^^^
 8 |     return a, b
   |
+note: PyTorch warns on every such call; use `w.detach().clone()`.
 help: Replace with `w.detach().clone()`
   |
 6 |     a = torch.Tensor(w)

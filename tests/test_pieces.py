@@ -83,7 +83,7 @@ def test_a_piece_that_does_not_parse_alone_is_joined_with_the_next(in_pieces):
     source = "import torch\nx = '''\nclass A:\n'''\ndef f(p):\n    p.data.add_(1)\nelse_ = 1\n"
     assert [source[b:e] for b, e in firstpass.pieces(source)] == [
         "import torch\n", "x = '''\nclass A:\n'''\n", "def f(p):\n    p.data.add_(1)\n", "else_ = 1\n"]
-    assert [f.code for f in lint_source(source, "m.py")] == ["TAL001"]
+    assert [f.code for f in lint_source(source, "m.py")] == ["TAL003"]
 
 
 @pytest.mark.parametrize("header", ["", "from __future__ import annotations\n"])
@@ -105,7 +105,7 @@ def test_a_large_module_with_a_site_is_never_parsed_whole(monkeypatch, header):
     monkeypatch.setattr(firstpass, "first_pass", whole)
     monkeypatch.setattr(engine, "first_pass", whole)
     found = lint_source(source, "big.py")
-    assert [(f.code, f.location.row) for f in found] == [("TAL001", 100_004 + shift)]
+    assert [(f.code, f.location.row) for f in found] == [("TAL003", 100_004 + shift)]
     facts = module_facts(source, "big", vocabulary=every_site())
     assert facts is not None and facts.deep is None
     blank = {row for span in facts.elements for row in range(span.row, span.end_row + 1)}

@@ -123,7 +123,7 @@ def test_commit_with_a_finding_fails_then_clean_commit_passes(tmp_path, hook_rep
     out = commit.stdout + commit.stderr
     assert commit.returncode != 0, out
     assert "detachlint" in out and "Failed" in out
-    assert any(line.startswith("model.py:5:5: TAL001") for line in finding_lines(out)), out
+    assert any(line.startswith("model.py:5:5: TAL003") for line in finding_lines(out)), out
     assert "notes.txt" not in out
     assert "confirm findings with torch" not in out  # the manual-stage hook does not run on commit
 
@@ -142,7 +142,7 @@ def test_notebook_and_noqa_and_config(tmp_path, hook_repo, env):
     (repo / "pyproject.toml").write_text('[tool.detachlint]\nextend-exclude = ["generated"]\n')
     (repo / "generated").mkdir()
     (repo / "generated" / "model.py").write_text(FINDING)  # excluded by config: --force-exclude
-    (repo / "quiet.py").write_text(FINDING.replace("p.data.zero_()", "p.data.zero_()  # noqa: TAL001"))
+    (repo / "quiet.py").write_text(FINDING.replace("p.data.zero_()", "p.data.zero_()  # noqa: TAL003"))
     nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# notebook\n"]},
                     {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
                      "source": ["%matplotlib inline\n", "import torch\n", "t = torch.ones(2)\n",
@@ -191,7 +191,7 @@ def test_manual_confirm_hook_with_torch(tmp_path, hook_repo, env):
     proc = run(repo, *PRE_COMMIT, "run", "--all-files", "--hook-stage", "manual", "detachlint-confirm", env=env)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
-    (line,) = [x for x in finding_lines(out) if x.startswith("model.py:5:5: TAL001")]
+    (line,) = [x for x in finding_lines(out) if x.startswith("model.py:5:5: TAL003")]
     assert "reproduced" in line or "no-reproducer" in line  # the pattern-mode verdict on the finding
 
 

@@ -74,7 +74,7 @@ EXPECTED = lint_source(TORCH_SNIPPET, "x.py", ALL)
 # ------------------------------------------------------------------------------- engine inputs
 
 def test_expected_findings_exist():
-    assert {"TAL001", "TAL101"} <= set(codes(EXPECTED))
+    assert {"TAL003", "TAL101"} <= set(codes(EXPECTED))
 
 
 def test_empty_file():
@@ -199,10 +199,10 @@ def test_very_long_line():
 def test_characters_that_splitlines_splits_at_do_not_shift_noqa(separator):
     # A form feed on its own line is an old convention; str.splitlines() counts it as a newline.
     source = ("import torch\n" + separator + "\ndef f(model):\n    for p in model.parameters():\n"
-              "        p.data.mul_(2)  # noqa: TAL001\n        p.data.mul_(3)\n")
+              "        p.data.mul_(2)  # noqa: TAL003\n        p.data.mul_(3)\n")
     got = lint_source(source, "x.py", ALL)
     if separator == "\x0c":  # the others are not whitespace to Python: a syntax error, placed inside
-        assert [(f.code, f.location.row) for f in got] == [("TAL001", 6)]
+        assert [(f.code, f.location.row) for f in got] == [("TAL003", 6)]
     assert_inside(got, source)
 
 

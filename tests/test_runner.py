@@ -263,7 +263,7 @@ def _project(tmp_path, text):
 def test_a_warm_run_reads_no_unchanged_file(tmp_path, capsys, monkeypatch):
     project = _project(tmp_path, FLAGGED)
     first = _check(project, tmp_path / "cache", capsys)
-    assert first[0] == 1 and first[1].count("TAL001") == 2
+    assert first[0] == 1 and first[1].count("TAL003") == 2
     reads = []
     real = Path.read_bytes
     monkeypatch.setattr(Path, "read_bytes", lambda self: reads.append(self.name) or real(self))
@@ -273,14 +273,14 @@ def test_a_warm_run_reads_no_unchanged_file(tmp_path, capsys, monkeypatch):
 
 def test_a_rewrite_that_keeps_size_and_mtime_is_read_again(tmp_path, capsys):
     project = _project(tmp_path, FLAGGED)
-    assert _check(project, tmp_path / "cache", capsys)[1].count("TAL001") == 2
+    assert _check(project, tmp_path / "cache", capsys)[1].count("TAL003") == 2
     target = project / "a.py"
     st = target.stat()
     target.write_text(CLEAN)  # the same size; the mtime put back: the ctime (or inode) differs
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert target.stat().st_size == st.st_size and target.stat().st_mtime_ns == st.st_mtime_ns
     rc, out = _check(project, tmp_path / "cache", capsys)
-    assert out.count("TAL001") == 1 and "b.py" in out and "a.py" not in out
+    assert out.count("TAL003") == 1 and "b.py" in out and "a.py" not in out
 
 
 def test_a_file_modified_just_now_is_not_remembered(tmp_path):

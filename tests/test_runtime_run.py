@@ -32,9 +32,9 @@ PROGRAMS = {
                 p.data.mul_(10)                 # expect: TAL001 confirmed
             loss.backward()
         def update(p: torch.Tensor):
-            p.data.add_(p.grad, alpha=-0.1)     # expect: TAL001 harmless-in-run
+            p.data.add_(p.grad, alpha=-0.1)     # expect: TAL003 harmless-in-run
         def never(p: torch.Tensor):
-            p.data.zero_()                      # expect: TAL001 not-run
+            p.data.zero_()                      # expect: TAL003 not-run
         p = torch.tensor([1., 2., 3.], requires_grad=True)
         step(p, True)
         update(p)
@@ -307,7 +307,7 @@ PROGRAMS = {
         @torch.compile(backend=backend)
         def data_write_inside(p):
             loss = (p * p).sum()
-            p.data.mul_(10)                     # expect: TAL001 unobservable
+            p.data.mul_(10)                     # expect: TAL003 unobservable
             return loss
 
         @torch.compile(backend=backend)
@@ -562,7 +562,7 @@ def test_saved_tensor_tracking_that_began_late_makes_no_harmless_promise(tmp_pat
         out = run([sys.executable, "-m", "detachlint", "run", "--output", f"{when}.json", "--output-format", "json",
                    str(prog), when], tmp_path)
         assert out.returncode == 0, out.stderr
-        (finding,) = [f for f in json.loads((tmp_path / f"{when}.json").read_text()) if f["code"] == "TAL001"]
+        (finding,) = [f for f in json.loads((tmp_path / f"{when}.json").read_text()) if f["code"] == "TAL003"]
         verdicts[when] = finding["confirmation"]
     assert verdicts["late"]["verdict"] == "unobservable" and "already alive" in verdicts["late"]["why"]
     assert verdicts["early"]["verdict"] == "confirmed"  # the silent wrong gradient, seen
@@ -605,7 +605,7 @@ def test_compiled_regions_compile_as_without_detachlint(tmp_path, backend):
     got = {(f["location"]["row"], f["code"]): f["confirmation"] for f in report}
     for row, (code, verdict) in expectations(source).items():
         assert got[(row, code)]["verdict"] == verdict, (row, got[(row, code)])
-    assert "ran as code compiled by torch.compile" in got[(9, "TAL001")]["why"]
+    assert "ran as code compiled by torch.compile" in got[(9, "TAL003")]["why"]
     assert not [f for f in report if f["confirmation"].get("origin") == "runtime"]
 
 
@@ -667,8 +667,8 @@ def test_text_report_gives_every_verdict_with_its_reason_and_fail_on_confirmed(t
     # confirmed first; paths as given, with 1-based columns; each verdict with its reason
     assert [line.split(": ")[1] for line in lines] == ["src/prog.py:4:1", "src/prog.py:7:1", "src/prog.py:9:5"]
     assert "TAL001 confirmed: `mul_` wrote memory saved for backward" in lines[0]
-    assert "TAL001 harmless-in-run: line ran 1 time;" in lines[1]
-    assert lines[2].endswith("TAL001 not-run: the flagged line never ran")
+    assert "TAL003 harmless-in-run: line ran 1 time;" in lines[1]
+    assert lines[2].endswith("TAL003 not-run: the flagged line never ran")
     failing = run([sys.executable, "-m", "detachlint", "run", "--fail-on", "confirmed", "src/prog.py"], tmp_path)
     assert failing.returncode == 1 and failing.stdout == "ok\n", failing.stderr
 

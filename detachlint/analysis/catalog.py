@@ -386,6 +386,12 @@ DEVICE_METHODS = {"cpu": "cpu", "cuda": "cuda"}
 # Tensor methods that convert to one dtype (``x.float()``), by the dtype's canonical name, and the
 # names ``torch`` gives each dtype (``torch.half`` is ``torch.float16``).
 DTYPE_METHODS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
+# Tensor methods whose result may have another dtype or device than the receiver (``p.data.half()``,
+# ``p.data.to(device)``): ``p.data = p.data.to(torch.bfloat16)`` rebinds to a converted tensor, which
+# ``p.copy_(...)`` would convert back to ``p``'s old dtype and device.
+DTYPE_DEVICE_CONVERSIONS = frozenset(
+    "to type type_as cpu cuda float double half bfloat16 long int short char byte bool cfloat cdouble".split()
+)
 DTYPE_NAMES = {
     "float": "float32", "float32": "float32", "double": "float64", "float64": "float64", "half": "float16",
     "float16": "float16", "bfloat16": "bfloat16", "int": "int32", "int32": "int32", "long": "int64",

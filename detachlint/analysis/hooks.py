@@ -1,14 +1,16 @@
 """Which functions of a module are registered as forward hooks (``m.register_forward_hook(f)``):
-they run after a forward, once the graph being built has used the module's tensors."""
+they run after a forward, once the graph being built has used the module's tensors; and which are
+handed to ``Module.apply`` (``model.apply(init_weights)``): they receive modules."""
 
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from ..walk import walk
 from .base import Analysis, AnalysisContext
+from .torchnames import dotted_name
 
 
 class ForwardHooks(Analysis):
@@ -35,3 +37,79 @@ class _Registrations(cst.CSTVisitor):
                 self.hooks.add(target.value)
             elif isinstance(target, cst.Attribute):
                 self.hooks.add(target.attr.value)
+
+
+class AppliedFunctions(Analysis):
+    """Functions handed to ``Module.apply`` (``model.apply(init_weights)``,
+    ``self.apply(self._init_weights)``, ``net.apply(lambda m: ...)``): ``apply`` calls them on
+    every submodule, so their module parameter holds an ``nn.Module``. ``functions`` maps a
+    function's name, ``lambdas`` a lambda's id, to whether every such call is on a module made
+    just before it, which no graph can have used yet: ``self`` in ``__init__``, or a name the
+    call's scope binds only by constructing (``G = Generator()``, ``Generator().apply(f)``)."""
+
+    @classmethod
+    def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "AppliedFunctions":
+        return cls(ctx.module)
+
+    def __init__(self, module: cst.Module) -> None:
+        calls = _ApplyCalls()
+        walk(module, calls)
+        self.functions: Dict[str, bool] = {}
+        self.lambdas: Dict[int, bool] = {}
+        for target, receiver, scope in calls.found:
+            fresh = _fresh(receiver, scope, calls.bindings.get(id(scope), {}))
+            if isinstance(target, cst.Lambda):
+                self.lambdas[id(target)] = fresh
+            else:
+                name = target.value if isinstance(target, cst.Name) else target.attr.value
+                self.functions[name] = self.functions.get(name, True) and fresh
+
+
+class _ApplyCalls(cst.CSTVisitor):
+    """Every ``X.apply(f)`` with ``f`` a name, an attribute or a lambda, with the scope it is in,
+    and per scope the values each plain name is bound to (not in nested scopes)."""
+
+    def __init__(self) -> None:
+        self.found: List[Tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]] = []
+        self.bindings: Dict[int, Dict[str, List[cst.BaseExpression]]] = {}
+        self.scopes: List[cst.CSTNode] = []
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.scopes.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scopes.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                table = self.bindings.setdefault(id(self.scopes[-1]), {})
+                table.setdefault(target.target.value, []).append(node.value)
+
+    def visit_Call(self, call: cst.Call) -> None:
+        func = call.func
+        if (isinstance(func, cst.Attribute) and func.attr.value == "apply" and len(call.args) == 1
+                and call.args[0].keyword is None and call.args[0].star == ""
+                and isinstance(call.args[0].value, (cst.Name, cst.Attribute, cst.Lambda))):
+            self.found.append((call.args[0].value, func.value, self.scopes[-1]))
+
+
+def _fresh(receiver: cst.BaseExpression, scope: cst.CSTNode, bound: Dict[str, List[cst.BaseExpression]]) -> bool:
+    if isinstance(receiver, cst.Call):
+        return _constructs(receiver)
+    if not isinstance(receiver, cst.Name):
+        return False
+    if isinstance(scope, cst.FunctionDef) and scope.name.value == "__init__" and scope.params.params \
+            and scope.params.params[0].name.value == receiver.value:
+        return True  # ``self.apply(...)`` while the object is being built
+    values = bound.get(receiver.value)
+    return bool(values) and all(isinstance(v, cst.Call) and _constructs(v) for v in values)
+
+
+def _constructs(call: cst.Call) -> bool:
+    """``Generator()``, ``models.Net(3)``: a class called, by the convention of its capital."""
+    name = dotted_name(call.func) or ""
+    return name.rsplit(".", 1)[-1][:1].isupper()

@@ -100,6 +100,12 @@ def is_copy_intent_conversion(name: str) -> bool:
     return name in catalog.COPY_INTENT_CONVERSIONS
 
 
+def converts_dtype_or_device(method: str) -> bool:
+    """``x.to(torch.bfloat16)``, ``x.half()``, ``x.cuda()``, ``x.type(t)``: a tensor method whose
+    result may differ from its receiver in dtype or device."""
+    return method in catalog.DTYPE_DEVICE_CONVERSIONS
+
+
 def converts_argument(function: str) -> bool:
     """``np.asarray(x)``, ``torch.as_tensor(x)``, ``torch.from_numpy(a)`` (by the function's last name):
     a conversion function whose result is its argument's memory when nothing needs converting."""

@@ -4,7 +4,7 @@ with some of them blanked (rows and columns unchanged).
 A *unit* is the body of a top-level function or of a method of a top-level class (nested
 classes included), from its first body line to its last. The analyses read a body only while
 they are inside it, except for what they collect module-wide: imports (``TorchNames``), hook
-registrations (``ForwardHooks``), classes, ``global`` and ``nonlocal``, a bare ``torch`` or
+registrations (``ForwardHooks``), ``Module.apply`` calls (``AppliedFunctions``), classes, ``global`` and ``nonlocal``, a bare ``torch`` or
 ``copy`` (what a fix may spell), and, in a method, what the class table of ``TensorFacts``
 records (``self.<attr> = ...``, ``register_buffer``, ``register_parameter``). A body that holds
 none of these (``function_units``) contributes nothing to the findings anywhere else, and
@@ -63,7 +63,7 @@ _Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 # What a body may hold that the analyses read module-wide, not from the function it is in.
 _MODULE_WIDE_NODES = (ast.Import, ast.ImportFrom, ast.ClassDef, ast.Global, ast.Nonlocal)
-_MODULE_WIDE_ATTRIBUTES = frozenset({"register_forward_hook"})
+_MODULE_WIDE_ATTRIBUTES = frozenset({"register_forward_hook", "apply"})  # ``ForwardHooks``, ``AppliedFunctions``
 # In a method, what the class table of ``TensorFacts`` records besides ``self.<attr> = ...``.
 _CLASS_TABLE_ATTRIBUTES = frozenset({"register_buffer", "register_parameter"})
 # Modules a fix may spell (``torch.no_grad``, ``copy.deepcopy``): any binding of the name counts.
@@ -374,10 +374,10 @@ class Statement:
 _WORD_RE = re.compile(r"[^\W\d]\w*")
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-# What reaches past the names a statement binds: a hook registration, ``global``/``nonlocal``,
-# and ``torch`` or ``copy`` other than in ``torch.attr`` (a fix's spelling checks for those;
-# spelt, the tree tells).
-_NOT_BY_NAME_RE = re.compile(r"\b(?:register_forward_hook|global|nonlocal)\b")
+# What reaches past the names a statement binds: a hook registration, a function handed to
+# ``Module.apply`` (``AppliedFunctions``), ``global``/``nonlocal``, and ``torch`` or ``copy`` other
+# than in ``torch.attr`` (a fix's spelling checks for those; spelt, the tree tells).
+_NOT_BY_NAME_RE = re.compile(r"\b(?:register_forward_hook|global|nonlocal)\b|\.apply\s*\(")
 _FIX_MODULES_RE = re.compile(r"\b(?:torch|copy)\b(?!\s*\.)")
 
 

@@ -1,12 +1,13 @@
-"""ruff's ``full`` layout: ``CODE [*] [severity] message``, `` --> path:row:col``, the source
-around the finding with its range underlined, the related locations as notes, ``help:`` with the
-fix's title and a preview of the lines it changes, and, for an unsafe fix, a note saying why."""
+"""ruff's ``full`` layout, errors first, then warnings: ``CODE [*] [severity] message``,
+`` --> path:row:col``, the source around the finding with its range underlined, the related
+locations and the finding's notes as notes, ``help:`` with the fix's title and a preview of the
+lines it changes, and, for an unsafe fix, a note saying why."""
 
 from __future__ import annotations
 
 from typing import List, Optional, Sequence
 
-from ..findings import Finding
+from ..findings import Finding, Severity
 from .common import (ReportOptions, Style, confirmation, fix_marker, fix_preview, fix_title, position, summary,
                      unsafe_note)
 
@@ -60,6 +61,7 @@ def block(f: Finding, options: ReportOptions, style: Style) -> List[str]:
            f"{style.bold(f.message)}{confirmation(f)}",
            f"{' ' * width}{style.cyan('-->')} {position(f)}", *snippet]
     out.extend(f"note: {position(f, rel.location, rel.cell)}: {rel.message}" for rel in f.related)
+    out.extend(f"note: {note}" for note in f.notes)
     if f.fix is not None:
         out.append(f"{style.cyan('help')}: {fix_title(f.fix)}")
         out.extend(fix_preview(f, lines))
@@ -72,7 +74,8 @@ def block(f: Finding, options: ReportOptions, style: Style) -> List[str]:
 def render(findings: Sequence[Finding], options: ReportOptions) -> str:
     style = Style(options.color)
     out: List[str] = []
-    for f in findings:
+    # The hazards lead: errors first, then warnings, each in file order (a stable sort).
+    for f in sorted(findings, key=lambda f: f.severity is not Severity.ERROR):
         out.extend(block(f, options, style))
         out.append("")
     if not options.quiet:

@@ -52,6 +52,7 @@ def finding_object(f: Finding) -> Dict[str, Any]:
                                "end_column": column1(r.end_location), "message": r.message}, r.cell)
                     for r in f.related],
         "signature": None if f.signature is None else f.signature.to_json(),
+        "notes": list(f.notes),
     }
     if f.confirmation is not None:  # detachlint check --confirm
         obj["confirmation"] = f.confirmation

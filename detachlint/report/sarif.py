@@ -91,7 +91,8 @@ def _fix(f: Finding, fix: Fix) -> Dict[str, Any]:
 
 
 def _result(f: Finding, rule_index: Dict[str, int]) -> Dict[str, Any]:
-    text = f.message if f.cell is None else f"cell {f.cell}: {f.message}"
+    said = " ".join((f.message, *f.notes))  # code scanning shows this text alone: the evidence goes with it
+    text = said if f.cell is None else f"cell {f.cell}: {said}"
     result: Dict[str, Any] = {
         "ruleId": f.code,
         "level": level(f.severity, "sarif"),

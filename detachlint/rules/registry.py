@@ -35,6 +35,7 @@ def anchor(code: str, name: str) -> str:
 RULES: List[RuleInfo] = [  # in code order; ``rules.register`` adds one
     RuleInfo("TAL001", "data-mutation", True, "DataMutation"),
     RuleInfo("TAL002", "data-read", False, "DataRead"),
+    RuleInfo("TAL003", "data-write-idiom", True, "DataWriteIdiom"),
     RuleInfo("TAL101", "tensor-copy-construct", True, "TensorCopyConstruct"),
     RuleInfo("TAL102", "tensor-from-tensor-list", True, "TensorFromTensorList"),
     RuleInfo("TAL103", "legacy-constructor-alias", True, "LegacyConstructorAlias"),

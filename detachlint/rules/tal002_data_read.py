@@ -109,6 +109,6 @@ class DataRead(Rule):
         fix = (lambda ctx, data=node: detach_fix(ctx, data)) if _value_only(node, self.ctx.parents) else None
         self.ctx.report(
             node, self.code,
-            f"`{owner}.data` is an alias autograd does not track; `{owner}.detach()` is the same without "
-            f"disabling the version-counter check", self.severity, fix=fix,
-            signature=Signature(self.code, ("data",)))
+            f"`{owner}.data` is an alias autograd does not track", self.severity, fix=fix,
+            signature=Signature(self.code, ("data",)),
+            notes=(f"`{owner}.detach()` is the same alias without disabling the version-counter check.",))

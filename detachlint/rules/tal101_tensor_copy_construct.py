@@ -86,6 +86,7 @@ class TensorCopyConstruct(Rule):
         replacement = copy_replacement(self.ctx, source, keywords_of(node), like)
         self.ctx.report(
             node, self.code,
-            f"`{spelled}()` of a tensor copies it, drops it from the graph and warns on every call; "
-            f"use `{replacement}`", self.severity, fix=lambda ctx: copy_fix(ctx, node, source, like),
-            signature=Signature(self.code, ("new_tensor" if like is not None else "tensor",)))
+            f"`{spelled}()` of a tensor copies it and drops it from the graph", self.severity,
+            fix=lambda ctx: copy_fix(ctx, node, source, like),
+            signature=Signature(self.code, ("new_tensor" if like is not None else "tensor",)),
+            notes=(f"PyTorch warns on every such call; use `{replacement}`.",))

@@ -230,21 +230,22 @@ class TensorFromTensorList(Rule):
         spelled = self.ctx.code_for(node.func)
         elements = self.ctx.code_for(args[0].value)
         graph = self._graph(args[0].value) if order.calls_backward() else None
+        use = f"Use `torch.stack({elements})`."
         if graph is not None:
-            message = (f"`{spelled}()` of tensors converts each to a Python number: the graph of "
-                       f"`{self.ctx.code_for(graph)}` (line {self.ctx.line(graph)}) is dropped, so the backward() "
-                       f"in this function sends it no gradient (and multi-element tensors raise); use "
-                       f"`torch.stack({elements})`")
+            message = f"`{spelled}()` of tensors drops the graph of `{self.ctx.code_for(graph)}`"
+            notes = (f"Each element becomes a Python number, so the backward() in this function sends "
+                     f"`{self.ctx.code_for(graph)}` (line {self.ctx.line(graph)}) no gradient; multi-element tensors "
+                     f"raise.", use)
             severity = Severity.ERROR
         elif placed is not None:
-            message = (f"`{spelled}()` of tensors (the result is placed on `{self.ctx.code_for(placed)}`, an "
-                       f"element's device: Python numbers have none) converts each to a Python number, dropping "
-                       f"the graph (multi-element tensors raise); use `torch.stack({elements})`")
+            message = f"`{spelled}()` of tensors converts each to a Python number, dropping the graph"
+            notes = (f"The elements are tensors: the result is placed on `{self.ctx.code_for(placed)}`, an element's "
+                     f"device (Python numbers have none); multi-element tensors raise.", use)
             severity = Severity.WARNING
         else:
-            message = (f"`{spelled}()` of tensors converts each to a Python number, dropping the graph "
-                       f"(multi-element tensors raise); use `torch.stack({elements})`")
+            message = f"`{spelled}()` of tensors converts each to a Python number, dropping the graph"
+            notes = ("Multi-element tensors raise.", use)
             severity = Severity.WARNING
         self.ctx.report(node, self.code, message, severity, fix=lambda ctx: stack_fix(ctx, node),
                         signature=Signature(self.code, (spelled.rsplit(".", 1)[-1],),
-                                            source=Source(calls_backward=severity is Severity.ERROR)))
+                                            source=Source(calls_backward=severity is Severity.ERROR)), notes=notes)

@@ -91,7 +91,8 @@ class LegacyConstructorAlias(Rule):
         spelled = self.ctx.code_for(node.func)
         self.ctx.report(
             node, self.code,
-            f"`{spelled}({self.ctx.code_for(args[0].value)})` returns an alias that shares the tensor's storage, "
-            f"not a copy; use `{source}.clone()` for a copy", self.severity,
+            f"`{spelled}()` of a tensor returns an alias of its storage, not a copy", self.severity,
             fix=lambda ctx: clone_fix(ctx, node, args[0].value, head, member),
-            signature=Signature(self.code, (member,)))
+            signature=Signature(self.code, (member,)),
+            notes=(f"`{spelled}({self.ctx.code_for(args[0].value)})` shares the storage of "
+                   f"`{self.ctx.code_for(args[0].value)}`; use `{source}.clone()` for a copy.",))

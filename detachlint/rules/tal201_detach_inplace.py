@@ -76,10 +76,12 @@ class DetachInplace(AliasRule):
         related: List[Tuple[cst.CSTNode, str]] = []
         if direct:
             severity = Severity.ERROR if pending is not None else Severity.WARNING
-            message = (f"`{written}` writes into `{source}` through `.detach()`, which shares its storage"
-                       + (f"; the pending `{self._text(pending)}` saved it and will raise" if pending is not None
-                          else "; `with torch.no_grad():` on the tensor itself says so")
-                       + f". For a copy, use `{source}.detach().clone()`")
+            message = f"`{written}` writes into `{source}` through `.detach()`"
+            notes = ((f"`.detach()` shares its storage, and the pending `{self._text(pending)}` saved it: "
+                      f"it will raise."
+                      if pending is not None else
+                      "`.detach()` shares its storage; `with torch.no_grad():` on the tensor itself says so."),
+                     f"For a copy, use `{source}.detach().clone()`.")
         else:
             bound = origin  # the alias as bound to the name (not the view taken in the write itself)
             while bound.statement is mutation.statement and bound.parent is not None:
@@ -106,8 +108,9 @@ class DetachInplace(AliasRule):
             else:
                 severity = Severity.WARNING
                 why = f"`{source}` is not used again here, but the write still lands in its storage"
-            message = (f"`{written}` also changes `{source}`: `{name}` is `{chain}` (line {made}), which "
-                       f"shares `{source}`'s storage, and {why}. Use {fix} before writing")
+            message = f"`{written}` also changes `{source}`"
+            notes = (f"`{name}` is `{chain}` (line {made}), which shares `{source}`'s storage, and {why}.",
+                     f"Use {fix} before writing.")
             related.append((self._made(bound), f"`{name}` made here shares storage with `{source}`"))
             if read is not None:
                 related.append((read.node, f"`{read.key}` read here sees the write" if not read.escape
@@ -117,7 +120,7 @@ class DetachInplace(AliasRule):
         self.ctx.report(mutation.node, self.code, message, severity, related,
                         fix=None if direct and _discarded(mutation) else lambda ctx: clone_fix(ctx, detach),
                         signature=self._signature(mutation_ops(mutation, origin), origin, analysis,
-                                                  pending is not None, mutation))
+                                                  pending is not None, mutation), notes=notes)
 
     @staticmethod
     def _detached(mutation: Mutation) -> Optional[Tuple[Origin, Origin]]:

@@ -39,7 +39,7 @@ class SavedTensorInplace(AliasRule):
     Which ops and modules save what is measured with torch itself (`tools/saved_for_backward.py`).
     A graph whose result feeds only ops with integer or boolean results (`argmin`, `argmax`, comparisons)
     or `.detach()` is not backpropagated; a helper that writes its argument only through `.data`
-    moves no version counter, so nothing raises (TAL001 reports that write).
+    moves no version counter, so nothing raises (TAL001 or TAL003 reports that write).
 
     ## Why is this bad?
     The op's backward needs the saved values, and autograd's version counter notices that they
@@ -136,14 +136,14 @@ class SavedTensorInplace(AliasRule):
 
     def _report_step(self, kept: cst.Call, step: cst.Call, later: cst.Call, module: str, call: cst.Call) -> None:
         line = self.ctx.line
-        message = (f"`{self._text(step)}` (line {line(step)}) writes the parameters of `{module}` in place after "
-                   f"`{self._text(kept)}` kept the graph, but `{self._text(later)}` (line {line(later)}) "
-                   f"backpropagates through `{self._text(call)}` (line {line(call)}), computed before the step: "
-                   f"that forward saved the parameters for backward, so it will raise \"{_MESSAGE}\". Step after "
-                   f"the last backward that needs the graph, or compute the second loss after the step")
+        message = f"`{self._text(step)}` writes parameters that `{self._text(call)}` saved for a later backward"
+        notes = (f"`{self._text(kept)}` kept the graph, but `{self._text(later)}` (line {line(later)}) backpropagates "
+                 f"through `{self._text(call)}` (line {line(call)}), computed before the step (line {line(step)}): "
+                 f"that forward saved the parameters of `{module}` for backward, so it will raise \"{_MESSAGE}\".",
+                 "Step after the last backward that needs the graph, or compute the second loss after the step.")
         related = [(step, "the step writes the parameters in place"), (call, f"`{module}` saved its parameters here")]
         signature = Signature(self.code, ("step",), saved="input", source=Source(requires_grad=True, pending_graph=True))
-        self.ctx.report(kept, self.code, message, self.severity, related, signature=signature)
+        self.ctx.report(kept, self.code, message, self.severity, related, signature=signature, notes=notes)
 
     def _candidates(self, mutation: Mutation) -> List[Origin]:
         """The roots of what is written (through plain names and views only: through ``.detach()``,
@@ -198,17 +198,21 @@ class SavedTensorInplace(AliasRule):
         written = self._text(mutation.node)
         saver = self._text(op.call)
         role = "its result" if what == "result" else "its input"
-        advice = (f"Make `{self._text(mutation.node.func)}` not in place (`inplace=False`) or pass it `{saved}.clone()`"
-                  if mutation.op.endswith("(inplace=True)") and isinstance(mutation.node, cst.Call)
-                  else f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`")
-        message = (f"`{written}` writes `{saved}` in place, which `{saver}` (line {self.ctx.line(op.call)}) saved for "
-                   f"backward as {role}: {pending} will raise \"{_MESSAGE}\". {advice}")
         name = op.saves_result if what == "result" else op.saves_input
+        # a project helper that calls the op (``squash(x)`` around ``sigmoid``) is named as called
+        shown = name if name in saver or not isinstance(op.call, cst.Call) else self._text(op.call.func)
+        advice = (f"Make `{self._text(mutation.node.func)}` not in place (`inplace=False`) or pass it `{saved}.clone()`."
+                  if mutation.op.endswith("(inplace=True)") and isinstance(mutation.node, cst.Call)
+                  else f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`.")
+        message = f"`{written}` writes `{saved}` in place, which `{shown}` saved for backward"
+        notes = (f"`{saver}` (line {self.ctx.line(op.call)}) saved {role}: {pending} will raise \"{_MESSAGE}\".",
+                 advice)
         related = [(op.call, f"`{name}` saves {role} for backward")]
         signature = Signature(self.code, (name, mutation.op), saved=what,
                               source=Source(requires_grad=True, pending_graph=True))
         self.ctx.report(mutation.node, self.code, message, self.severity, related,
-                        fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature)
+                        fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature,
+                        notes=notes)
 
 
 @dataclass

@@ -251,8 +251,9 @@ class ViewAliasMutation(AliasRule):
         if direction == "copy":
             other = read.key
             copy = "`.copy()`" if arrays else "`.clone()`"
-            message = (f"`{written_text}` also changes `{other}`: `{self._text(made)}` (line {line}) is {what}, "
-                       f"not a copy, and {self._where(read)}.{evidence} Use {copy} where `{other}` is made")
+            message = f"`{written_text}` also changes `{other}`, which is {what}, not a copy"
+            notes = (f"`{self._text(made)}` (line {line}) is {what}, and {self._where(read)}.{evidence}",
+                     f"Use {copy} where `{other}` is made.")
             origin_for_signature = read.origin
         else:
             name = mutation.key or self._text(mutation.target)
@@ -269,7 +270,7 @@ class ViewAliasMutation(AliasRule):
             swapped = next((o for o in written.chain() if id(o.node) in analysis.partial_returns), None)
             if direction == "returned":
                 severity = Severity.WARNING  # no caller seen reading the argument afterwards
-                evidence = f" The function returns `{name}` as if it were a new tensor."
+                evidence += f" The function returns `{name}` as if it were a new tensor."
             if swapped is not None:
                 severity = Severity.WARNING
                 evidence += (f" `{self._text(swapped.node.func)}` returns it only for some iteration counts of a "
@@ -278,8 +279,9 @@ class ViewAliasMutation(AliasRule):
                 severity = Severity.WARNING
                 evidence += (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
                              f"write may be meant to reach the caller.")
-            message = (f"`{written_text}` also changes `{read.key}`: {shared}, and {self._where(read)}.{evidence} "
-                       f"Copy first (`.clone()`, or `.copy()` for an array)")
+            message = f"`{written_text}` also changes `{read.key}`" + (f" through `{name}`" if name != read.key else "")
+            notes = (f"{shared}, and {self._where(read)}.{evidence}",
+                     "Copy first (`.clone()`, or `.copy()` for an array).")
             origin_for_signature = written
         related = [(made, "the alias is made here"),
                    (read.node, f"`{read.key}` read here sees the write" if not read.escape
@@ -289,7 +291,7 @@ class ViewAliasMutation(AliasRule):
         signature = self._signature(mutation_ops(mutation, origin_for_signature), origin_for_signature,
                                     analysis, False, mutation, written)
         self.ctx.report(mutation.node, self.code, message, severity, related,
-                        fix=lambda ctx: alias_copy_fix(ctx, alias), signature=signature)
+                        fix=lambda ctx: alias_copy_fix(ctx, alias), signature=signature, notes=notes)
 
 
 def _spelled(origin: Origin) -> bool:

@@ -204,15 +204,16 @@ class StaleSnapshot(AliasRule):
         named = scan.step_takes_live or body.optimizer_over_live
         severity = Severity.ERROR if named else Severity.WARNING
         step = self._text(scan.step)
-        message = (f"`{kept} = {live}` is a second name for the module `{live}`, not a copy: `{step}` (line "
-                   f"{self.ctx.line(scan.step)}) keeps training it on the next iterations, so `{kept}` read at line "
-                   f"{self.ctx.line(body.read)} holds the last weights, not the chosen ones. Use "
-                   f"`copy.deepcopy({live})` (or keep `copy.deepcopy({live}.state_dict())`)")
+        message = f"`{kept} = {live}` is a second name for the module `{live}`, not a copy"
+        notes = (f"`{step}` (line {self.ctx.line(scan.step)}) keeps training it on the next iterations, so `{kept}` "
+                 f"read at line {self.ctx.line(body.read)} holds the last weights, not the chosen ones.",
+                 f"Use `copy.deepcopy({live})` (or keep `copy.deepcopy({live}.state_dict())`).")
         related = [(scan.step, "the update that changes the module"),
                    (body.read, f"`{kept}` read here holds the last weights")]
         self.ctx.report(value, self.code, message, severity, related,
                         fix=lambda ctx: deepcopy_fix(ctx, value),
-                        signature=Signature(self.code, ("alias", "step"), source=Source(module_state=True)))
+                        signature=Signature(self.code, ("alias", "step"), source=Source(module_state=True)),
+                        notes=notes)
 
     def _choosing_loop(self):
         """The loop around the ``if`` (with no ``else``) this assignment is in (in this function),
@@ -251,12 +252,13 @@ class StaleSnapshot(AliasRule):
             if hazard is None or self.ctx.reported(node.value, self.code):
                 continue
             stored = self._text(node.value)
-            message = (f"`{stored}` stored in `{self_name}.{hazard.attr}` holds references to the live tensors of "
-                       f"`{hazard.of}`, not a copy: {hazard.update} changes it before {hazard.use}. Use "
-                       f"`copy.deepcopy({stored})`")
+            message = f"`{self_name}.{hazard.attr}` holds the live tensors of `{hazard.of}`, not a copy"
+            notes = (f"`{stored}` stored in `{self_name}.{hazard.attr}` holds references to them: {hazard.update} "
+                     f"changes it before {hazard.use}.", f"Use `copy.deepcopy({stored})`.")
             self.ctx.report(node.value, self.code, message, self.severity,
                             fix=lambda ctx, value=node.value: deepcopy_fix(ctx, value),
-                            signature=Signature(self.code, ("state_dict", "step"), source=Source(module_state=True)))
+                            signature=Signature(self.code, ("state_dict", "step"), source=Source(module_state=True)),
+                            notes=notes)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == "data":
@@ -349,15 +351,16 @@ class StaleSnapshot(AliasRule):
         loop = ""
         if self.ctx.line(mutation.node) < self.ctx.line(node):
             loop = " on the next iteration of the loop"
-        message = (f"`{taken}` holds references to {what}, not a copy: `{update}` (line "
-                   f"{self.ctx.line(mutation.node)}) changes it{loop}, and {self._where(read)}. Use {fix}")
+        message = f"`{taken}` holds references to {what}, not a copy"
+        notes = (f"`{update}` (line {self.ctx.line(mutation.node)}) changes it{loop}, and {self._where(read)}.",
+                 f"Use {fix}.")
         related = [(mutation.node, "the update that changes the snapshot"),
                    (read.node, f"`{read.key}` read here holds the updated values" if not read.escape
                     else f"`{read.key}` still holds the live tensors after the function returns")]
         ops = origin.ops() + [mutation.op]
         self.ctx.report(node, self.code, message, self.severity, related,
                         fix=lambda ctx: snapshot_fix(ctx, node, origin),
-                        signature=self._signature(ops, origin, analysis, False, mutation))
+                        signature=self._signature(ops, origin, analysis, False, mutation), notes=notes)
 
 
 _COMPARING_CALLS = frozenset(

@@ -27,7 +27,7 @@ class InvalidNoqa(Rule):
     import torch
 
     def reset(p: torch.Tensor):
-        p.data.zero_()  # noqa: tal001
+        p.data.zero_()  # noqa: tal003
     ```
 
     ## Use instead
@@ -35,7 +35,7 @@ class InvalidNoqa(Rule):
     import torch
 
     def reset(p: torch.Tensor):
-        p.data.zero_()  # noqa: TAL001
+        p.data.zero_()  # noqa: TAL003
     ```
     """
 

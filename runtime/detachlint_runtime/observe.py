@@ -561,7 +561,7 @@ class Observer:
             message = version_error(saved)
             sites = [w[0] for w in saved.writes if w[0] is not None]
             if sites:
-                rules = ("TAL202", "TAL201", "TAL301", "TAL001") if not saved.writes[-1][2] \
+                rules = ("TAL202", "TAL201", "TAL301", "TAL001", "TAL003") if not saved.writes[-1][2] \
                     else ("TAL202", "TAL201", "TAL301")
                 self._add(Event(rules, "version-error", sites + _opt(self.user_site()),
                                          f"`{saved.writes[-1][1]}` changed a tensor saved for backward "
@@ -571,7 +571,7 @@ class Observer:
             backward = self.user_site()
             sites = [w[0] for w in saved.writes if w[0] is not None]
             where = f"line {backward[1]}" if backward else "a backward"
-            self._add(Event(("TAL001", "TAL201", "TAL301"), "silent-wrong-gradient", sites,
+            self._add(Event(("TAL001", "TAL003", "TAL201", "TAL301"), "silent-wrong-gradient", sites,
                                      f"`{saved.writes[0][1]}` wrote memory saved for backward ({_node(saved)}) "
                                      f"without bumping its version; the backward at {where} used the changed "
                                      f"values (a silently wrong gradient)"))

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Dict
 
-from . import tal001, tal002, tal101, tal102, tal103, tal201, tal202, tal301, tal401
+from . import tal001, tal002, tal003, tal101, tal102, tal103, tal201, tal202, tal301, tal401
 from .base import RuleRuntime
 
 RULES: Dict[str, RuleRuntime] = {m.RULE.code: m.RULE for m in (
-    tal001, tal002, tal101, tal102, tal103, tal201, tal202, tal301, tal401)}
+    tal001, tal002, tal003, tal101, tal102, tal103, tal201, tal202, tal301, tal401)}
 
 __all__ = ["RULES", "RuleRuntime"]

@@ -1,0 +1,175 @@
+"""What a user acts on (issue 42, points 1-4), through the real ``detachlint`` command: one code per
+meaning (TAL001 the hazard, TAL003 the nudge), advice that is right for a dtype or device change,
+safe fixes for ``nn.init`` in a function handed to ``Module.apply``, short messages with the
+evidence in notes."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import statistics
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# A nudge (weight initialisation, line 9) before a hazard (a write between forward and backward).
+HAZARD_AND_NUDGE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def init(model: nn.Module, x: torch.Tensor):
+        for p in model.parameters():
+            p.data.normal_(0.0, 0.02)
+        loss = model(x).sum()
+        model.fc.weight.data.mul_(0.5)
+        loss.backward()
+    """)
+
+
+def detachlint(*args, cwd):
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-m", "detachlint", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def findings(*args, cwd):
+    proc = detachlint("check", "--no-cache", "--output-format", "json", *args, cwd=cwd)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_the_nudge_has_its_own_code_that_one_line_of_configuration_drops(tmp_path):
+    (tmp_path / "train.py").write_text(HAZARD_AND_NUDGE)
+    got = [(f["code"], f["severity"], f["location"]["row"]) for f in findings(cwd=tmp_path)]
+    assert got == [("TAL003", "warning", 7), ("TAL001", "error", 9)]
+    assert [f["code"] for f in findings("--ignore", "TAL003", cwd=tmp_path)] == ["TAL001"]
+    (tmp_path / "pyproject.toml").write_text('[tool.detachlint]\nextend-ignore = ["TAL003"]\n')
+    assert [(f["code"], f["severity"]) for f in findings(cwd=tmp_path)] == [("TAL001", "error")]
+    # and the other way round: the hazards off, the idiom kept
+    assert [f["code"] for f in findings("--isolated", "--ignore", "TAL001", cwd=tmp_path)] == ["TAL003"]
+
+
+def test_the_default_output_leads_with_the_hazards(tmp_path):
+    (tmp_path / "train.py").write_text(HAZARD_AND_NUDGE)
+    proc = detachlint("check", "--no-cache", cwd=tmp_path)
+    heads = [line for line in proc.stdout.splitlines() if line.startswith("TAL")]
+    assert [h.split()[0] for h in heads] == ["TAL001", "TAL003"]  # the error first, though it comes later
+    assert "Found 2 findings (1 error, 1 warning)." in proc.stdout
+
+
+CONVERSIONS = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def convert(model: nn.Module, device: torch.device, q: torch.Tensor):
+        for p in model.parameters():
+            p.data = p.data.to(torch.bfloat16)
+            p.data = p.data.half()
+            p.data = p.data.float()
+            p.data = p.data.cuda()
+            p.data = p.data.to(device)
+            p.data = p.data.type(torch.float16)
+        model.fc.weight.data = q
+    """)
+
+
+def test_a_dtype_or_device_change_through_data_is_not_told_to_copy(tmp_path):
+    (tmp_path / "convert.py").write_text(CONVERSIONS)
+    found = findings(cwd=tmp_path)
+    assert [(f["code"], f["location"]["row"]) for f in found] == [("TAL003", row) for row in range(7, 14)]
+    for f in found[:-1]:
+        assert "copy_" not in f["message"], f
+        assert "dtype or device" in f["message"], f
+        notes = " ".join(f["notes"])
+        assert "would keep the old dtype and device" in notes and "module.to(...)" in notes, f
+        assert "copy_(...)` (same shape" not in notes
+        assert f["fix"] is None  # nothing that would change what the program computes is offered
+    same_shape = found[-1]  # a same-shape rebinding: `copy_` is the tracked equivalent
+    assert "with torch.no_grad(): model.fc.weight.copy_(...)" in " ".join(same_shape["notes"])
+
+
+INIT = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Generator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 3, 3)
+            self.apply(self._init_weights)
+
+        def _init_weights(self, module):
+            if isinstance(module, nn.Conv2d):
+                nn.init.normal_(module.weight.data, 0.0, 0.02)
+                module.bias.data.zero_()
+
+
+    def weights_init_normal(m):
+        classname = m.__class__.__name__
+        if classname.find("Conv") != -1:
+            torch.nn.init.normal_(m.weight.data, 0.0, 0.02)
+        elif classname.find("BatchNorm2d") != -1:
+            torch.nn.init.normal_(m.weight.data, 1.0, 0.02)
+            torch.nn.init.constant_(m.bias.data, 0.0)
+
+
+    def reset(m):
+        nn.init.zeros_(m.weight.data)
+
+
+    def reinitialise(model):
+        model.apply(reset)
+
+
+    generator = Generator()
+    generator.apply(weights_init_normal)
+    discriminator = Generator().apply(lambda m: nn.init.zeros_(m.conv.weight.data))
+    """)
+
+
+def test_nn_init_in_a_function_given_to_module_apply_is_fixed_safely(tmp_path):
+    path = tmp_path / "gan.py"
+    path.write_text(INIT)
+    before = findings(cwd=tmp_path)
+    assert {f["code"] for f in before} == {"TAL003"} and len(before) == 7
+    init = [f for f in before if f["location"]["row"] == 20][0]
+    # the message and its note agree with the fix: nn.init needs no `no_grad` block, only `.data` gone
+    assert "torch.nn.init` already writes under `no_grad`: drop `.data`" in " ".join(init["notes"])
+    assert "with torch.no_grad()" not in init["message"] + " ".join(init["notes"])
+    assert init["fix"]["applicability"] == "safe" and init["fix"]["message"].startswith("Remove `.data`")
+    unsafe = {f["location"]["row"]: f["fix"]["message"] for f in before if f["fix"]["applicability"] == "unsafe"}
+    assert list(unsafe) == [27] and "`Module.apply` hands this function a module" in unsafe[27]
+
+    proc = detachlint("check", "--no-cache", "--fix", cwd=tmp_path)
+    assert "Found 7 findings (6 fixed, 1 remaining" in proc.stdout, proc.stdout
+    text = path.read_text()
+    ast.parse(text)
+    assert "torch.nn.init.normal_(m.weight, 0.0, 0.02)" in text and "lambda m: nn.init.zeros_(m.conv.weight)" in text
+    after = findings(cwd=tmp_path)
+    assert [(f["code"], f["location"]["row"]) for f in after] == [("TAL003", 28)]  # `reset`, moved by a line
+
+
+def test_messages_are_one_short_sentence_with_the_evidence_in_notes(tmp_path):
+    found = findings("--select", "ALL", str(REPO / "demo"), str(REPO / "tests" / "fixtures"), cwd=tmp_path)
+    lengths = [len(f["message"]) for f in found]
+    assert len(found) > 200 and statistics.median(lengths) < 80, statistics.median(lengths)
+    assert max(lengths) <= 140, max(found, key=lambda f: len(f["message"]))["message"]
+    assert all(f["notes"] for f in found if f["code"] in ("TAL001", "TAL003")), "the evidence went missing"
+    # the full output shows the evidence: the pending backward and why the gradient is wrong
+    (tmp_path / "train.py").write_text(HAZARD_AND_NUDGE)
+    full = detachlint("check", "--no-cache", "train.py", cwd=tmp_path).stdout
+    assert "TAL001 [error] `.mul_()` on `model.fc.weight.data` changes `model.fc.weight` before a pending " \
+           "backward()\n" in full
+    assert "note: train.py:10:5: the pending backward() that reads the changed values" in full
+    assert "note: A graph is pending until `loss.backward()` (line 10): autograd cannot see the write, so the " \
+           "gradient will be silently wrong." in full
