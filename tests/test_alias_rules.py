@@ -15,6 +15,11 @@ def findings(source: str):
     return lint_source(textwrap.dedent(source), "t.py", CODES)
 
 
+def full(f) -> str:
+    """The message and its notes: the evidence a finding states (notes hold what the sentence leaves out)."""
+    return " ".join((f.message, *f.notes))
+
+
 def test_detach_conversion_chain_signature_and_related():
     (f,) = findings("""
         import torch
@@ -25,7 +30,7 @@ def test_detach_conversion_chain_signature_and_related():
             return images
     """)
     assert f.code == "TAL201" and f.severity.value == "error"
-    assert "`batch`" in f.message and "line 5" in f.message and ".detach().clone()" in f.message
+    assert "`batch`" in full(f) and "line 5" in full(f) and ".detach().clone()" in full(f)
     assert [(r.location.row, r.message) for r in f.related] == [
         (5, "`images` made here shares storage with `batch`"),
         (7, "`batch` still held by the caller"),
@@ -62,7 +67,7 @@ def test_stale_alias_names_the_alias_and_the_read():
             return state - prev
     """)
     assert f.code == "TAL301" and f.location.row == 6
-    assert "`prev`" in f.message and "line 7" in f.message
+    assert "`prev`" in full(f) and "line 7" in full(f)
     assert [r.location.row for r in f.related] == [5, 7]
     assert f.signature.ops == ("alias", "add_") and f.signature.written is Side.SOURCE
 
@@ -83,7 +88,7 @@ def test_state_dict_snapshot_reported_at_the_snapshot_with_the_update():
             model.load_state_dict(best)
     """)
     assert f.code == "TAL401" and f.location.row == 12
-    assert "`optimizer.step()` (line 10)" in f.message and "next iteration" in f.message
+    assert "`optimizer.step()` (line 10)" in full(f) and "next iteration" in full(f)
     assert [r.location.row for r in f.related] == [10, 13]
     assert f.signature.ops == ("state_dict", "step") and f.signature.source.module_state is True
 
@@ -124,7 +129,7 @@ def test_a_message_names_the_earliest_update_whatever_the_hash_seed():
     import sys
 
     script = ("import sys; from detachlint.engine import lint_source; "
-              "print([f.message for f in lint_source(sys.stdin.read(), 't.py', ['TAL401'])])")
+              "print([' '.join((f.message, *f.notes)) for f in lint_source(sys.stdin.read(), 't.py', ['TAL401'])])")
     messages = {subprocess.run([sys.executable, "-c", script], input=TWO_STEPS, capture_output=True, text=True,
                                env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}, check=True).stdout
                 for seed in range(6)}

@@ -77,7 +77,8 @@ def test_cli_one_file_and_tree_agree(tmp_path):
                     tmp_path)
         found = [(f["location"]["row"], f["code"]) for f in json.loads(proc.stdout)]
         assert found == EXPECTED, (target, proc.stdout, proc.stderr)
-        assert "train_epoch" in json.loads(proc.stdout)[0]["message"]
+        first = json.loads(proc.stdout)[0]
+        assert "train_epoch" in " ".join([first["message"], *first["notes"]])
 
 
 def test_cli_stdin_uses_the_project_too(tmp_path):

@@ -26,7 +26,7 @@ Found = List[Tuple[str, int, str, str]]
 
 
 def check(cwd: Path, *targets: str) -> Tuple[Found, Dict[str, List[str]]]:
-    """Findings (file, row, code, message) and the modules indexed per project root."""
+    """Findings (file, row, code, message and notes) and the modules indexed per project root."""
     proc = subprocess.run([sys.executable, "-m", "detachlint", "check", "--no-cache", "--exit-zero", "-j", "1",
                            "--output-format", "json", *targets], cwd=cwd, capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=str(ROOT), DETACHLINT_RUNNER_STATS="1"), timeout=300)
@@ -34,7 +34,7 @@ def check(cwd: Path, *targets: str) -> Tuple[Found, Dict[str, List[str]]]:
     stats = next(json.loads(line.split(": ", 1)[1]) for line in proc.stderr.splitlines()
                  if line.startswith("detachlint-stats: "))
     found = sorted((Path(os.path.relpath(f["filename"], cwd)).as_posix(), f["location"]["row"], f["code"],
-                    f["message"]) for f in json.loads(proc.stdout))
+                    " ".join([f["message"], *f["notes"]])) for f in json.loads(proc.stdout))
     return found, stats["indexed"]
 
 

@@ -133,13 +133,13 @@ class StaleSnapshot(AliasRule):
             if compared is None:
                 continue
             taken = self._text(node)
-            message = (f"`{kept}` holds the live parameters of `{self._text(node.func.value)}` (`{taken}`), not "
-                       f"copies: `{self._text(update.node)}` (line {self.ctx.line(update.node)}) changes them, so the "
-                       f"comparison at line {self.ctx.line(compared)} compares each parameter with itself and cannot "
-                       f"tell whether they changed. Keep `[p.detach().clone() for p in {taken}]`")
+            message = f"`{kept}` holds the live parameters of `{self._text(node.func.value)}`, not copies"
+            notes = (f"`{self._text(update.node)}` (line {self.ctx.line(update.node)}) changes them, so the comparison "
+                     f"at line {self.ctx.line(compared)} compares each parameter with itself and cannot tell whether "
+                     f"they changed.", f"Keep `[p.detach().clone() for p in {taken}]`.")
             related = [(update.node, "the update that changes the kept parameters"),
                        (compared, f"`{kept}` compared here holds the updated values")]
-            self.ctx.report(node, self.code, message, self.severity, related,
+            self.ctx.report(node, self.code, message, self.severity, related, notes=notes,
                             signature=Signature(self.code, ("parameters", "step"), source=Source(module_state=True)))
             return
 
