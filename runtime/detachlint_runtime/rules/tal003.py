@@ -4,8 +4,18 @@ write at its line that does hit memory a pending backward saved confirms it, as 
 
 from __future__ import annotations
 
+from detachlint.signature import Signature
+
+from ..recipes import Config
+from . import tal001
 from .base import RuleRuntime
-from .tal001 import reproduce
+
+
+def reproduce(sig: Signature, config: Config) -> dict:
+    """TAL001's recipe: the same ``.data`` write, reproduced with or without a pending graph as the
+    signature's facts say (a TAL003 signature says none was seen pending)."""
+    return tal001.reproduce(sig, config)
+
 
 RULE = RuleRuntime(
     "TAL003", reproduce, "none of its writes hit memory that a pending backward had saved (no silent wrong gradient)",
