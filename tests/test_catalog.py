@@ -379,6 +379,7 @@ def test_ops_with_results_that_carry_no_gradient():
         out = method() if name in ("isnan", "isinf") else method(y) if len(name) == 2 else method(1)
         assert not out.requires_grad and not out.is_floating_point(), name
 
+
 # Expressions whose dtype class ``analysis/dtypes.py`` tells from the catalogue (issue 41), each
 # evaluated with torch: the class it gives must be the class of the dtype torch returns.
 DTYPE_CLASS_CASES = [

@@ -291,7 +291,6 @@ class CallTransfer:
             return None
         return "copy" if target is not None else ("unsure" if source != "float" else None)
 
-
     def _surely_converts(self, receiver: cst.BaseExpression, method: str,
                          positional: Sequence[cst.BaseExpression], dtype: Optional[cst.BaseExpression] = None) -> bool:
         """Whether an ``if`` around the conversion ``receiver.<method>(...)`` makes it change the
