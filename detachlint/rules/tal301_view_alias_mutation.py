@@ -43,16 +43,15 @@ class ViewAliasMutation(AliasRule):
     changing the caller's tensor is then the method's contract. It is a warning too where the
     alias is the result of a project function that returns the argument's memory only for some
     iteration counts of a loop swapping two buffers (`x, c = c, x`): for the others it is new.
-    Where only NumPy arrays are
-    involved (no `.numpy()`, `torch.from_numpy` or tensor on the way), the finding is a warning
-    about arrays; a loop that reads `a[j]` and `a[j + 1]` before writing `a[j]` through another
-    name is not flagged, as no read sees a write. A conversion between dtype classes the code
-    shows (`.float()` of `torch.arange(n)`, an int grid `.to()` a float tensor) always copies and
-    is not flagged; where only one side's class is known, the finding is a warning.
-    A transform that writes its
-    argument through a plain alias or a view bound before the write, and returns that alias as
-    its result (`scaled = features; scaled *= w; return scaled`), is a **warning**: the caller's
-    tensor changes (a cached dataset, every epoch) while the result reads as a new one.
+    Where only NumPy arrays are involved (no `.numpy()`, `torch.from_numpy` or tensor on the
+    way), the finding is a warning about arrays; a loop that reads `a[j]` and `a[j + 1]` before
+    writing `a[j]` through another name is not flagged, as no read sees a write. A conversion
+    between dtype classes the code shows (`.float()` of `torch.arange(n)`, an int grid `.to()` a
+    float tensor) always copies and is not flagged; where only one side's class is known, the
+    finding is a warning. A transform that writes its argument through a plain alias or a view
+    bound before the write, and returns that alias as its result
+    (`scaled = features; scaled *= w; return scaled`), is a **warning**: the caller's tensor
+    changes (a cached dataset, every epoch) while the result reads as a new one.
 
     ## Example
     ```python
