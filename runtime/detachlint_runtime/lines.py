@@ -8,7 +8,8 @@ call per function call, none per line elsewhere). When another tool holds the tr
 coverage.py) the counter stays off and says so: runs are then counted only by the ops a line issues.
 
 ``on_flagged`` is called at every run of a flagged line and ``on_idle`` where a traced frame moves
-on to another line or returns: the observer turns its dispatch mode on and off there. ``hot`` is
+on from a flagged line to another (before 3.12: also at its first other line) or returns: the
+observer turns its dispatch mode on and off there. ``hot`` is
 the flagged "alias" row last entered (see ``alias_rows``), or None: a cheap gate that tells the
 observer when to look up the exact frame of a view op.
 """
