@@ -48,13 +48,16 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(source, root)
         before = lint(root, ["."], args.jobs)
         originals = {p: p.read_bytes() for p in root.rglob("*.py")}
-        cmd = detachlint_cmd() + ["check", "--select", "ALL", "--fix", "--no-cache", "--exit-zero",
+        cmd = detachlint_cmd() + ["check", "--select", "ALL", "--fix", "--show-fixes", "--no-cache", "--exit-zero",
                                   "--output-format", "concise", "-j", str(args.jobs), "."]
         if args.unsafe:
             cmd.insert(-1, "--unsafe-fixes")
         proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
-        summary = next((line for line in proc.stdout.splitlines() if line.startswith("Fixed ")), "")
-        fixed = Counter({code: int(n) for n, code in FIXED_RE.findall(summary)})
+        # With findings left, the report has no "Fixed ..." summary line (as in ruff), so the
+        # per-file listing of --show-fixes is what gives the counts per code.
+        fixed = Counter()
+        for n, code in FIXED_RE.findall(proc.stdout):
+            fixed[code] += int(n)
         changed = [p for p, data in originals.items() if p.read_bytes() != data]
         broken = []
         for path in changed:
