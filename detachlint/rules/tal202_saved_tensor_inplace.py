@@ -94,12 +94,12 @@ class SavedTensorInplace(AliasRule):
         if mutation is None or mutation.untracked or self.ctx.reported(mutation.node, self.code):
             return  # a callee's write through ``.data`` moves no version counter: nothing raises
         roots = self._candidates(mutation)
-        if not roots:
+        if not roots and not self._writes_saved_result(mutation):
             return  # the common case: nothing written was made or read by an op that saves it
         flow = self._flow()
         written_at = flow.finished(mutation.node)  # ``h[:, 0] = torch.log(h[:, 0])``: the log runs first
         analysis = self._analysis()
-        for saver, saved, what in self._savers(roots, flow, written_at):
+        for saver, saved, what in self._savers(roots, flow, written_at, mutation):
             if analysis.exclusive(mutation.statement, saver.statement):
                 continue  # saved under ``if self.training:``, written under ``else``: never both
             pending = self._backprop(flow, saver, written_at)
@@ -161,9 +161,19 @@ class SavedTensorInplace(AliasRule):
                 out.append(root)
         return out
 
-    def _savers(self, roots: List[Origin], flow: "_ScopeFlow", written_at: int):
+    def _writes_saved_result(self, mutation: Mutation) -> bool:
+        """The write's target is a call of an op or held module that saves its result."""
+        return isinstance(mutation.target, cst.Call) \
+            and _saves_result(mutation.target, self.analysis(TorchNames), self.analysis(TensorFacts))
+
+    def _savers(self, roots: List[Origin], flow: "_ScopeFlow", written_at: int, mutation: Mutation):
         """The op calls before the write that saved what it writes: (op call, saved tensor's text,
         "result" or "input")."""
+        own = flow.order.position(mutation.statement)
+        if self._writes_saved_result(mutation):  # ``self.drop(self.act(h))``: no name in between
+            op = flow.ops.get(id(mutation.target))
+            if op is not None and op.saves_result and not op.grad_off and not op.constant:
+                yield op, self._text(mutation.target), "result"
         for root in roots:
             call = root.node
             if root.relation is Relation.FRESH and isinstance(call, cst.Call):
@@ -171,9 +181,13 @@ class SavedTensorInplace(AliasRule):
                 if op is not None and op.saves_result and not op.grad_off and not op.constant \
                         and op.position < written_at:
                     yield op, root.source, "result"
-            for op in flow.calls_on(root.source, written_at):
-                if op.saves_input and not op.constant:
+            for op in flow.calls_on(root.source, written_at, own) + flow.calls_with(call, written_at):
+                if op.call is mutation.node or op.constant:
+                    continue
+                if op.saves_input:
                     yield op, root.source, "input"
+                elif op.inplace and op.saves_result:  # ``self.act = nn.ReLU(inplace=True)`` keeps what it wrote
+                    yield op, root.source, "result"
 
     def _backprop(self, flow: "_ScopeFlow", op: "_Op", written_at: int) -> Optional[str]:
         """Where the graph that holds the op is backpropagated: a later ``backward()`` here of a
@@ -183,7 +197,8 @@ class SavedTensorInplace(AliasRule):
                 return f"`{self._text(call)}` (line {self.ctx.line(call)})"
         facts = self.analysis(TensorFacts)
         function, cls = facts.function, facts.current_class
-        if function is None or not any(names & flow.derived(op, at) for at, names in flow.returns):
+        if function is None or not (isinstance(op.statement, cst.Return)
+                                    or any(names & flow.derived(op, at) for at, names in flow.returns)):
             return None
         if function.name.value == "forward" and cls is not None and cls.is_module and op.input_from_self:
             return "the caller's `backward()` through this `forward()`'s result"
@@ -230,6 +245,7 @@ class _Op:
     constant: bool  # its input is made by a factory (``torch.randn(...).softmax(-1)``): no graph, nothing saved
     input_from_self: bool  # the input is computed from ``self`` (a submodule's output, a parameter)
     statement: Optional[cst.CSTNode] = None  # the statement holding the call (its path conditions)
+    inplace: bool = False  # a held module that writes its input (then what it saves is that input)
 
 
 class _ScopeFlow(cst.CSTVisitor):
@@ -330,7 +346,8 @@ class _ScopeFlow(cst.CSTVisitor):
             _names_in(first) & ({self._self} | self._self_names)) or held is not None and held.trained
         constant = held is None and first is not None and self._graph_free(first)
         self.ops[id(node)] = _Op(node, *saves, self.order.position(node), first_name, targets, filled,
-                                 self._no_grad > 0, constant, from_self, statement)
+                                 self._no_grad > 0, constant, from_self, statement,
+                                 held is not None and held.writes_input)
 
     # questions
     def _graph_free(self, node: cst.CSTNode) -> bool:
@@ -360,16 +377,23 @@ class _ScopeFlow(cst.CSTVisitor):
         walk(node, last)
         return last.at
 
-    def calls_on(self, name: str, before: int) -> List[_Op]:
+    def calls_on(self, name: str, before: int, own: int = -1) -> List[_Op]:
         """Op calls on ``name`` before ``before``, with ``name`` not bound anew in between (by the
-        op's own statement either: ``h = torch.sin(h)`` saves the old ``h``)."""
+        op's own statement either: ``h = torch.sin(h)`` saves the old ``h``; the statement at
+        ``own``, which holds the write, binds after it: ``x = self.act(x)``)."""
         out = []
         for op in self.ops.values():
             if op.first == name and not op.grad_off and op.position < before and name not in op.statement_targets \
-                    and not any(
-                    op.position < at < before and name in targets for at, targets, _ in self.assignments):
+                    and not any(op.position < at < before and at != own and name in targets
+                                for at, targets, _ in self.assignments):
                 out.append(op)
         return out
+
+    def calls_with(self, made: Optional[cst.CSTNode], before: int) -> List[_Op]:
+        """Op calls before ``before`` whose first argument is the expression ``made`` itself
+        (``self.drop(self.act(h))``: what ``self.act`` saved is what ``self.drop`` gets)."""
+        return [op for op in self.ops.values() if made is not None and op.position < before and not op.grad_off
+                and op.call.args and op.call.args[0].value is made]
 
     def computed_through(self, names: Set[str], until: int, before: int,
                          modules: Set[str]) -> Optional[Tuple[str, cst.Call]]:
