@@ -1173,6 +1173,9 @@ class ProjectIndex:
         """A subclass of ``torch.Tensor`` or ``nn.Parameter``, also when its bases live in another file."""
         return self.is_class(cls) and any(a in catalog.TENSOR_TYPES for a in self.ancestors(cls)[1:])
 
+    def class_facts(self, cls: str) -> Optional[ClassFacts]:
+        return self._classes.get(cls)
+
     def held_module(self, cls: str, attr: str) -> Optional[ModuleEffect]:
         """What calling ``self.<attr>`` does, in a method of the project class ``cls``: the
         ``torch.nn`` modules the class (or the nearest base that assigns it) holds there; None when
@@ -1461,6 +1464,12 @@ class ModuleView:
     def held_module(self, cls: str, attr: str) -> Optional[ModuleEffect]:
         """``ProjectIndex.held_module`` for a class of this module, by its name here."""
         return self.index.held_module(f"{self.module}.{cls}" if self.module else cls, attr)
+
+    def apply_saves(self, dotted: str) -> Tuple[int, ...]:
+        """``Cube.apply(h)``, written here: the arguments that the project ``autograd.Function``
+        ``Cube`` keeps for backward (``ctx.save_for_backward`` in its ``forward``)."""
+        cls = self.index.resolve(self.module, dotted)
+        return self.index.class_facts(cls).saved if cls is not None and self.index.class_facts(cls) else ()
 
     def first_pass(self, source: str) -> Optional[FirstPass]:
         """The first pass of ``source``, known without parsing it when the index read this very

@@ -198,6 +198,13 @@ def module_entry(qualified: Optional[str], keywords: Mapping[str, bool], positio
                        or (position is not None and len(positional) > position and positional[position]))
 
 
+def writes_own_weight(qualified: Optional[str], keywords: Iterable[str]) -> bool:
+    """A ``torch.nn`` module made with these keyword arguments whose every call writes its own
+    weight in place (``nn.Embedding(n, d, max_norm=1.0)`` renormalises the rows it looks up)."""
+    head, _, member = (qualified or "").rpartition(".")
+    return head.startswith("torch.nn") and saved_ops.MODULE_WRITES_WEIGHT.get(member) in set(keywords)
+
+
 def chain_hazards(entries: Sequence[str]) -> List[Tuple[int, int]]:
     """In modules called one after another (an ``nn.Sequential``'s), the in-place ones that write
     a tensor an earlier one saved for backward (``nn.Tanh(), nn.ReLU(inplace=True)``): (the

@@ -20,11 +20,12 @@ from ..walk import walk
 from .alias_rule import AliasRule
 from .base import WRITES, Sites
 from .fixkit import UNSAFE, make_fix, replace
+from .saved_modules import ModuleChecks
 
 _MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation"
 
 
-class SavedTensorInplace(AliasRule):
+class SavedTensorInplace(ModuleChecks, AliasRule):
     """
     ## What it does
     Flags an in-place write to a tensor that an op saved for backward, while the backward that
@@ -74,8 +75,9 @@ class SavedTensorInplace(AliasRule):
     code = "TAL202"
     severity = Severity.ERROR
     summary = "in-place write to a tensor an op saved for backward, before that backward runs"
-    # reported at the write, or at the ``backward(retain_graph=True)`` whose graph a step then changes
-    sites = WRITES | Sites(keywords=frozenset({"retain_graph"}))
+    # reported at the write, or at the ``backward(retain_graph=True)`` whose graph a step then changes,
+    # or in an ``nn.Sequential(...)``, or at the call of a module made with ``max_norm=`` (``saved_modules``)
+    sites = WRITES | Sites(calls=frozenset({"Sequential"}), keywords=frozenset({"retain_graph", "max_norm"}))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -109,6 +111,7 @@ class SavedTensorInplace(AliasRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
+        self._check_module_call(node)
         if node.func.__class__ is cst.Attribute and node.func.attr.value in catalog.BACKWARD_METHODS and any(
                 a.keyword is not None and a.keyword.value == "retain_graph" for a in node.args):
             self._check_retained(node)
@@ -215,7 +218,9 @@ class SavedTensorInplace(AliasRule):
         role = "its result" if what == "result" else "its input"
         name = op.saves_result if what == "result" else op.saves_input
         # a project helper that calls the op (``squash(x)`` around ``sigmoid``) is named as called
-        shown = name if name in saver or not isinstance(op.call, cst.Call) else self._text(op.call.func)
+        # (``Cube.apply(h)``, a custom ``autograd.Function``, is named by its class too)
+        shown = name if name in saver and name != "apply" or not isinstance(op.call, cst.Call) \
+            else self._text(op.call.func)
         advice = (f"Make `{self._text(mutation.node.func)}` not in place (`inplace=False`) or pass it `{saved}.clone()`."
                   if mutation.op.endswith("(inplace=True)") and isinstance(mutation.node, cst.Call)
                   else f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`.")
@@ -329,6 +334,10 @@ class _ScopeFlow(cst.CSTVisitor):
         if held is not None:
             saves = (held.result_op, held.input_op)
             first = node.args[0].value if node.args and node.args[0].keyword is None else None
+        elif func.__class__ is cst.Attribute and func.attr.value == "apply" and self.facts.project is not None:
+            kept = self.facts.project.apply_saves(dotted_name(func.value) or "")  # ``Cube.apply(h)``
+            saves = (None, "apply" if kept and kept[0] < len(node.args) else None)
+            first = node.args[kept[0]].value if saves[1] else None
         else:
             name, first = self.names.op(node)
             saves = (name if saves_result(name) else None, name if saves_input(name) else None)
