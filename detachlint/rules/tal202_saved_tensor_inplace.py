@@ -36,8 +36,13 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
     a function whose result a caller of the project backpropagates (`loss_of(x).backward()`). Modules
     held as attributes count as what they are (`self.gate = nn.Sigmoid()` saves its output,
     `nn.Linear` its input; `self.act = nn.ReLU(inplace=True)`, also through `nn.Sequential`, a
-    constructor default or `m.inplace = True` set later, writes its input; `nn.Identity` returns it).
-    Which ops and modules save what is measured with torch itself (`tools/saved_for_backward.py`).
+    constructor default or `m.inplace = True` set later, also by a class holding the module, writes
+    its input; `nn.Identity` returns it). Inside an `nn.Sequential`, an in-place module right after
+    one that saved its output (`nn.Tanh(), nn.ReLU(inplace=True)`) is reported where it is built. A
+    call of `nn.Embedding(..., max_norm=...)` renormalises its weight in place: an op before it that
+    saved the weight (`emb.weight @ w`) raises at the backward. A custom `autograd.Function` keeps
+    what its `forward` hands to `ctx.save_for_backward`: `Fn.apply(h)` then `h.clamp_(...)`.
+    Which ops and modules save or write what is measured with torch itself (`tools/saved_for_backward.py`).
     A graph whose result feeds only ops with integer or boolean results (`argmin`, `argmax`, comparisons)
     or `.detach()` is not backpropagated; a helper that writes its argument only through `.data`
     moves no version counter, so nothing raises (TAL001 or TAL003 reports that write).
