@@ -160,7 +160,8 @@ class ClassFacts:
     # entries: ``ReLU!`` for ``nn.ReLU(inplace=True)``, an ``nn.Sequential``'s contents, ``?``)
     modules: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # the ``torch.nn`` classes (``*``: any) whose ``inplace`` flag a loop over ``self.modules()`` sets,
-    # also on the modules of the project classes held (``children``: attribute -> the class as called)
+    # also on the modules of the project classes held (``children``: attribute -> the class as called),
+    # and ``.attr`` for ``self.attr.inplace = True`` (subclasses set it on what a base class made)
     flips: Tuple[str, ...] = ()
     children: Dict[str, str] = field(default_factory=dict)
     # an ``autograd.Function``: the ``apply`` arguments its ``forward`` keeps by ``ctx.save_for_backward``
@@ -736,6 +737,7 @@ def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]
     held: Dict[str, Tuple[str, ...]] = {}
     children: Dict[str, str] = {}
     flips: Set[str] = set()
+    own: Set[str] = set()  # ``self.act.inplace = True``: that attribute's modules only
     for method in cls.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
             continue
@@ -745,7 +747,12 @@ def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and target.attr == "inplace" \
                         and isinstance(node.value, ast.Constant) and node.value.value is True:
-                    flips |= kinds
+                    owner = target.value
+                    if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) \
+                            and owner.value.id == self_name:
+                        own.add(owner.attr)
+                    else:
+                        flips |= kinds
                 elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                         and target.value.id == self_name and isinstance(node.value, (ast.Call, ast.Name)):
                     defaults = _defaults(method) if defaults is None else defaults
@@ -755,9 +762,9 @@ def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]
                         held[target.attr] = modules if known in (None, modules) else (UNKNOWN_MODULE,)
                     if modules == (UNKNOWN_MODULE,) and isinstance(node.value, ast.Call) and _dotted(node.value.func):
                         children[target.attr] = _dotted(node.value.func)  # ``self.ff = FeedForward(d)``
-    if flips:
-        held = {a: flipped(ms, flips) for a, ms in held.items()}
-    return held, tuple(sorted(flips)), children
+    if flips or own:
+        held = {a: flipped(ms, flips | ({"*"} if a in own else set())) for a, ms in held.items()}
+    return held, tuple(sorted(flips | {"." + a for a in own})), children
 
 
 def _saved_for_backward(cls: ast.ClassDef) -> Tuple[int, ...]:
@@ -1182,9 +1189,15 @@ class ProjectIndex:
         it holds something else or is not known."""
         key = (cls, attr)
         if key not in self._held:
-            held = next((self._classes[a].modules[attr] for a in self.ancestors(cls)
-                         if a in self._classes and attr in self._classes[a].modules), None)
-            flips = self._flipped_from_above.get(cls)
+            maker = next((a for a in self.ancestors(cls) if a in self._classes and attr in self._classes[a].modules), None)
+            held = self._classes[maker].modules[attr] if maker is not None else None
+            flips = set(self._flipped_from_above.get(cls, ()))
+            for a in self.ancestors(cls):  # a subclass sets the flag on what its base made, after ``super().__init__()``
+                own = self._classes[a].flips if a in self._classes else ()
+                flips.update(k for k in own if not k.startswith("."))
+                flips.update("*" for k in own if k == "." + attr)
+                if a == maker:
+                    break  # a base's flags were set before this class made the module
             self._held[key] = module_effect(flipped(held, flips) if flips else held) if held is not None else None
         return self._held[key]
 
@@ -1193,7 +1206,8 @@ class ProjectIndex:
         """The classes whose ``inplace`` flags a class holding them sets (``self.ff = FeedForward(d)``,
         then ``for m in self.modules(): m.inplace = True``), with the module classes it sets them on."""
         out: Dict[str, Set[str]] = {}
-        todo = [(c, frozenset(f.flips)) for c, f in self._classes.items() if f.flips]
+        todo = [(c, frozenset(k for k in f.flips if not k.startswith("."))) for c, f in self._classes.items()]
+        todo = [(c, kinds) for c, kinds in todo if kinds]
         for _ in range(_FIXPOINT_ROUNDS):
             later = []
             for holder, kinds in todo:
