@@ -34,10 +34,21 @@ class ModuleChecks:
             self._check_weight_write(node)
 
     # --- ``nn.Sequential(nn.Tanh(), nn.ReLU(inplace=True))`` ------------------------------------
+    def _default(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """What a parameter of the enclosing function holds by default (``act=nn.ReLU(inplace=True)``,
+        ``act_layer=nn.ReLU``), as the project index reads held modules; else ``node``."""
+        scope = self.ctx.scope
+        if isinstance(node, cst.Name) and isinstance(scope, cst.FunctionDef):
+            params = scope.params
+            return next((p.default for p in (*params.params, *params.kwonly_params)
+                         if p.name.value == node.value and p.default is not None), node)
+        return node
+
     def _entry(self, node: cst.BaseExpression) -> str:
+        node = self._default(node)
         if not isinstance(node, cst.Call):
             return UNKNOWN_MODULE
-        return module_entry(self.analysis(TorchNames).qualified(node.func),
+        return module_entry(self.analysis(TorchNames).qualified(self._default(node.func)),
                             {a.keyword.value: _true(a.value) for a in node.args if a.keyword is not None},
                             [_true(a.value) for a in node.args if a.keyword is None and not a.star])
 
