@@ -62,7 +62,8 @@ class ModuleChecks:
                 continue
             member = self._entry(saving).rstrip("!")
             writes = f"{self._entry(written).rstrip('!')}(inplace=True)"
-            message = f"`{self._text(written)}` writes in place the output of `{self._text(saving)}`, which it saved for backward"
+            message = (f"`{self._text(written)}` writes in place the output of `{self._text(saving)}`, "
+                       "which that module saved for backward")
             notes = (f"In this `nn.Sequential`, `{self._text(saving)}` (line {self.ctx.line(saving)}) saves its output "
                      f"for its backward and `{self._text(written)}` overwrites it: a backward through the Sequential "
                      f"in training will raise \"{MESSAGE}\".",
@@ -119,7 +120,8 @@ class ModuleChecks:
         backward = self._backward_of(saver, node) if saver is not None else None
         if backward is None:
             return
-        message = f"`{self._text(node)}` writes `{weight}` in place (`max_norm` renormalises it), which an op saved for backward"
+        message = (f"`{self._text(node)}` writes `{weight}` in place (`max_norm` renormalises it), "
+                   "which an op saved for backward")
         notes = (f"`{self._text(saver)}` (line {self.ctx.line(saver)}) saved `{weight}`: `{self._text(backward)}` "
                  f"(line {self.ctx.line(backward)}) will raise \"{MESSAGE}\".",
                  f"Use `{weight}.clone()` in the op that saves it, or look up before it.")
