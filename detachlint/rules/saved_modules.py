@@ -22,6 +22,12 @@ def _true(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 
 
+def _given(call: cst.Call) -> Set[str]:
+    """The keyword arguments ``call`` passes, other than ``None``."""
+    return {a.keyword.value for a in call.args
+            if a.keyword is not None and not (isinstance(a.value, cst.Name) and a.value.value == "None")}
+
+
 class ModuleChecks:
     """Mixed into ``SavedTensorInplace``: ``visit_Call`` hands every call to ``_check_module_call``."""
 
@@ -88,16 +94,15 @@ class ModuleChecks:
             else getattr(scope, "body", ())
         for statement in body:
             for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                        and isinstance(small.targets[0].target, cst.Name):
-                    name, value = small.targets[0].target.value, small.value
-                    if name in bound:
-                        out.pop(name, None)  # bound twice: which one is called is not known
-                    bound.add(name)
-                    if isinstance(value, cst.Call) and writes_own_weight(
-                            names.qualified(value.func), {a.keyword.value for a in value.args if a.keyword is not None
-                                                          and not (isinstance(a.value, cst.Name) and a.value.value == "None")}):
-                        out[name] = value
+                if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name)):
+                    continue
+                name, value = small.targets[0].target.value, small.value
+                if name in bound:
+                    out.pop(name, None)  # bound twice: which one is called is not known
+                elif isinstance(value, cst.Call) and writes_own_weight(names.qualified(value.func), _given(value)):
+                    out[name] = value
+                bound.add(name)
         self.ctx.memo[key] = out
         return out
 
