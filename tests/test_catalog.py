@@ -211,6 +211,28 @@ def test_saved_modules_are_what_the_installed_torch_modules_save():
     assert tool.render() == (Path(tool.OUT)).read_text()  # the data file is the tool's output
 
 
+def test_weight_writing_modules_are_what_the_installed_torch_modules_write():
+    """``saved_ops.MODULE_WRITES_WEIGHT`` is measured, and a lookup with ``max_norm`` after an op
+    saved the weight raises at backward, as TAL202 says (and not with the weight cloned)."""
+    import torch
+    from detachlint.analysis import saved_ops
+
+    assert saved_ops.MODULE_WRITES_WEIGHT == _saved_tool().measure_weight_writes()
+    assert saved_ops.MODULE_WRITES_WEIGHT["Embedding"] == "max_norm"
+
+    def run(clone: bool) -> None:
+        torch.manual_seed(0)
+        emb = torch.nn.Embedding(10, 3, max_norm=1.0)
+        with torch.no_grad():
+            emb.weight.mul_(10)  # rows longer than max_norm: the lookup renormalises them
+        other = torch.randn(2, 3, requires_grad=True)
+        kept = (emb.weight.clone() if clone else emb.weight) @ other.t()
+        (kept.sum() + emb(torch.tensor([1, 2])).sum()).backward()
+
+    assert _raises_version_error(lambda: run(False), "Embedding(max_norm)")
+    run(True)
+
+
 def _raises_version_error(run, name: str) -> bool:
     """Whether ``run()`` raises autograd's "modified by an inplace operation" (and nothing else)."""
     try:
@@ -261,15 +283,17 @@ def test_tal202_fixture_raises_exactly_where_it_expects():
     assert checked >= 12
 
 
-def test_tal202_across_functions_fixture_raises_exactly_where_it_expects(monkeypatch):
-    """Each ``run_<case>`` of the cross-function fixture run with inputs that require grad raises
-    autograd's version error exactly when the function ``<case>`` (a helper whose result a caller
-    backpropagates) or a method of the class it uses holds an ``# expect`` line."""
+@pytest.mark.parametrize("fixture, least", [("tal202_across_functions.py", 7), ("tal202_held_modules.py", 16)])
+def test_tal202_across_functions_fixture_raises_exactly_where_it_expects(monkeypatch, fixture, least):
+    """Each ``run_<case>`` of the cross-function fixture (and of the held-modules one) run with
+    inputs that require grad raises autograd's version error exactly when what it names (the
+    function ``<case>``, a helper whose result a caller backpropagates, or a class) holds an
+    ``# expect`` line."""
     import inspect
 
     from fixture_expectations import FIXTURES, expectations
 
-    path = FIXTURES / "tal202_across_functions.py"
+    path = FIXTURES / fixture
     expected_rows = {row for row, _, _ in expectations(path.read_text())}
     spec = importlib.util.spec_from_file_location("tal202_across_fixture", path)
     module = importlib.util.module_from_spec(spec)
@@ -288,7 +312,7 @@ def test_tal202_across_functions_fixture_raises_exactly_where_it_expects(monkeyp
         raised = _raises_version_error(lambda run=run: run(torch.rand(3, 3, requires_grad=True)), name)
         assert raised == bool(rows & expected_rows), name
         checked += 1
-    assert checked >= 7
+    assert checked >= least
 
 
 def test_optimizer_classes_are_what_torch_optim_calls_optimizers():

@@ -168,11 +168,36 @@ def measure_modules() -> Dict[str, List[str]]:
     return out
 
 
+# ``torch.nn`` module classes -> constructor keyword arguments that may make every call write the
+# module's own weight in place (each tried alone, on a weight whose rows are longer than 1).
+WEIGHT_WRITING_ARGS = {"Embedding": {"max_norm": 1.0}, "EmbeddingBag": {"max_norm": 1.0}}
+
+
+def measure_weight_writes() -> Dict[str, str]:
+    """Per module class, the keyword (of ``WEIGHT_WRITING_ARGS``) with which a call writes the
+    module's weight in place (its version counter moves): ``nn.Embedding(max_norm=...)``."""
+    import torch
+
+    out: Dict[str, str] = {}
+    torch.manual_seed(0)
+    for name, candidates in sorted(WEIGHT_WRITING_ARGS.items()):
+        for keyword, value in sorted(candidates.items()):
+            module = _make(torch, name, **{keyword: value})
+            with torch.no_grad():
+                module.weight.mul_(10)  # rows longer than any max_norm tried
+            before = module.weight._version
+            module(_module_input(torch, name))
+            if module.weight._version > before:
+                out[name] = keyword
+    return out
+
+
 def render() -> str:
     import torch
 
     result, first = measure()
     modules = measure_modules()
+    weights = measure_weight_writes()
 
     def block(names: List[str]) -> str:
         lines, line = [], "   "
@@ -208,7 +233,9 @@ def render() -> str:
             "# ... has parameters that require grad: its output is part of a graph whatever its input.\n"
             f'MODULE_WITH_PARAMETERS = frozenset(\n    """\n{block(modules["parameters"])}\n    """.split()\n)\n\n'
             "# ... returns its input's own memory, unwritten (an alias: writing the result writes the input).\n"
-            f'MODULE_RETURNS_INPUT = frozenset(\n    """\n{block(modules["returns-input"])}\n    """.split()\n)\n')
+            f'MODULE_RETURNS_INPUT = frozenset(\n    """\n{block(modules["returns-input"])}\n    """.split()\n)\n\n'
+            "# ... made with this keyword argument, writes its own weight in place at every call.\n"
+            "MODULE_WRITES_WEIGHT = {%s}\n" % ", ".join(f'"{n}": "{k}"' for n, k in sorted(weights.items())))
 
 
 def main(argv=None) -> int:

@@ -51,6 +51,11 @@ class CallTransfer:
             key = sliced_name(given) if saves_input(op) and given is not None else None
             if key is not None:
                 self.saving_calls.setdefault(key, []).append(node)
+        for i in self.project.apply_saves(dotted_name(func.value) or "") \
+                if func.__class__ is cst.Attribute and func.attr.value == "apply" and self.project is not None else ():
+            key = sliced_name(node.args[i].value) if i < len(node.args) else None  # ``Cube.apply(h)`` keeps ``h``
+            if key is not None:
+                self.saving_calls.setdefault(key, []).append(node)
         held = self.held_module(func)
         if held is not None and held.saves_input and node.args and node.args[0].keyword is None:
             key = sliced_name(node.args[0].value)  # ``self.fc(h)``: nn.Linear saves ``h``

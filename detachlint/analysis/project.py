@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
-from .torch_facts import (SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument, held_module, inplace_position,
+from .torch_facts import (SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument,
                           is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
-                          made_inplace, module_effect, shares_receiver_memory, stepped_optimizer,
+                          flipped, module_effect, module_entry, shares_receiver_memory, stepped_optimizer,
                           writes_first_argument, writes_receiver)
 from ..files import SourceError, decode_source, file_digest
 from ..frontend.firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
@@ -159,6 +159,13 @@ class ClassFacts:
     # ``self.<attr>`` -> the ``torch.nn`` modules it holds, in call order (``torch_facts.held_module``
     # entries: ``ReLU!`` for ``nn.ReLU(inplace=True)``, an ``nn.Sequential``'s contents, ``?``)
     modules: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # the ``torch.nn`` classes (``*``: any) whose ``inplace`` flag a loop over ``self.modules()`` sets,
+    # also on the modules of the project classes held (``children``: attribute -> the class as called),
+    # and ``.attr`` for ``self.attr.inplace = True`` (subclasses set it on what a base class made)
+    flips: Tuple[str, ...] = ()
+    children: Dict[str, str] = field(default_factory=dict)
+    # an ``autograd.Function``: the ``apply`` arguments its ``forward`` keeps by ``ctx.save_for_backward``
+    saved: Tuple[int, ...] = ()
 
 
 @dataclass
@@ -180,7 +187,7 @@ class ModuleFacts:
             "elements": [[s.row, s.column, s.end_row, s.end_column, s.calls] for s in self.elements],
             "sites": self.sites.to_json() if self.sites is not None else None,
             "imports": self.imports,
-            "classes": {k: [c.bases, c.line, c.modules] for k, c in self.classes.items()},
+            "classes": {k: [c.bases, c.line, c.modules, c.flips, c.children, c.saved] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
@@ -195,8 +202,9 @@ class ModuleFacts:
                     quiet=[Unit(*u) for u in data["quiet"]],
                     elements=[Span(*s[:4], tuple(s[4])) for s in data["elements"]],
                     sites=Sites.from_json(data["sites"]) if data["sites"] is not None else None)
-        for name, (bases, line, modules) in data["classes"].items():
-            facts.classes[name] = ClassFacts(name, tuple(bases), line, {a: tuple(m) for a, m in modules.items()})
+        for name, (bases, line, modules, flips, children, saved) in data["classes"].items():
+            facts.classes[name] = ClassFacts(name, tuple(bases), line, {a: tuple(m) for a, m in modules.items()},
+                                             tuple(flips), dict(children), tuple(saved))
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
              makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls) = row
@@ -709,7 +717,8 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
         elif isinstance(stmt, ast.ClassDef):
             bases = tuple(b for b in (_dotted(base) for base in stmt.bases) if b)
             facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno,
-                                                           _held_modules(stmt, facts.imports))
+                                                           *_held_modules(stmt, facts.imports),
+                                                           saved=_saved_for_backward(stmt))
             _scan_body(stmt.body, prefix + stmt.name + ".", True, facts)
         elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
             # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
@@ -719,22 +728,31 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
                 _scan_body(handler.body, prefix, in_class, facts)
 
 
-def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]) -> Dict[str, Tuple[str, ...]]:
+def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]
+                  ) -> Tuple[Dict[str, Tuple[str, ...]], Tuple[str, ...], Dict[str, str]]:
     """``self.<attr> = <module>`` in the methods of ``cls`` (``torch_facts.held_module``); an
-    attribute assigned different modules holds ``?``. A flag flipped on every submodule (``for m in
-    self.modules(): m.inplace = True``) makes each that can be in place so."""
+    attribute assigned different modules holds ``?``. With the classes whose ``inplace`` flag is set
+    on submodules (``for m in self.modules(): if isinstance(m, nn.ReLU): m.inplace = True``; ``*``
+    without such a test) and the attributes made by calling anything else (a project class, maybe)."""
     held: Dict[str, Tuple[str, ...]] = {}
-    flipped = False
+    children: Dict[str, str] = {}
+    flips: Set[str] = set()
+    own: Set[str] = set()  # ``self.act.inplace = True``: that attribute's modules only
     for method in cls.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
             continue
         self_name = method.args.args[0].arg
         defaults = None
-        for node in _assignments(method.body):
+        for node, kinds in _assignments(method.body, imports):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and target.attr == "inplace" \
                         and isinstance(node.value, ast.Constant) and node.value.value is True:
-                    flipped = True
+                    owner = target.value
+                    if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) \
+                            and owner.value.id == self_name:
+                        own.add(owner.attr)
+                    else:
+                        flips |= kinds
                 elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                         and target.value.id == self_name and isinstance(node.value, (ast.Call, ast.Name)):
                     defaults = _defaults(method) if defaults is None else defaults
@@ -742,22 +760,51 @@ def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]) -> Dict[str, Tu
                     if modules is not None:
                         known = held.get(target.attr)
                         held[target.attr] = modules if known in (None, modules) else (UNKNOWN_MODULE,)
-    if flipped:
-        held = {a: tuple(made_inplace(m) for m in ms) for a, ms in held.items()}
-    return held
+                    if modules == (UNKNOWN_MODULE,) and isinstance(node.value, ast.Call) and _dotted(node.value.func):
+                        children[target.attr] = _dotted(node.value.func)  # ``self.ff = FeedForward(d)``
+    if flips or own:
+        held = {a: flipped(ms, flips | ({"*"} if a in own else set())) for a, ms in held.items()}
+    return held, tuple(sorted(flips | {"." + a for a in own})), children
 
 
-def _assignments(body: Sequence[ast.stmt]) -> Iterable[ast.Assign]:
+def _saved_for_backward(cls: ast.ClassDef) -> Tuple[int, ...]:
+    """The ``apply`` arguments that a ``forward(ctx, ...)`` of ``cls`` (an ``autograd.Function``)
+    hands to ``ctx.save_for_backward`` itself: ``Function.apply`` keeps them until backward."""
+    forward = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "forward"), None)
+    if forward is None or len(forward.args.args) < 2:
+        return ()
+    ctx, *params = [a.arg for a in forward.args.args]
+    out: Set[int] = set()
+    for node in ast.walk(forward):
+        if isinstance(node, ast.Call) and _dotted(node.func) == f"{ctx}.save_for_backward":
+            out.update(params.index(a.id) for a in node.args if isinstance(a, ast.Name) and a.id in params)
+    return tuple(sorted(out))
+
+
+def _assignments(body: Sequence[ast.stmt], imports: Mapping[str, str],
+                 kinds: FrozenSet[str] = frozenset("*")) -> Iterable[Tuple[ast.Assign, FrozenSet[str]]]:
     """The assignment statements of a block and of the blocks in it (not of nested functions and
-    classes), without walking expressions."""
+    classes), without walking expressions; each with the ``torch.nn`` classes an enclosing
+    ``if isinstance(m, (nn.ReLU, nn.Dropout)):`` restricts its object to (``*``: any)."""
     for stmt in body:
         if stmt.__class__ is ast.Assign:
-            yield stmt  # type: ignore[misc]
+            yield stmt, kinds  # type: ignore[misc]
         elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner = _isinstance_kinds(stmt.test, imports) if isinstance(stmt, ast.If) else None
             for block in ("body", "orelse", "finalbody"):
-                yield from _assignments(getattr(stmt, block, ()))
+                yield from _assignments(getattr(stmt, block, ()), imports,
+                                        inner if inner is not None and block == "body" else kinds)
             for handler in getattr(stmt, "handlers", ()):
-                yield from _assignments(handler.body)
+                yield from _assignments(handler.body, imports, kinds)
+
+
+def _isinstance_kinds(test: ast.AST, imports: Mapping[str, str]) -> Optional[FrozenSet[str]]:
+    """``isinstance(m, (nn.ReLU, nn.Dropout))``: the ``torch.nn`` members tested for; None otherwise."""
+    if not (isinstance(test, ast.Call) and _dotted(test.func) == "isinstance" and len(test.args) == 2):
+        return None
+    kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+    names = [_qualified(k, imports) or "" for k in kinds]
+    return frozenset(n.rpartition(".")[2] for n in names if n.startswith("torch.nn."))
 
 
 def _defaults(method: ast.AST) -> Dict[str, ast.AST]:
@@ -793,13 +840,12 @@ def _modules_made(node: ast.AST, imports: Mapping[str, str], defaults: Mapping[s
         for arg in node.args:
             out += _modules_made(arg, imports, defaults, depth + 1) or (UNKNOWN_MODULE,)
         return out or (UNKNOWN_MODULE,)
-    member = (qualified or "").rpartition(".")[2]
-    position = inplace_position(member)
-    inplace = any(k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
-                  for k in node.keywords) or (position is not None and len(node.args) > position
-                                              and isinstance(node.args[position], ast.Constant)
-                                              and node.args[position].value is True)
-    return (held_module(qualified, inplace),)
+    return (module_entry(qualified, {k.arg: _true(k.value) for k in node.keywords if k.arg},
+                         [_true(a) for a in node.args]),)
+
+
+def _true(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
 
 
 def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
@@ -1026,7 +1072,8 @@ class ProjectIndex:
                             s.returns_converted, sorted(s.array_writes), sorted(s.untracked),
                             s.returns_partial)
                            for k, s in self._summaries.items()))
-        text += repr(sorted((k, c.bases, sorted(c.modules.items())) for k, c in self._classes.items()))
+        text += repr(sorted((k, c.bases, sorted(c.modules.items()), c.flips, sorted(c.children.items()), c.saved)
+                            for k, c in self._classes.items()))
         text += repr(sorted(self.aliases.items()))
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
         text += repr(sorted(self._backpropagated.items()))
@@ -1133,15 +1180,47 @@ class ProjectIndex:
         """A subclass of ``torch.Tensor`` or ``nn.Parameter``, also when its bases live in another file."""
         return self.is_class(cls) and any(a in catalog.TENSOR_TYPES for a in self.ancestors(cls)[1:])
 
+    def class_facts(self, cls: str) -> Optional[ClassFacts]:
+        return self._classes.get(cls)
+
     def held_module(self, cls: str, attr: str) -> Optional[ModuleEffect]:
         """What calling ``self.<attr>`` does, in a method of the project class ``cls``: the
         ``torch.nn`` modules the class (or the nearest base that assigns it) holds there; None when
         it holds something else or is not known."""
         key = (cls, attr)
         if key not in self._held:
-            self._held[key] = next((module_effect(self._classes[a].modules[attr]) for a in self.ancestors(cls)
-                                    if a in self._classes and attr in self._classes[a].modules), None)
+            maker = next((a for a in self.ancestors(cls) if a in self._classes and attr in self._classes[a].modules), None)
+            held = self._classes[maker].modules[attr] if maker is not None else None
+            flips = set(self._flipped_from_above.get(cls, ()))
+            for a in self.ancestors(cls):  # a subclass sets the flag on what its base made, after ``super().__init__()``
+                own = self._classes[a].flips if a in self._classes else ()
+                flips.update(k for k in own if not k.startswith("."))
+                flips.update("*" for k in own if k == "." + attr)
+                if a == maker:
+                    break  # a base's flags were set before this class made the module
+            self._held[key] = module_effect(flipped(held, flips) if flips else held) if held is not None else None
         return self._held[key]
+
+    @functools.cached_property
+    def _flipped_from_above(self) -> Dict[str, FrozenSet[str]]:
+        """The classes whose ``inplace`` flags a class holding them sets (``self.ff = FeedForward(d)``,
+        then ``for m in self.modules(): m.inplace = True``), with the module classes it sets them on."""
+        out: Dict[str, Set[str]] = {}
+        todo = [(c, frozenset(k for k in f.flips if not k.startswith("."))) for c, f in self._classes.items()]
+        todo = [(c, kinds) for c, kinds in todo if kinds]
+        for _ in range(_FIXPOINT_ROUNDS):
+            later = []
+            for holder, kinds in todo:
+                for cls in {a for a in self.ancestors(holder) if a in self._classes}:
+                    for called in self._classes[cls].children.values():
+                        child = self.resolve(self._module_of[cls], called)
+                        if child in self._classes and not kinds <= out.get(child, set()):
+                            out.setdefault(child, set()).update(kinds)
+                            later.append((child, kinds))
+            if not later:
+                break
+            todo = later
+        return {c: frozenset(k) for c, k in out.items()}
 
     def method(self, cls: str, name: str) -> Optional[str]:
         for ancestor in self.ancestors(cls):
@@ -1399,6 +1478,12 @@ class ModuleView:
     def held_module(self, cls: str, attr: str) -> Optional[ModuleEffect]:
         """``ProjectIndex.held_module`` for a class of this module, by its name here."""
         return self.index.held_module(f"{self.module}.{cls}" if self.module else cls, attr)
+
+    def apply_saves(self, dotted: str) -> Tuple[int, ...]:
+        """``Cube.apply(h)``, written here: the arguments that the project ``autograd.Function``
+        ``Cube`` keeps for backward (``ctx.save_for_backward`` in its ``forward``)."""
+        cls = self.index.resolve(self.module, dotted)
+        return self.index.class_facts(cls).saved if cls is not None and self.index.class_facts(cls) else ()
 
     def first_pass(self, source: str) -> Optional[FirstPass]:
         """The first pass of ``source``, known without parsing it when the index read this very

@@ -71,3 +71,6 @@ MODULE_RETURNS_INPUT = frozenset(
     Flatten Identity
     """.split()
 )
+
+# ... made with this keyword argument, writes its own weight in place at every call.
+MODULE_WRITES_WEIGHT = {"Embedding": "max_norm", "EmbeddingBag": "max_norm"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, TypeVar
+from typing import Callable, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from . import catalog, saved_ops
 
@@ -182,9 +182,44 @@ def held_module(qualified: Optional[str], inplace: bool) -> str:
     return member + (INPLACE_MARK if inplace and member in saved_ops.MODULE_INPLACE else "")
 
 
-def made_inplace(entry: str) -> str:
-    """The entry of the same module with its ``inplace`` flag set afterwards (``m.inplace = True``)."""
-    return entry + INPLACE_MARK if entry in saved_ops.MODULE_INPLACE else entry
+def flipped(entries: Sequence[str], kinds: Iterable[str]) -> Tuple[str, ...]:
+    """The entries of the same modules with the ``inplace`` flag set afterwards (``m.inplace =
+    True``) on those of the classes ``kinds`` (``*``: any) that have one."""
+    kinds = set(kinds)
+    return tuple(e + INPLACE_MARK if e in saved_ops.MODULE_INPLACE and ("*" in kinds or e in kinds) else e
+                 for e in entries)
+
+
+def module_entry(qualified: Optional[str], keywords: Mapping[str, bool], positional: Sequence[bool]) -> str:
+    """The entry of the module made by calling ``qualified`` with these keyword arguments and
+    positional ones (each: whether it is the constant ``True``), as ``held_module`` makes it."""
+    position = inplace_position((qualified or "").rpartition(".")[2])
+    return held_module(qualified, keywords.get("inplace", False)
+                       or (position is not None and len(positional) > position and positional[position]))
+
+
+def writes_own_weight(qualified: Optional[str], keywords: Iterable[str]) -> bool:
+    """A ``torch.nn`` module made with these keyword arguments whose every call writes its own
+    weight in place (``nn.Embedding(n, d, max_norm=1.0)`` renormalises the rows it looks up)."""
+    head, _, member = (qualified or "").rpartition(".")
+    return head.startswith("torch.nn") and saved_ops.MODULE_WRITES_WEIGHT.get(member) in set(keywords)
+
+
+def chain_hazards(entries: Sequence[str]) -> List[Tuple[int, int]]:
+    """In modules called one after another (an ``nn.Sequential``'s), the in-place ones that write
+    a tensor an earlier one saved for backward (``nn.Tanh(), nn.ReLU(inplace=True)``): (the
+    writer's index, the saver's index)."""
+    out: List[Tuple[int, int]] = []
+    saver: Optional[int] = None  # the module that saved the tensor flowing on, as its output
+    for i, entry in enumerate(entries):
+        member, inplace = entry.rstrip(INPLACE_MARK), entry.endswith(INPLACE_MARK)
+        if inplace:
+            if saver is not None:
+                out.append((i, saver))
+            saver = i if member in saved_ops.MODULE_INPLACE_SAVES_RESULT else saver
+        elif member not in saved_ops.MODULE_RETURNS_INPUT:  # ``Identity`` passes the same tensor on
+            saver = i if member in saved_ops.MODULE_SAVES_RESULT else None
+    return out
 
 
 def inplace_position(member: str) -> Optional[int]:

@@ -20,11 +20,12 @@ from ..walk import walk
 from .alias_rule import AliasRule
 from .base import WRITES, Sites
 from .fixkit import UNSAFE, make_fix, replace
+from .saved_modules import ModuleChecks
 
 _MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation"
 
 
-class SavedTensorInplace(AliasRule):
+class SavedTensorInplace(ModuleChecks, AliasRule):
     """
     ## What it does
     Flags an in-place write to a tensor that an op saved for backward, while the backward that
@@ -35,8 +36,13 @@ class SavedTensorInplace(AliasRule):
     a function whose result a caller of the project backpropagates (`loss_of(x).backward()`). Modules
     held as attributes count as what they are (`self.gate = nn.Sigmoid()` saves its output,
     `nn.Linear` its input; `self.act = nn.ReLU(inplace=True)`, also through `nn.Sequential`, a
-    constructor default or `m.inplace = True` set later, writes its input; `nn.Identity` returns it).
-    Which ops and modules save what is measured with torch itself (`tools/saved_for_backward.py`).
+    constructor default or `m.inplace = True` set later, also by a class holding the module, writes
+    its input; `nn.Identity` returns it). Inside an `nn.Sequential`, an in-place module right after
+    one that saved its output (`nn.Tanh(), nn.ReLU(inplace=True)`) is reported where it is built. A
+    call of `nn.Embedding(..., max_norm=...)` renormalises its weight in place: an op before it that
+    saved the weight (`emb.weight @ w`) raises at the backward. A custom `autograd.Function` keeps
+    what its `forward` hands to `ctx.save_for_backward`: `Fn.apply(h)` then `h.clamp_(...)`.
+    Which ops and modules save or write what is measured with torch itself (`tools/saved_for_backward.py`).
     A graph whose result feeds only ops with integer or boolean results (`argmin`, `argmax`, comparisons)
     or `.detach()` is not backpropagated; a helper that writes its argument only through `.data`
     moves no version counter, so nothing raises (TAL001 or TAL003 reports that write).
@@ -74,8 +80,9 @@ class SavedTensorInplace(AliasRule):
     code = "TAL202"
     severity = Severity.ERROR
     summary = "in-place write to a tensor an op saved for backward, before that backward runs"
-    # reported at the write, or at the ``backward(retain_graph=True)`` whose graph a step then changes
-    sites = WRITES | Sites(keywords=frozenset({"retain_graph"}))
+    # reported at the write, or at the ``backward(retain_graph=True)`` whose graph a step then changes,
+    # or in an ``nn.Sequential(...)``, or at the call of a module made with ``max_norm=`` (``saved_modules``)
+    sites = WRITES | Sites(calls=frozenset({"Sequential"}), keywords=frozenset({"retain_graph", "max_norm"}))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -94,12 +101,12 @@ class SavedTensorInplace(AliasRule):
         if mutation is None or mutation.untracked or self.ctx.reported(mutation.node, self.code):
             return  # a callee's write through ``.data`` moves no version counter: nothing raises
         roots = self._candidates(mutation)
-        if not roots:
+        if not roots and not self._writes_saved_result(mutation):
             return  # the common case: nothing written was made or read by an op that saves it
         flow = self._flow()
         written_at = flow.finished(mutation.node)  # ``h[:, 0] = torch.log(h[:, 0])``: the log runs first
         analysis = self._analysis()
-        for saver, saved, what in self._savers(roots, flow, written_at):
+        for saver, saved, what in self._savers(roots, flow, written_at, mutation):
             if analysis.exclusive(mutation.statement, saver.statement):
                 continue  # saved under ``if self.training:``, written under ``else``: never both
             pending = self._backprop(flow, saver, written_at)
@@ -109,6 +116,7 @@ class SavedTensorInplace(AliasRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
+        self._check_module_call(node)
         if node.func.__class__ is cst.Attribute and node.func.attr.value in catalog.BACKWARD_METHODS and any(
                 a.keyword is not None and a.keyword.value == "retain_graph" for a in node.args):
             self._check_retained(node)
@@ -161,9 +169,19 @@ class SavedTensorInplace(AliasRule):
                 out.append(root)
         return out
 
-    def _savers(self, roots: List[Origin], flow: "_ScopeFlow", written_at: int):
+    def _writes_saved_result(self, mutation: Mutation) -> bool:
+        """The write's target is a call of an op or held module that saves its result."""
+        return isinstance(mutation.target, cst.Call) \
+            and _saves_result(mutation.target, self.analysis(TorchNames), self.analysis(TensorFacts))
+
+    def _savers(self, roots: List[Origin], flow: "_ScopeFlow", written_at: int, mutation: Mutation):
         """The op calls before the write that saved what it writes: (op call, saved tensor's text,
         "result" or "input")."""
+        own = flow.order.position(mutation.statement)
+        if self._writes_saved_result(mutation):  # ``self.drop(self.act(h))``: no name in between
+            op = flow.ops.get(id(mutation.target))
+            if op is not None and op.saves_result and not op.grad_off and not op.constant:
+                yield op, self._text(mutation.target), "result"
         for root in roots:
             call = root.node
             if root.relation is Relation.FRESH and isinstance(call, cst.Call):
@@ -171,9 +189,13 @@ class SavedTensorInplace(AliasRule):
                 if op is not None and op.saves_result and not op.grad_off and not op.constant \
                         and op.position < written_at:
                     yield op, root.source, "result"
-            for op in flow.calls_on(root.source, written_at):
-                if op.saves_input and not op.constant:
+            for op in flow.calls_on(root.source, written_at, own) + flow.calls_with(call, written_at):
+                if op.call is mutation.node or op.constant:
+                    continue
+                if op.saves_input:
                     yield op, root.source, "input"
+                elif op.inplace and op.saves_result:  # ``self.act = nn.ReLU(inplace=True)`` keeps what it wrote
+                    yield op, root.source, "result"
 
     def _backprop(self, flow: "_ScopeFlow", op: "_Op", written_at: int) -> Optional[str]:
         """Where the graph that holds the op is backpropagated: a later ``backward()`` here of a
@@ -183,7 +205,8 @@ class SavedTensorInplace(AliasRule):
                 return f"`{self._text(call)}` (line {self.ctx.line(call)})"
         facts = self.analysis(TensorFacts)
         function, cls = facts.function, facts.current_class
-        if function is None or not any(names & flow.derived(op, at) for at, names in flow.returns):
+        if function is None or not (isinstance(op.statement, cst.Return)
+                                    or any(names & flow.derived(op, at) for at, names in flow.returns)):
             return None
         if function.name.value == "forward" and cls is not None and cls.is_module and op.input_from_self:
             return "the caller's `backward()` through this `forward()`'s result"
@@ -200,7 +223,9 @@ class SavedTensorInplace(AliasRule):
         role = "its result" if what == "result" else "its input"
         name = op.saves_result if what == "result" else op.saves_input
         # a project helper that calls the op (``squash(x)`` around ``sigmoid``) is named as called
-        shown = name if name in saver or not isinstance(op.call, cst.Call) else self._text(op.call.func)
+        # (``Cube.apply(h)``, a custom ``autograd.Function``, is named by its class too)
+        shown = name if name in saver and name != "apply" or not isinstance(op.call, cst.Call) \
+            else self._text(op.call.func)
         advice = (f"Make `{self._text(mutation.node.func)}` not in place (`inplace=False`) or pass it `{saved}.clone()`."
                   if mutation.op.endswith("(inplace=True)") and isinstance(mutation.node, cst.Call)
                   else f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`.")
@@ -230,6 +255,7 @@ class _Op:
     constant: bool  # its input is made by a factory (``torch.randn(...).softmax(-1)``): no graph, nothing saved
     input_from_self: bool  # the input is computed from ``self`` (a submodule's output, a parameter)
     statement: Optional[cst.CSTNode] = None  # the statement holding the call (its path conditions)
+    inplace: bool = False  # a held module that writes its input (then what it saves is that input)
 
 
 class _ScopeFlow(cst.CSTVisitor):
@@ -313,6 +339,10 @@ class _ScopeFlow(cst.CSTVisitor):
         if held is not None:
             saves = (held.result_op, held.input_op)
             first = node.args[0].value if node.args and node.args[0].keyword is None else None
+        elif func.__class__ is cst.Attribute and func.attr.value == "apply" and self.facts.project is not None:
+            kept = self.facts.project.apply_saves(dotted_name(func.value) or "")  # ``Cube.apply(h)``
+            saves = (None, "apply" if kept and kept[0] < len(node.args) else None)
+            first = node.args[kept[0]].value if saves[1] else None
         else:
             name, first = self.names.op(node)
             saves = (name if saves_result(name) else None, name if saves_input(name) else None)
@@ -330,7 +360,8 @@ class _ScopeFlow(cst.CSTVisitor):
             _names_in(first) & ({self._self} | self._self_names)) or held is not None and held.trained
         constant = held is None and first is not None and self._graph_free(first)
         self.ops[id(node)] = _Op(node, *saves, self.order.position(node), first_name, targets, filled,
-                                 self._no_grad > 0, constant, from_self, statement)
+                                 self._no_grad > 0, constant, from_self, statement,
+                                 held is not None and held.writes_input)
 
     # questions
     def _graph_free(self, node: cst.CSTNode) -> bool:
@@ -360,16 +391,23 @@ class _ScopeFlow(cst.CSTVisitor):
         walk(node, last)
         return last.at
 
-    def calls_on(self, name: str, before: int) -> List[_Op]:
+    def calls_on(self, name: str, before: int, own: int = -1) -> List[_Op]:
         """Op calls on ``name`` before ``before``, with ``name`` not bound anew in between (by the
-        op's own statement either: ``h = torch.sin(h)`` saves the old ``h``)."""
+        op's own statement either: ``h = torch.sin(h)`` saves the old ``h``; the statement at
+        ``own``, which holds the write, binds after it: ``x = self.act(x)``)."""
         out = []
         for op in self.ops.values():
             if op.first == name and not op.grad_off and op.position < before and name not in op.statement_targets \
-                    and not any(
-                    op.position < at < before and name in targets for at, targets, _ in self.assignments):
+                    and not any(op.position < at < before and at != own and name in targets
+                                for at, targets, _ in self.assignments):
                 out.append(op)
         return out
+
+    def calls_with(self, made: Optional[cst.CSTNode], before: int) -> List[_Op]:
+        """Op calls before ``before`` whose first argument is the expression ``made`` itself
+        (``self.drop(self.act(h))``: what ``self.act`` saved is what ``self.drop`` gets)."""
+        return [op for op in self.ops.values() if made is not None and op.position < before and not op.grad_off
+                and op.call.args and op.call.args[0].value is made]
 
     def computed_through(self, names: Set[str], until: int, before: int,
                          modules: Set[str]) -> Optional[Tuple[str, cst.Call]]:
