@@ -6,6 +6,7 @@ the scope at a return.
 
 from __future__ import annotations
 
+import functools
 from typing import Iterable, Optional, Set
 
 import libcst as cst
@@ -13,6 +14,7 @@ import libcst as cst
 from . import catalog
 from .alias_calls import surely_tensor
 from .alias_model import EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, Storage
+from .copies import Indexing, multi_dimensional
 from .tensors import Kind
 from .torch_facts import is_view_attribute, is_view_method, may_alias_conversion, may_return_receiver
 from .torchnames import dotted_name
@@ -21,6 +23,9 @@ from .torchnames import dotted_name
 class NameState:
     """What names hold and what writes change (a part of ``AliasAnalysis``: it uses the
     interpreter's ``state``, ``_kind`` and the receivers' tests ``_is_optimizer``)."""
+
+    # what the scope's indexes give (a 0-d tensor index: a view), and its certain copies
+    indexing = functools.cached_property(lambda self: Indexing(self.scope, self.names, self._kind))
 
     def _storage(self, key: str) -> Storage:
         storage = self._storages.get(key)
@@ -198,7 +203,8 @@ class NameState:
         base = self._eval(target.value)
         self.item_targets.add(id(target.value))
         self._eval_slice(target.slice)
-        if base_kind in (Kind.TENSOR, Kind.NDARRAY) or (base_kind is Kind.UNKNOWN and surely_tensor(base)):
+        if base_kind in (Kind.TENSOR, Kind.NDARRAY) or (base_kind is Kind.UNKNOWN and (
+                surely_tensor(base) or multi_dimensional(target.slice))):
             self._mutate(target.value, self._statement, "__setitem__", base)
             return
         key = dotted_name(target.value)

@@ -411,6 +411,11 @@ DTYPE_NAMES_MORE = {"cfloat": "complex64", "complex64": "complex64", "cdouble": 
 # (``randint``, ``randperm``), floating point (the default dtype); ``arange`` and ``full`` follow
 # their arguments, the ``*_like`` ones their first argument.
 INT_FACTORIES = frozenset("randint randperm".split())
+# torch factories whose result is one-dimensional (``x[p[i]]``: an element of one is a 0-d tensor, which
+# indexes as an integer does, giving a view), and numpy's that make a 1-D integer array (an index
+# that is always advanced, giving a copy).
+ONE_D_FACTORIES = frozenset("arange randperm linspace logspace".split())
+NUMPY_ONE_D_INDEX_FUNCTIONS = frozenset("numpy.arange numpy.flatnonzero numpy.random.permutation".split())
 FLOAT_FACTORIES = frozenset("zeros ones empty rand randn linspace logspace eye normal".split())
 LIKE_FACTORIES = frozenset("zeros_like ones_like empty_like full_like clone".split())
 # torch functions whose result has the class of their tensor arguments (``torch.stack`` of ints).

@@ -19,10 +19,11 @@ from ..signature import Side
 from .alias_rule import AliasRule, mutation_ops
 from .base import WRITES
 from .fixkit import UNSAFE, copy_after, make_fix
+from .tal301_lost_write import LostWrite
 from ..walk import walk
 
 
-class ViewAliasMutation(AliasRule):
+class ViewAliasMutation(LostWrite, AliasRule):
     """
     ## What it does
     Flags an in-place write to one of two names for the same memory while the other is read
@@ -82,6 +83,8 @@ class ViewAliasMutation(AliasRule):
     _ALIAS = (Relation.PLAIN, Relation.VIEW, Relation.CONVERSION)
 
     def _check_write(self, node: cst.CSTNode) -> None:
+        if self._lost_write(node):
+            return
         mutation = self._mutation_at(node)
         if mutation is None:
             return
