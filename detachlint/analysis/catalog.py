@@ -535,3 +535,6 @@ LIST_ACCEPTING_CONVERSIONS = frozenset(
 )
 # In-place methods that replace every value of their receiver without reading it.
 OVERWRITING_METHODS = frozenset("copy_ fill_ zero_".split())
+# Words in an attribute's name that say it keeps a value as it was (``batch.policy.orig_rew``): held
+# by the caller, such an attribute is read later as a copy.
+KEPT_AS_COPY_WORDS = frozenset("orig original old prev previous init initial backup before saved".split())
