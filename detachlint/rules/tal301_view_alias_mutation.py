@@ -269,7 +269,9 @@ class ViewAliasMutation(LostWrite, AliasRule):
         if direction == "copy":
             other = read.key
             copy = "`.copy()`" if arrays else "`.clone()`"
-            message = f"`{written_text}` also changes `{other}`, which is {what}, not a copy"
+            # ``batch.policy.orig_rew`` is spelled nowhere when a constructor's keyword made it
+            shown = f"{other.rpartition('.')[0]}`'s `{other.rpartition('.')[2]}" if kept is not None else other
+            message = f"`{written_text}` also changes `{shown}`, which is {what}, not a copy"
             notes = (f"`{self._text(made)}` (line {line}) is {what}, and {self._where(read)}.{evidence}",
                      f"Use {copy} where `{other}` is made.")
             origin_for_signature = read.origin
