@@ -222,7 +222,7 @@ class NameState:
         self.item_targets.add(id(target.value))
         self._eval_slice(target.slice)
         if base_kind in (Kind.TENSOR, Kind.NDARRAY) or (base_kind is Kind.UNKNOWN and (
-                surely_tensor(base) or multi_dimensional(target.slice))):
+                surely_tensor(base) or multi_dimensional(target))):
             self._mutate(target.value, self._statement, "__setitem__", base)
             return
         key = dotted_name(target.value)

@@ -530,7 +530,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         if kind is Kind.NDARRAY and all(isinstance(e.slice, cst.Index) and not _is_view_marker(e.slice.value)
                                         for e in node.slice):
             return set()  # ``a[i]`` of an array of unknown rank: a scalar copy when it is 1-D
-        if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and multi_dimensional(node.slice)):
+        if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and multi_dimensional(node)):
             if _is_basic_index(node.slice, self._kind, self._int_names) or self.indexing.of(node.slice) == VIEW:
                 return self._derive(base, Relation.VIEW, "__getitem__", node)
             return set()

@@ -28,9 +28,12 @@ _RANGE = object()  # a ``for i in range(...)`` target: a Python int
 _TENSORS = (Kind.TENSOR, Kind.NDARRAY)
 
 
-def multi_dimensional(sl) -> bool:
-    """``x[:, :, k]``: a slice among several indices, which only tensors and arrays take."""
-    return len(sl) >= 2 and any(isinstance(e.slice, cst.Slice) for e in sl)
+def multi_dimensional(node: cst.Subscript) -> bool:
+    """``x[:, :, k]``: a slice among several indices, which only tensors and arrays take (and
+    pandas' indexers, ``df.loc[:, "a"]``, whose copies and views are their own)."""
+    sl, base = node.slice, node.value
+    return len(sl) >= 2 and any(isinstance(e.slice, cst.Slice) for e in sl) \
+        and not (isinstance(base, cst.Attribute) and base.attr.value in ("loc", "iloc", "at", "iat", "ix"))
 
 
 class _LoopBindings(_Bindings):
