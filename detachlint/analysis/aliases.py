@@ -39,7 +39,7 @@ from .alias_state import NameState
 from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
                           join_states)
 from .base import Analysis, AnalysisContext
-from .copies import VIEW, multi_dimensional
+from .copies import VIEW, multi_dimensional, written_back
 from .project import ModuleView
 from .torch_facts import is_optimizer_name, is_view_attribute
 from .tensors import Kind, ScopeKinds, TensorFacts
@@ -326,9 +326,10 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
     def _moved(self, value: cst.BaseExpression, into: Optional[cst.BaseExpression] = None) -> Optional[Values]:
         """A bare name on the right of ``=`` moves a reference: nothing reads its values there,
         so it is no stale read (double buffering, ``X, C = C, X``, swaps names on purpose); the
-        values it holds, stale or not, move to the target. Not into an item: ``x[i] = name`` reads."""
+        values it holds, stale or not, move to the target. ``x[i] = name`` reads, unless written back."""
         key = dotted_name(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
-        if key is None or into.__class__ is cst.Subscript or self.state is None or key not in self.state:
+        if key is None or self.state is None or key not in self.state \
+                or (into.__class__ is cst.Subscript and not written_back(self.state[key], into)):
             return None
         values = self.state[key]
         if any(o.relation not in HANDLES for o in values):

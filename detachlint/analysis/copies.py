@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import libcst as cst
 
 from . import catalog
+from .alias_model import Relation
 from .dtypes import DtypeClasses, _Bindings
 from .tensors import Kind
 from .torch_facts import is_view_method
@@ -34,6 +35,15 @@ def multi_dimensional(node: cst.Subscript) -> bool:
     sl, base = node.slice, node.value
     return len(sl) >= 2 and any(isinstance(e.slice, cst.Slice) for e in sl) \
         and not (isinstance(base, cst.Attribute) and base.attr.value in ("loc", "iloc", "at", "iat", "ix"))
+
+
+def written_back(values, target: cst.Subscript) -> bool:
+    """Whether every stale value a name may hold is the item ``target`` itself, made by the same
+    subscript, or its whole base, which the code takes for the item when every row is selected
+    (``part = x if everything else x[m]``): ``x[m] = part`` writes the part back, it reads nothing new."""
+    stale = [o for o, mutations in values.items() if mutations]
+    return bool(stale) and all(o.node is not None and (o.node.deep_equals(target) or (
+        o.relation is Relation.PLAIN and o.node.deep_equals(target.value))) for o in stale)
 
 
 class _LoopBindings(_Bindings):
