@@ -456,3 +456,27 @@ def test_dtype_class_catalogue_is_torchs():
     for name in catalog.FLOAT_FACTORIES:
         args = (0, 1, 3) if name in ("linspace", "logspace") else (0.0, 1.0, (2,)) if name == "normal" else (2,)
         assert _torch_class(getattr(torch, name)(*args).dtype) == "float", name
+
+
+def test_index_facts_are_torchs():
+    """``copies.Indexing``: one-dimensional factories; a 0-d integer tensor index gives a view, an
+    integer array, a list or a mask a copy (so an in-place write into that result is lost)."""
+    import numpy as np
+
+    for name in catalog.ONE_D_FACTORIES:
+        args = (0, 1, 3) if name in ("linspace", "logspace") else (4,)
+        assert getattr(torch, name)(*args).dim() == 1, name
+    for name in catalog.NUMPY_ONE_D_INDEX_FUNCTIONS:
+        module, _, member = name.rpartition(".")
+        func = getattr(np.random if module.endswith("random") else np, member)
+        made = func(np.array([0, 1, 0, 1])) if member == "flatnonzero" else func(4)
+        assert made.ndim == 1 and made.dtype.kind == "i", name
+    w = torch.zeros(4, 3, 4)
+    perm = torch.randperm(4)
+    assert w[:, :, perm[1]]._base is w  # 0-d integer tensor: an integer, a view
+    for index in (np.array([1, 2]), [0, 1], w > 0, torch.tensor([1]), torch.tensor(True)):
+        assert w[index]._base is None  # advanced indexing: a copy
+    ones = torch.ones(4)
+    ones.clone().masked_fill_(ones > 0, 0.0)
+    ones[np.array([1, 2])].zero_()
+    assert (ones == 1).all()  # both writes reached only a dropped copy

@@ -6,6 +6,7 @@ the scope at a return.
 
 from __future__ import annotations
 
+import functools
 from typing import Iterable, Optional, Set
 
 import libcst as cst
@@ -13,6 +14,7 @@ import libcst as cst
 from . import catalog
 from .alias_calls import surely_tensor
 from .alias_model import EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, Storage
+from .copies import Indexing, multi_dimensional
 from .tensors import Kind
 from .torch_facts import is_view_attribute, is_view_method, may_alias_conversion, may_return_receiver
 from .torchnames import dotted_name
@@ -21,6 +23,9 @@ from .torchnames import dotted_name
 class NameState:
     """What names hold and what writes change (a part of ``AliasAnalysis``: it uses the
     interpreter's ``state``, ``_kind`` and the receivers' tests ``_is_optimizer``)."""
+
+    # what the scope's indexes give (a 0-d tensor index: a view), and its certain copies
+    indexing = functools.cached_property(lambda self: Indexing(self.scope, self.names, self._kind))
 
     def _storage(self, key: str) -> Storage:
         storage = self._storages.get(key)
@@ -153,6 +158,7 @@ class NameState:
                 origins = {self._fresh(value if value is not None else target, key)}
             self._bind(key, origins)
             self._forget_below(key)
+            self._keep_keywords(key, value)
         elif target.__class__ in (cst.Tuple, cst.List):
             kept = {o for o in origins if o.relation not in HANDLES}
             for element in target.elements:
@@ -163,6 +169,23 @@ class NameState:
             self._store_item(target, origins, value)
         elif target.__class__ is cst.Attribute:
             self._eval(target.value)
+
+    def _keep_keywords(self, key: str, value: Optional[cst.CSTNode]) -> None:
+        """``rec = Record(orig=batch.rew)``: a record-like class (not torch's or numpy's) called with
+        a name as a keyword argument keeps it as the attribute of that name, as dataclasses,
+        namedtuples and ``SimpleNamespace`` do; ``op`` "keyword" says the code does not show it."""
+        if value.__class__ is not cst.Call or self.state is None:
+            return
+        callee = dotted_name(value.func) or ""
+        q = self.names.qualified(value.func) or callee
+        if not callee.rpartition(".")[2][:1].isupper() or q.split(".", 1)[0] in ("torch", "numpy"):
+            return
+        for arg in value.args:
+            source = dotted_name(arg.value) if arg.keyword is not None else None
+            if source is None or source.split(".", 1)[0] in self.names.bindings:
+                continue
+            held = set(self.state[source]) if source in self.state else {self._entry(source)}
+            self._bind(f"{key}.{arg.keyword.value}", self._derive(held, Relation.PLAIN, "keyword", arg.value))
 
     def _rebirth(self, storage: Storage, key: str) -> None:
         """An allocation runs again in a loop: what other names kept from the previous iteration
@@ -198,7 +221,8 @@ class NameState:
         base = self._eval(target.value)
         self.item_targets.add(id(target.value))
         self._eval_slice(target.slice)
-        if base_kind in (Kind.TENSOR, Kind.NDARRAY) or (base_kind is Kind.UNKNOWN and surely_tensor(base)):
+        if base_kind in (Kind.TENSOR, Kind.NDARRAY) or (base_kind is Kind.UNKNOWN and (
+                surely_tensor(base) or multi_dimensional(target))):
             self._mutate(target.value, self._statement, "__setitem__", base)
             return
         key = dotted_name(target.value)
@@ -297,11 +321,19 @@ class NameState:
             return
         prefix = (self.self_name + ".") if self.self_name else None
         for key, values in state.items():
-            if not (key.startswith("^") or (prefix is not None and key.startswith(prefix))):
+            if not (key.startswith("^") or (prefix is not None and key.startswith(prefix)) or kept_by_caller(key, self.params)):
                 continue
             for origin, stale in values.items():
                 for mutation in stale:
                     self._record_stale(node, key.lstrip("^"), origin, mutation, escape=True)
+
+
+def kept_by_caller(key: str, params) -> bool:
+    """``batch.policy.orig_rew`` of a parameter ``batch``: the caller holds it, and its name says it
+    keeps a value as it was, to be read later."""
+    head, _, rest = key.partition(".")
+    return bool(rest) and head in params and bool(
+        set(key.rpartition(".")[2].lower().split("_")) & catalog.KEPT_AS_COPY_WORDS)
 
 
 def strip_aliases(node: cst.BaseExpression) -> cst.BaseExpression:

@@ -39,6 +39,7 @@ from .alias_state import NameState
 from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
                           join_states)
 from .base import Analysis, AnalysisContext
+from .copies import VIEW, multi_dimensional, written_back
 from .project import ModuleView
 from .torch_facts import is_optimizer_name, is_view_attribute
 from .tensors import Kind, ScopeKinds, TensorFacts
@@ -314,7 +315,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
             for element, origins, part, values in zip(targets[0].elements, parts, value.elements, moved):
                 self._assign(element.value, origins, part.value)
                 self._keep_staleness(element.value, values)
-        elif len(targets) == 1 and (values := self._moved(value)) is not None:
+        elif len(targets) == 1 and (values := self._moved(value, targets[0])) is not None:
             self._assign(targets[0], set(values), value)
             self._keep_staleness(targets[0], values)
         else:
@@ -322,12 +323,13 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
             for target in targets:
                 self._assign(target, origins, value)
 
-    def _moved(self, value: cst.BaseExpression) -> Optional[Values]:
+    def _moved(self, value: cst.BaseExpression, into: Optional[cst.BaseExpression] = None) -> Optional[Values]:
         """A bare name on the right of ``=`` moves a reference: nothing reads its values there,
         so it is no stale read (double buffering, ``X, C = C, X``, swaps names on purpose); the
-        values it holds, stale or not, move to the target."""
+        values it holds, stale or not, move to the target. ``x[i] = name`` reads, unless written back."""
         key = dotted_name(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
-        if key is None or self.state is None or key not in self.state:
+        if key is None or self.state is None or key not in self.state \
+                or (into.__class__ is cst.Subscript and not written_back(self.state[key], into)):
             return None
         values = self.state[key]
         if any(o.relation not in HANDLES for o in values):
@@ -529,8 +531,8 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         if kind is Kind.NDARRAY and all(isinstance(e.slice, cst.Index) and not _is_view_marker(e.slice.value)
                                         for e in node.slice):
             return set()  # ``a[i]`` of an array of unknown rank: a scalar copy when it is 1-D
-        if kind in (Kind.TENSOR, Kind.NDARRAY):
-            if _is_basic_index(node.slice, self._kind, self._int_names):
+        if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and multi_dimensional(node)):
+            if _is_basic_index(node.slice, self._kind, self._int_names) or self.indexing.of(node.slice) == VIEW:
                 return self._derive(base, Relation.VIEW, "__getitem__", node)
             return set()
         # An element of a container of aliases (a state_dict snapshot, a list of detached params).

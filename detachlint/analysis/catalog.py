@@ -411,6 +411,11 @@ DTYPE_NAMES_MORE = {"cfloat": "complex64", "complex64": "complex64", "cdouble": 
 # (``randint``, ``randperm``), floating point (the default dtype); ``arange`` and ``full`` follow
 # their arguments, the ``*_like`` ones their first argument.
 INT_FACTORIES = frozenset("randint randperm".split())
+# torch factories whose result is one-dimensional (``x[p[i]]``: an element of one is a 0-d tensor, which
+# indexes as an integer does, giving a view), and numpy's that make a 1-D integer array (an index
+# that is always advanced, giving a copy).
+ONE_D_FACTORIES = frozenset("arange randperm linspace logspace".split())
+NUMPY_ONE_D_INDEX_FUNCTIONS = frozenset("numpy.arange numpy.flatnonzero numpy.random.permutation".split())
 FLOAT_FACTORIES = frozenset("zeros ones empty rand randn linspace logspace eye normal".split())
 LIKE_FACTORIES = frozenset("zeros_like ones_like empty_like full_like clone".split())
 # torch functions whose result has the class of their tensor arguments (``torch.stack`` of ints).
@@ -530,3 +535,6 @@ LIST_ACCEPTING_CONVERSIONS = frozenset(
 )
 # In-place methods that replace every value of their receiver without reading it.
 OVERWRITING_METHODS = frozenset("copy_ fill_ zero_".split())
+# Words in an attribute's name that say it keeps a value as it was (``batch.policy.orig_rew``): held
+# by the caller, such an attribute is read later as a copy.
+KEPT_AS_COPY_WORDS = frozenset("orig original old prev previous init initial backup before saved".split())

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
-from ..analysis.alias_state import strip_aliases
+from ..analysis.alias_state import kept_by_caller, strip_aliases
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
@@ -19,10 +19,11 @@ from ..signature import Side
 from .alias_rule import AliasRule, mutation_ops
 from .base import WRITES
 from .fixkit import UNSAFE, copy_after, make_fix
+from .tal301_lost_write import LostWrite
 from ..walk import walk
 
 
-class ViewAliasMutation(AliasRule):
+class ViewAliasMutation(LostWrite, AliasRule):
     """
     ## What it does
     Flags an in-place write to one of two names for the same memory while the other is read
@@ -52,6 +53,17 @@ class ViewAliasMutation(AliasRule):
     bound before the write, and returns that alias as its result
     (`scaled = features; scaled *= w; return scaled`), is a **warning**: the caller's tensor
     changes (a cached dataset, every epoch) while the result reads as a new one.
+    A value kept under another attribute (`batch.orig_rew = batch.rew`) or passed by keyword to a
+    record's constructor (`Batch(orig_rew=batch.rew)`) is the same array: writing the source in
+    place changes the "original" too. Kept under an attribute of a parameter whose name says it
+    keeps a value as it was (`orig`, `old`, `prev`, `init`, `backup`, ...), it counts as read by
+    the caller; through a constructor, whose storing the code does not show, it is a **warning**.
+    The converse is flagged too: an in-place write into a value that is certainly new memory
+    (`x.clone()`, `copy.deepcopy(x)`, `torch.tensor(x)`, `x[idx]` with an integer array, a list or
+    a mask as index) whose result is dropped (`out.clone().masked_fill_(mask, 0)` as a statement,
+    or `tmp = x[mask]; tmp.zero_()` with `tmp` never read) is lost: `x` keeps its values. Basic
+    indexing (integers, slices, `None`, `...`, a 0-d integer tensor such as `perm[i]`) is a view,
+    so `stored = w[:, :, perm[i]]` changes with the next write into that channel.
 
     ## Example
     ```python
@@ -82,6 +94,8 @@ class ViewAliasMutation(AliasRule):
     _ALIAS = (Relation.PLAIN, Relation.VIEW, Relation.CONVERSION)
 
     def _check_write(self, node: cst.CSTNode) -> None:
+        if self._lost_write(node):
+            return
         mutation = self._mutation_at(node)
         if mutation is None:
             return
@@ -101,7 +115,7 @@ class ViewAliasMutation(AliasRule):
         """The written name is the source; the read one was made from it before the write. Not a
         window on a buffer allocated uninitialised and not written before the window was made
         (views made to be filled), nor a constant index apart from the written one."""
-        if read.escape or not read.origin.derives_from(written):
+        if (read.escape and not kept_by_caller(read.key, analysis.params)) or not read.origin.derives_from(written):
             return None
         below = read.origin.chain()[len(written.chain()):]
         if not below or any(o.relation not in self._ALIAS for o in below):
@@ -245,12 +259,19 @@ class ViewAliasMutation(AliasRule):
             severity = Severity.WARNING
             evidence += (f" `{self._text(unsure.node)}` converts to a dtype the code does not show: it shares "
                          f"memory only if that dtype is the one it already has.")
+        kept = next((o for o in read.origin.chain() if o.op == "keyword"), None)
+        if kept is not None:  # ``Record(orig=x)``: that the constructor keeps ``x`` itself is not shown
+            severity = Severity.WARNING
+            evidence += (f" That the constructor keeps `{self._text(kept.node)}` itself, as records and dataclasses "
+                         f"do, is not shown.")
         what = {Relation.PLAIN: "the same array" if arrays else "the same tensor", Relation.VIEW: "a view of it",
                 Relation.CONVERSION: "the same memory when no conversion is needed"}[alias.relation]
         if direction == "copy":
             other = read.key
             copy = "`.copy()`" if arrays else "`.clone()`"
-            message = f"`{written_text}` also changes `{other}`, which is {what}, not a copy"
+            # ``batch.policy.orig_rew`` is spelled nowhere when a constructor's keyword made it
+            shown = f"{other.rpartition('.')[0]}`'s `{other.rpartition('.')[2]}" if kept is not None else other
+            message = f"`{written_text}` also changes `{shown}`, which is {what}, not a copy"
             notes = (f"`{self._text(made)}` (line {line}) is {what}, and {self._where(read)}.{evidence}",
                      f"Use {copy} where `{other}` is made.")
             origin_for_signature = read.origin
