@@ -52,6 +52,10 @@ class ViewAliasMutation(AliasRule):
     bound before the write, and returns that alias as its result
     (`scaled = features; scaled *= w; return scaled`), is a **warning**: the caller's tensor
     changes (a cached dataset, every epoch) while the result reads as a new one.
+    An alias made under one outcome of a test (`w = x.clone() if flag else x`, or under
+    `if flag:`) never meets a write under the other, and a write only on a range loop's last
+    iteration (`if step == 0:` in `for step in reversed(range(n))`) is not seen by the reads
+    of a next iteration.
 
     ## Example
     ```python
