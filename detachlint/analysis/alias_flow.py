@@ -59,7 +59,7 @@ class ControlFlow:
             return origins
         derived = self._derive(origins, Relation.PLAIN, "alias", arm)
         for origin in derived:
-            self._guards[id(origin)] = self._guard + conditions
+            self._guards[id(origin)] = conditions  # the statement's own guard is its statement's
             for condition in conditions:
                 self._made_under.setdefault(condition, set()).add(id(origin))
         return derived
@@ -116,8 +116,15 @@ class ControlFlow:
         rebinds: no run reaches both."""
         return self._opposed(self._guards.get(id(a), ()), self._guards.get(id(b), ()))
 
+    def implies(self, made: object, statement: object) -> bool:
+        """Whether ``statement`` runs only under a condition ``made`` was made under, one that nothing
+        in the scope rebinds (``w = x if flag else y`` and a write under ``if flag:``)."""
+        guard = self._guards.get(id(statement), ())
+        return any(c in guard and not self._rebound(c[0]) for c in self._guards.get(id(made), ()))
+
     def conditions_of(self, statement: object) -> Tuple[Tuple[str, bool], ...]:
-        """The conditions ``statement`` runs under, as ``(text, holds)`` (``("step == 0", True)``)."""
+        """The conditions ``statement`` runs under, as ``(text, holds)`` (``("step == 0", True)``); for
+        an origin, those of the arm of ``a if c else b`` that made it (none for other origins)."""
         return self._guards.get(id(statement), ())
 
     def bound_in(self, node: cst.CSTNode) -> Set[str]:
