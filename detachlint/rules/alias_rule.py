@@ -133,6 +133,7 @@ class AliasRule(Rule):
                 and not self._carried_over(mutation, r, analysis)
                 and not self._read_ahead(mutation, r)
                 and not self._last_iteration(mutation, r, analysis)
+                and not _chosen_elsewhere(mutation, r, analysis)
                 and not self._key_lookup(r, analysis)]
 
     def _carried_over(self, mutation: Mutation, read: StaleRead, analysis: AliasAnalysis) -> bool:
@@ -375,6 +376,15 @@ def _ascending_range(iterable: cst.BaseExpression) -> bool:
     if any(a.keyword is not None or a.star for a in args) or not 1 <= len(args) <= 3:
         return False
     return len(args) < 3 or (isinstance(args[2].value, cst.Integer) and int(args[2].value.value, 0) > 0)
+
+
+def _chosen_elsewhere(mutation: Mutation, read: StaleRead, analysis: AliasAnalysis) -> bool:
+    """``expected = -grad if flag else grad``: the code chose the alias for one outcome of the test,
+    where it means to write nothing; unless the write runs under that outcome (``if flag:``), no
+    evidence says they meet (a helper may test the same flag)."""
+    chains = [read.origin.chain(), *(o.chain() for o in mutation.origins)]
+    return any(analysis.conditions_of(o) and not analysis.implies(o, mutation.statement)
+               for chain in chains for o in chain)
 
 
 def _last_value(iterable: cst.BaseExpression) -> Optional[str]:

@@ -53,10 +53,10 @@ class ViewAliasMutation(AliasRule):
     (`scaled = features; scaled *= w; return scaled`), is a **warning**: the caller's tensor
     changes (a cached dataset, every epoch) while the result reads as a new one.
     An alias made under one outcome of a test (`w = x.clone() if flag else x`, or under
-    `if flag:`) never meets a write under the other; where the write's condition is not seen
-    (a helper's), an alias a conditional expression chose is a **warning**. A write only on a
-    range loop's last iteration (`if step == 0:` in `for step in reversed(range(n))`) is not
-    seen by the reads of a next iteration.
+    `if flag:`) never meets a write under the other; an alias a conditional expression chose is
+    reported only with a write under the same outcome (the code chose it where it writes nothing
+    else). A write only on a range loop's last iteration (`if step == 0:` in
+    `for step in reversed(range(n))`) is not seen by the reads of a next iteration.
 
     ## Example
     ```python
@@ -250,12 +250,6 @@ class ViewAliasMutation(AliasRule):
             severity = Severity.WARNING
             evidence += (f" `{self._text(unsure.node)}` converts to a dtype the code does not show: it shares "
                          f"memory only if that dtype is the one it already has.")
-        arm = next((o for o in [*read.origin.chain(), *written.chain()]
-                    if analysis.conditions_of(o) and not analysis.implies(o, mutation.statement)), None)
-        if arm is not None:  # ``y = x.clone() if flag else x``: the code chose the alias for one outcome
-            severity = Severity.WARNING
-            evidence += (f" `{self._text(arm.node)}` is chosen by a conditional expression: the alias is made "
-                         f"for one outcome of its test only.")
         what = {Relation.PLAIN: "the same array" if arrays else "the same tensor", Relation.VIEW: "a view of it",
                 Relation.CONVERSION: "the same memory when no conversion is needed"}[alias.relation]
         if direction == "copy":
