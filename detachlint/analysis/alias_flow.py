@@ -5,11 +5,11 @@ under (``exclusive``: an alias made under ``if flag:`` and a write under ``if no
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from .alias_model import State, join_states
+from .alias_model import Relation, State, join_states
 from .torchnames import dotted_name
 from ..walk import walk
 
@@ -48,6 +48,21 @@ class ControlFlow:
             kept = {o: stale for o, stale in values.items() if not _made_in(o, opposed)}
             out[key] = kept if kept and len(kept) < len(values) else values
         return out
+
+    def _arm(self, arm: cst.BaseExpression, test: cst.BaseExpression, holds: bool) -> Set:
+        """An arm of ``a if test else b``: a name there is an alias made under that outcome of
+        ``test``, as in ``if test: y = a`` (``x.clone() if needs_grad else x`` is ``x`` only
+        without grad), so it never meets a write under the opposite outcome."""
+        origins = self._eval(arm)
+        conditions = self._conditions(test, holds)
+        if not conditions or not origins or arm.__class__ not in (cst.Name, cst.Attribute):
+            return origins
+        derived = self._derive(origins, Relation.PLAIN, "alias", arm)
+        for origin in derived:
+            self._guards[id(origin)] = conditions  # the statement's own guard is its statement's
+            for condition in conditions:
+                self._made_under.setdefault(condition, set()).add(id(origin))
+        return derived
 
     def _opposed(self, made: Tuple[Tuple[str, bool], ...], guard: Tuple[Tuple[str, bool], ...]) -> bool:
         return any((text, not holds) in guard and not self._rebound(text) for text, holds in made)
@@ -96,9 +111,21 @@ class ControlFlow:
         return tuple(out)
 
     def exclusive(self, a: object, b: object) -> bool:
-        """Whether the statements (or stale reads) ``a`` and ``b`` run under opposite outcomes of
-        one condition that nothing in the scope rebinds: no run reaches both."""
+        """Whether the statements (or stale reads, or origins made in an arm of ``a if c else b``)
+        ``a`` and ``b`` run under opposite outcomes of one condition that nothing in the scope
+        rebinds: no run reaches both."""
         return self._opposed(self._guards.get(id(a), ()), self._guards.get(id(b), ()))
+
+    def implies(self, made: object, statement: object) -> bool:
+        """Whether ``statement`` runs only under a condition ``made`` was made under, one that nothing
+        in the scope rebinds (``w = x if flag else y`` and a write under ``if flag:``)."""
+        guard = self._guards.get(id(statement), ())
+        return any(c in guard and not self._rebound(c[0]) for c in self._guards.get(id(made), ()))
+
+    def conditions_of(self, statement: object) -> Tuple[Tuple[str, bool], ...]:
+        """The conditions ``statement`` runs under, as ``(text, holds)`` (``("step == 0", True)``); for
+        an origin, those of the arm of ``a if c else b`` that made it (none for other origins)."""
+        return self._guards.get(id(statement), ())
 
     def bound_in(self, node: cst.CSTNode) -> Set[str]:
         """The names and attribute chains bound inside ``node`` (a loop of this scope)."""
@@ -118,11 +145,28 @@ class ControlFlow:
             if self._bound is None:
                 targets = _BoundNames()
                 walk(self.scope, targets)
-                self._bound = targets.bound
+                self._bound, self._bound_counts = targets.bound, targets.counts  # ``_bound_once`` reads the counts
             parts = self._subjects.get(text, text).split(".")
-            found = self._rebound_texts[text] = any(".".join(parts[:i]) in self._bound
-                                                    for i in range(1, len(parts) + 1))
+            found = any(".".join(parts[:i]) in self._bound for i in range(1, len(parts) + 1))
+            found = self._rebound_texts[text] = found and not (len(parts) == 1 and self._bound_once(parts[0]))
         return found
+
+    def _bound_once(self, name: str) -> bool:
+        """``needs_grad = any(...)`` as a statement of the function's own body, the only binding
+        of ``needs_grad`` in the scope, not a parameter: every test of the local reads that value."""
+        if not isinstance(self.scope, cst.FunctionDef) or self._bound_counts.get(name) != 1:
+            return False
+        params = self.scope.params
+        if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)) \
+                or any(isinstance(p, cst.Param) and p.name.value == name for p in (params.star_arg, params.star_kwarg)):
+            return False
+        for line in self.scope.body.body:
+            for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                    [small.target] if isinstance(small, cst.AnnAssign) and small.value is not None else []
+                if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+                    return True
+        return False
 
     def _loop(self, node, enter: Callable[[], None]) -> None:
         """Run a loop body until its entry state is stable (at most twice: the second pass sees
@@ -201,6 +245,7 @@ class _BoundNames(cst.CSTVisitor):
 
     def __init__(self) -> None:
         self.bound: Set[str] = set()
+        self.counts: Dict[str, int] = {}  # how many bindings each name has
 
     def _target(self, node: cst.CSTNode) -> None:
         self._names(node.target)  # type: ignore[attr-defined]  # each node hooked below has one
@@ -211,10 +256,16 @@ class _BoundNames(cst.CSTVisitor):
         self._names(node.name)
 
     def visit_Global(self, node: cst.Global) -> None:
-        self.bound.update(n.name.value for n in node.names)
+        for n in node.names:
+            self._add(n.name.value)
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.bound.update(n.name.value for n in node.names)
+        for n in node.names:
+            self._add(n.name.value)
+
+    def _add(self, name: str) -> None:
+        self.bound.add(name)
+        self.counts[name] = self.counts.get(name, 0) + 1
 
     def _names(self, target: cst.CSTNode) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -225,13 +276,13 @@ class _BoundNames(cst.CSTVisitor):
         else:
             name = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
             if name is not None:
-                self.bound.add(name)
+                self._add(name)
 
 
 def _made_in(origin, statements: Set[int]) -> bool:
     """Whether ``origin`` or one it was derived from was made by one of ``statements``."""
     while origin is not None:
-        if origin.statement is not None and id(origin.statement) in statements:
+        if id(origin) in statements or origin.statement is not None and id(origin.statement) in statements:
             return True
         origin = origin.parent
     return False

@@ -226,12 +226,24 @@ class NameState:
             self._mutate(target.value, self._statement, "__setitem__", base)
             return
         key = dotted_name(target.value)
+        entry = _entry_key(target)
+        if key is not None and entry is not None and origins:
+            self._entries.setdefault((key, entry), set()).update(origins)
         # ``best["model"] = model.state_dict()``: the container now holds the alias too.
         if key is not None and self.state is not None and key in self.state and origins:
             merged = dict(self.state[key])
             for origin in origins:
                 merged.setdefault(origin, EMPTY)
             self.state[key] = merged
+
+    def _entry_origins(self, target: cst.BaseExpression, origins: Set[Origin]) -> Set[Origin]:
+        """What ``d["key"]`` may hold: what the scope stored under that key, not every value of
+        the container (``state["step"] += 1`` beside ``state["buf"] = x.detach()`` adds to an int)."""
+        entry = _entry_key(target) if isinstance(target, cst.Subscript) else None
+        key = dotted_name(target.value) if entry is not None else None  # type: ignore[attr-defined]
+        if key is None or self._kind(target.value) in (Kind.TENSOR, Kind.NDARRAY):  # type: ignore[attr-defined]
+            return origins
+        return origins & self._entries.get((key, entry), set())
 
     def _mutate(self, target: cst.BaseExpression, node: cst.CSTNode, op: str,
                 origins: Optional[Set[Origin]] = None) -> None:
@@ -350,3 +362,11 @@ def strip_aliases(node: cst.BaseExpression) -> cst.BaseExpression:
             node = node.func.value
         else:
             return node
+
+
+def _entry_key(target: cst.Subscript) -> Optional[str]:
+    """The string literal of ``d["key"]`` (a mapping's entry, never a tensor's index), else None."""
+    if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) \
+            and isinstance(target.slice[0].slice.value, cst.SimpleString):
+        return target.slice[0].slice.value.value
+    return None

@@ -116,6 +116,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         self._classes = None  # the scope's dtype classes (``dtypes.DtypeClasses``), made when a conversion asks
         self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
         self._bound: Optional[Set[str]] = None  # names bound anywhere in the scope (``_rebound``)
+        self._entries: Dict[Tuple[str, str], Set[Origin]] = {}  # (container, "key") -> what was stored there
         self._bound_in: Dict[int, Set[str]] = {}  # ``bound_in`` by node
         self._parents: Set[str] = set()  # ``self`` and ``self.x`` once ``self.x.y`` was bound
         self._comp_depth = 0
@@ -352,7 +353,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         self._eval(node.value)
         target = node.target
         kind = self._kind(target)
-        origins = self._eval(target)
+        origins = self._entry_origins(target, self._eval(target))
         if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and surely_tensor(origins)):
             op = catalog.AUGMENTED_INPLACE.get(type(node.operator).__name__, "iop")
             self._mutate(target, node, op, origins)
@@ -459,7 +460,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
             return set()
         if cls is cst.IfExp:
             self._eval(node.test)
-            return self._eval(node.body) | self._eval(node.orelse)
+            return self._arm(node.body, node.test, True) | self._arm(node.orelse, node.test, False)
         if cls in (cst.Tuple, cst.List, cst.Set):
             out: Set[Origin] = set()
             for element in node.elements:

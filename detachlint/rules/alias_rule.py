@@ -125,11 +125,15 @@ class AliasRule(Rule):
         # alias made under the opposite condition
         return [r for r in analysis.stale_reads(mutation) if id(r.node) not in overwritten and r.key not in copied_back
                 and not analysis.exclusive(mutation.statement, r)
-                and not any(analysis.exclusive(mutation.statement, o.statement) or analysis.exclusive(o.statement, r)
-                            for o in r.origin.chain() if o.statement is not None)
+                and not any(analysis.exclusive(mutation.statement, o) or analysis.exclusive(o, r)
+                            or o.statement is not None and (analysis.exclusive(mutation.statement, o.statement)
+                                                            or analysis.exclusive(o.statement, r))
+                            for o in r.origin.chain())
                 and not any(o in source for o in r.origin.chain())
                 and not self._carried_over(mutation, r, analysis)
                 and not self._read_ahead(mutation, r)
+                and not self._last_iteration(mutation, r, analysis)
+                and not _chosen_elsewhere(mutation, r, analysis)
                 and not self._key_lookup(r, analysis)]
 
     def _carried_over(self, mutation: Mutation, read: StaleRead, analysis: AliasAnalysis) -> bool:
@@ -172,6 +176,28 @@ class AliasRule(Rule):
             return False
         ahead = _offset(subscripts.found.slice[0].slice, index)
         return ahead is not None and ahead >= max(offsets)
+
+    def _last_iteration(self, mutation: Mutation, read: StaleRead, analysis: AliasAnalysis) -> bool:
+        """``for step in range(n)[::-1]: x = model(cur); cur = x; if step == 0: x *= s``: the
+        write runs only on the loop's last iteration (its index equals the range's last value),
+        so a read of the body that comes before it, which sees it only on a next iteration,
+        never does. Only for a loop in no other loop of the scope (else the body runs again)."""
+        loops = []
+        for parent in reversed(self.ctx.parents):
+            if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+                break
+            if isinstance(parent, (cst.For, cst.While)):
+                loops.append(parent)
+        loop = loops[0] if len(loops) == 1 else None
+        if read.escape or not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+            return False
+        last = _last_value(loop.iter)
+        index = loop.target.value
+        if last is None or (f"{index} == {last}", True) not in analysis.conditions_of(mutation.statement) \
+                or index in analysis.bound_in(loop.body):
+            return False
+        order = self.analysis(ScopeOrder)
+        return order.position(loop) < order.position(read.node) < order.position(mutation.node)
 
     def _key_lookup(self, read: StaleRead, analysis: AliasAnalysis) -> bool:
         """No value of the name is read there: ``self.state[param]`` or ``cache[t]`` (a tensor used
@@ -350,6 +376,44 @@ def _ascending_range(iterable: cst.BaseExpression) -> bool:
     if any(a.keyword is not None or a.star for a in args) or not 1 <= len(args) <= 3:
         return False
     return len(args) < 3 or (isinstance(args[2].value, cst.Integer) and int(args[2].value.value, 0) > 0)
+
+
+def _chosen_elsewhere(mutation: Mutation, read: StaleRead, analysis: AliasAnalysis) -> bool:
+    """``expected = -grad if flag else grad``: the code chose the alias for one outcome of the test,
+    where it means to write nothing; unless the write runs under that outcome (``if flag:``), no
+    evidence says they meet (a helper may test the same flag)."""
+    chains = [read.origin.chain(), *(o.chain() for o in mutation.origins)]
+    return any(analysis.conditions_of(o) and not analysis.implies(o, mutation.statement)
+               for chain in chains for o in chain)
+
+
+def _last_value(iterable: cst.BaseExpression) -> Optional[str]:
+    """The last index of a range loop as literal text: ``"0"`` for ``range(n)[::-1]``,
+    ``reversed(range(n))`` and ``range(n, -1, -1)``; ``"4"`` for ``range(5)``; else None."""
+    def is_range(node: cst.BaseExpression, count: int) -> bool:
+        return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range" \
+            and len(node.args) == count and all(a.keyword is None and not a.star for a in node.args)
+
+    if isinstance(iterable, cst.Subscript) and is_range(iterable.value, 1) and len(iterable.slice) == 1:
+        part = iterable.slice[0].slice
+        if isinstance(part, cst.Slice) and part.lower is None and part.upper is None and _int(part.step) == -1:
+            return "0"
+    elif isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "reversed" \
+            and len(iterable.args) == 1 and is_range(iterable.args[0].value, 1):
+        return "0"
+    elif is_range(iterable, 3) and _int(iterable.args[1].value) == -1 and _int(iterable.args[2].value) == -1:
+        return "0"
+    elif is_range(iterable, 1) and _int(iterable.args[0].value) is not None and _int(iterable.args[0].value) > 0:
+        return str(_int(iterable.args[0].value) - 1)
+    return None
+
+
+def _int(node: Optional[cst.BaseExpression]) -> Optional[int]:
+    """An integer literal's value, ``-1`` included."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _int(node.expression)
+        return -inner if inner is not None else None
+    return int(node.value, 0) if isinstance(node, cst.Integer) else None
 
 
 def _offset(index: cst.BaseSlice, name: str) -> Optional[int]:

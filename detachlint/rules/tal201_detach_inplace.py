@@ -32,6 +32,8 @@ class DetachInplace(AliasRule):
     `.float()` and `.numpy()` after it copy only when the device or dtype changes, so the bug
     appears exactly when the tensor is already a CPU float tensor. It is an **error** when `x` is
     read afterwards, held by the caller, or saved by a pending backward; a **warning** otherwise.
+    A dict entry written under its own key (`state["step"] += 1`) is not the tensor stored under
+    another key (`state["buf"] = x.detach()`).
 
     ## Example
     ```python

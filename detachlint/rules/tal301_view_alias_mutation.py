@@ -53,6 +53,11 @@ class ViewAliasMutation(LostWrite, AliasRule):
     bound before the write, and returns that alias as its result
     (`scaled = features; scaled *= w; return scaled`), is a **warning**: the caller's tensor
     changes (a cached dataset, every epoch) while the result reads as a new one.
+    An alias made under one outcome of a test (`w = x.clone() if flag else x`, or under
+    `if flag:`) never meets a write under the other; an alias a conditional expression chose is
+    reported only with a write under the same outcome (the code chose it where it writes nothing
+    else). A write only on a range loop's last iteration (`if step == 0:` in
+    `for step in reversed(range(n))`) is not seen by the reads of a next iteration.
     A value kept under another attribute (`batch.orig_rew = batch.rew`) or passed by keyword to a
     record's constructor (`Batch(orig_rew=batch.rew)`) is the same array: writing the source in
     place changes the "original" too. Kept under an attribute of a parameter whose name says it
