@@ -35,6 +35,20 @@ class NameState:
             self._storages[key] = storage
         return storage
 
+    def _enter_function(self, node: cst.FunctionDef) -> None:
+        params = node.params
+        if self.self_name is None and params.params and params.params[0].name.value == "self":
+            self.self_name = "self"
+        positional = [*params.posonly_params, *params.params]
+        if node.name.value == "__getitem__" and len(positional) == 2 and positional[1].annotation is None:
+            self._int_names = frozenset({positional[1].name.value})
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            name = param.name.value
+            self.params.append(name)
+            entry = self._entry(name)
+            self.state[name] = {entry: EMPTY}
+            self.state["^" + name] = {entry: EMPTY}  # what the caller holds, even after rebinding
+
     def _entry(self, key: str) -> Origin:
         cache = ("entry", key)
         origin = self._origins.get(cache)

@@ -173,20 +173,6 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         """Whether ``key`` names an optimizer (by construction here, or by name)."""
         return key in self.optimizer_links or is_optimizer_name(key)
 
-    def _enter_function(self, node: cst.FunctionDef) -> None:
-        params = node.params
-        if self.self_name is None and params.params and params.params[0].name.value == "self":
-            self.self_name = "self"
-        positional = [*params.posonly_params, *params.params]
-        if node.name.value == "__getitem__" and len(positional) == 2 and positional[1].annotation is None:
-            self._int_names = frozenset({positional[1].name.value})
-        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-            name = param.name.value
-            self.params.append(name)
-            entry = self._entry(name)
-            self.state[name] = {entry: EMPTY}
-            self.state["^" + name] = {entry: EMPTY}  # what the caller holds, even after rebinding
-
     def _kind(self, node: cst.BaseExpression) -> Kind:
         return self._kinds.kind(node)
 
