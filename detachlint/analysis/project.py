@@ -37,7 +37,7 @@ from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "19"
+FORMAT = "20"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -149,6 +149,8 @@ class FunctionFacts:
     # ``loss = f(x) + r; loss.backward()``), and the callees whose results are returned
     backprops: Tuple[Tuple[str, int], ...] = ()
     returns_calls: Tuple[str, ...] = ()
+    # (callee as written, positions): a call that passes a tensor (made by torch here) at these positions
+    tensor_args: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()
 
 
 @dataclass
@@ -172,6 +174,10 @@ class ModuleFacts:
     quiet: List[Unit] = field(default_factory=list)  # ``units.quiet_units``: bodies the engine blanks
     elements: List[Span] = field(default_factory=list)  # ``units.quiet_elements``: and table elements
     sites: Optional[Sites] = None  # the rules' sites ``quiet`` and ``elements`` were decided for (None: none found)
+    # (callee as written, line): a call whose result the module's own code (a script's body, an
+    # ``if __name__ == "__main__":`` block) backpropagates: ``loss = f(x); loss.backward()``
+    backprops: Tuple[Tuple[str, int], ...] = ()
+    tensor_args: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()  # ``FunctionFacts.tensor_args`` of that code
 
     def to_json(self) -> dict:
         return {
@@ -180,12 +186,14 @@ class ModuleFacts:
             "elements": [[s.row, s.column, s.end_row, s.end_column, s.calls] for s in self.elements],
             "sites": self.sites.to_json() if self.sites is not None else None,
             "imports": self.imports,
+            "backprops": self.backprops,
+            "tensor_args": self.tensor_args,
             "classes": {k: [c.bases, c.line, c.modules] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
                               f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked,
-                              f.returns_partial, f.backprops, f.returns_calls]
+                              f.returns_partial, f.backprops, f.returns_calls, f.tensor_args]
                           for k, f in self.functions.items()},
         }
 
@@ -194,18 +202,22 @@ class ModuleFacts:
         facts = cls(dict(data["imports"]), deep=TooDeep(*data["deep"]) if data["deep"] is not None else None,
                     quiet=[Unit(*u) for u in data["quiet"]],
                     elements=[Span(*s[:4], tuple(s[4])) for s in data["elements"]],
-                    sites=Sites.from_json(data["sites"]) if data["sites"] is not None else None)
+                    sites=Sites.from_json(data["sites"]) if data["sites"] is not None else None,
+                    backprops=tuple((c, ln) for c, ln in data["backprops"]),
+                    tensor_args=tuple((c, tuple(a)) for c, a in data["tensor_args"]))
         for name, (bases, line, modules) in data["classes"].items():
             facts.classes[name] = ClassFacts(name, tuple(bases), line, {a: tuple(m) for a, m in modules.items()})
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
-             makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls) = row
+             makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls,
+             tensor_args) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
                 [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted,
                 makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills), tuple(untracked),
-                partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls))
+                partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls),
+                tuple((c, tuple(a)) for c, a in tensor_args))
         return facts
 
 
@@ -245,6 +257,7 @@ class _FunctionScanner(ast.NodeVisitor):
         self.bound: List[Tuple[Set[str], ast.AST]] = []
         self.backprops: Dict[str, int] = {}
         self.returns_calls: Set[str] = set()
+        self.tensor_args: Dict[str, Set[int]] = {}
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
         self._loops = 0
         self.swapped: Set[str] = set()  # names a loop swaps with another (``x, c = c, x``)
@@ -314,6 +327,7 @@ class _FunctionScanner(ast.NodeVisitor):
         self.facts.returns_partial = bool(self.partial) and all(self.partial)
         self.facts.backprops = tuple(sorted(self.backprops.items()))
         self.facts.returns_calls = tuple(sorted(self.returns_calls))
+        self.facts.tensor_args = tuple((c, tuple(sorted(a))) for c, a in sorted(self.tensor_args.items()))
 
     def _callees_in(self, node: Optional[ast.AST], through: bool = True) -> Set[str]:
         """The functions and methods (as written) whose results the value of ``node`` is computed
@@ -393,6 +407,9 @@ class _FunctionScanner(ast.NodeVisitor):
                 return "tensor"
         if isinstance(node, ast.Subscript):
             return self._value_kind(node.value)
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.MatMult):  # ``x * 1.5``: a new tensor
+            kinds = {self._value_kind(node.left), self._value_kind(node.right)}
+            return "tensor" if kinds == {"tensor"} or kinds == {"tensor", None} and _numeric(node) else None
         return None
 
     def _shared(self, node: Optional[ast.AST]) -> Set[int]:
@@ -494,7 +511,7 @@ class _FunctionScanner(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         if self._loops:
             self._swap(node)
-        bound = {t.id for t in node.targets if isinstance(t, ast.Name)}
+        bound = {n.id for t in node.targets for n in _target_names(t)}  # ``loss, logs = f(x)`` too
         if bound:
             self.bound.append((bound, node.value))
         snapshot = _snapshot_of(node.value)
@@ -611,6 +628,10 @@ class _FunctionScanner(ast.NodeVisitor):
             # ``step_fn(x, y)`` after ``step_fn = self.train_step_fn``: a call of what it may be
             for callee in sorted(self.attr_names.get(name, ())) or [name]:
                 self.facts.calls.append(CallSite(callee, args, line))
+            tensors = {i for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)
+                       and self._value_kind(a) == "tensor"}
+            if tensors and not name.startswith(("torch.", "np.", "numpy.")):
+                self.tensor_args.setdefault(name, set()).update(tensors)
         self.generic_visit(node)
 
     def _is_optimizer(self, node: ast.AST) -> bool:
@@ -635,6 +656,22 @@ class _FunctionScanner(ast.NodeVisitor):
     def _first(self, what: str, line: int) -> None:
         if getattr(self.facts, what) is None:
             setattr(self.facts, what, line)
+
+
+def _numeric(node: ast.BinOp) -> bool:
+    """Whether the operand that is not the tensor is a number literal (``x * 1.5``, ``2 * x``)."""
+    return any(isinstance(o, ast.Constant) and isinstance(o.value, (int, float)) for o in (node.left, node.right))
+
+
+def _target_names(target: ast.AST) -> List[ast.Name]:
+    """The names an assignment target binds: ``x``, ``a, (b, *c)``."""
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _target_names(e)]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return []
 
 
 def _through_data(target: ast.AST) -> bool:
@@ -680,6 +717,16 @@ def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFa
     if summary.returns_kind is None and _annotated_tensor(node.returns, facts.imports):  # type: ignore[attr-defined]
         summary.returns_kind = "tensor"
     facts.functions[qualname] = summary
+
+
+def _scan_module_code(body: Sequence[ast.stmt], facts: ModuleFacts) -> None:
+    """The calls whose results the module's own code backpropagates (its functions and classes are
+    scanned on their own): a script that calls ``loss_of(x).backward()`` at its top level."""
+    code = FunctionFacts("", (), 0)
+    _FunctionScanner(code, None, facts.imports).scan([s for s in body if not isinstance(
+        s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))])
+    facts.backprops += code.backprops
+    facts.tensor_args += code.tensor_args
 
 
 def _qualified(node: Optional[ast.AST], imports: Mapping[str, str]) -> Optional[str]:
@@ -839,6 +886,7 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
         def scan(tree: ast.Module) -> None:
             facts.imports.update(_imports(tree, module, is_package))
             _scan_body(tree.body, "", False, facts)
+            _scan_module_code(tree.body, facts)
 
         try:
             first = first_pass_in_pieces(source, vocabulary, scan)
@@ -862,6 +910,7 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
             facts.quiet, facts.elements = quiet_code(tree, lines, vocabulary)
             facts.sites = vocabulary
         _scan_body(tree.body, "", False, facts)
+        _scan_module_code(tree.body, facts)
     except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
         return None
     return facts
@@ -1030,6 +1079,7 @@ class ProjectIndex:
         text += repr(sorted(self.aliases.items()))
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
         text += repr(sorted(self._backpropagated.items()))
+        text += repr(sorted((k, sorted(v)) for k, v in self._tensor_parameters.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     # resolution
@@ -1191,6 +1241,12 @@ class ProjectIndex:
                     caller = fn.name if self._module_of[q] == self._module_of[target] else q
                     out[target] = f"`{caller}` (line {line}"
                     todo.append(target)
+        for module, facts in self.modules.items():  # a script's own code: ``loss = f(x)``, ``loss.backward()``
+            for callee, line in facts.backprops:
+                target = self.resolve(module, callee)
+                if target in self._functions and target not in out:
+                    out[target] = f"the code of `{module or 'the module'}` (line {line}"
+                    todo.append(target)
         for _ in range(_FIXPOINT_ROUNDS):  # ``def loss(...): return f(...) * w`` returns f's result up
             todo, current = [], todo
             for q in current:
@@ -1202,6 +1258,33 @@ class ProjectIndex:
             if not todo:
                 break
         return out
+
+    def tensor_parameters(self, qualname: str) -> FrozenSet[int]:
+        """The parameters of the project function ``qualname`` (counting ``self``) that a call in the
+        project passes a tensor it made (``f(torch.randn(3))``, ``h = x * 1.5; f(h)``): evidence that
+        the function's parameter holds a tensor, where nothing in the function says so."""
+        return self._tensor_parameters.get(qualname, frozenset())
+
+    @functools.cached_property
+    def _tensor_parameters(self) -> Dict[str, FrozenSet[int]]:
+        out: Dict[str, Set[int]] = {}
+
+        def add(module_or_caller: Tuple[str, Optional[str]], callee: str, positions: Tuple[int, ...]) -> None:
+            module, caller = module_or_caller
+            target = self._callee(caller, CallSite(callee, (), 0)) if caller else self.resolve(module, callee)
+            fn = self._functions.get(target) if target else None
+            if fn is None:
+                return
+            offset = 1 if fn.is_method and "." in callee else 0  # ``obj.m(x)``: ``x`` is parameter 1
+            out.setdefault(target, set()).update(p + offset for p in positions if p + offset < len(fn.params))
+
+        for q, fn in self._functions.items():
+            for callee, positions in fn.tensor_args:
+                add((self._module_of[q], q), callee, positions)
+        for module, facts in self.modules.items():
+            for callee, positions in facts.tensor_args:
+                add((module, None), callee, positions)
+        return {q: frozenset(v) for q, v in out.items() if v}
 
     def function(self, module: str, dotted: str, qualified: Optional[str] = None) -> Optional[Summary]:
         """The summary of what ``dotted``, called in ``module``, refers to (asked for every call

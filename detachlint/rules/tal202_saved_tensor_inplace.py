@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -94,12 +95,14 @@ class SavedTensorInplace(AliasRule):
         if mutation is None or mutation.untracked or self.ctx.reported(mutation.node, self.code):
             return  # a callee's write through ``.data`` moves no version counter: nothing raises
         roots = self._candidates(mutation)
-        if not roots:
+        views = self._saved_views(mutation)
+        if not roots and not views:
             return  # the common case: nothing written was made or read by an op that saves it
         flow = self._flow()
         written_at = flow.finished(mutation.node)  # ``h[:, 0] = torch.log(h[:, 0])``: the log runs first
         analysis = self._analysis()
-        for saver, saved, what in self._savers(roots, flow, written_at):
+        savers = itertools.chain(self._savers(roots, flow, written_at), self._view_savers(views, flow, written_at))
+        for saver, saved, what in savers:
             if analysis.exclusive(mutation.statement, saver.statement):
                 continue  # saved under ``if self.training:``, written under ``else``: never both
             pending = self._backprop(flow, saver, written_at)
@@ -161,6 +164,31 @@ class SavedTensorInplace(AliasRule):
                 out.append(root)
         return out
 
+    def _saved_views(self, mutation: Mutation) -> List[Tuple[str, cst.Call]]:
+        """Views of what is written (``a = h[:, :2]``) handed to an op that saves its input
+        (``torch.sin(a)``): a view shares its base's version counter, so writing the base, any part
+        of it, changes what the op saved. (name of the view, the op call)."""
+        analysis = self._analysis()
+        written = {id(o.chain()[0]) for o in mutation.ordered_origins()
+                   if all(x.relation in (Relation.PLAIN, Relation.VIEW) for x in o.chain()[1:])}
+        out = []
+        for name, calls in analysis.saving_calls.items() if written else ():
+            for call in calls:
+                read = _read_name(call, self.analysis(TorchNames))
+                if read is not None and any(
+                        id(o.chain()[0]) in written and Relation.VIEW in o.relations()
+                        and all(x.relation in (Relation.PLAIN, Relation.VIEW) for x in o.chain()[1:])
+                        for o in analysis.origins_at(read)):
+                    out.append((name, call))
+        return out
+
+    @staticmethod
+    def _view_savers(views: List[Tuple[str, cst.Call]], flow: "_ScopeFlow", written_at: int):
+        for name, call in views:
+            op = flow.ops.get(id(call))
+            if op is not None and op.saves_input and not op.constant and not op.grad_off and op.position < written_at:
+                yield op, name, "view"
+
     def _savers(self, roots: List[Origin], flow: "_ScopeFlow", written_at: int):
         """The op calls before the write that saved what it writes: (op call, saved tensor's text,
         "result" or "input")."""
@@ -203,12 +231,14 @@ class SavedTensorInplace(AliasRule):
         shown = name if name in saver or not isinstance(op.call, cst.Call) else self._text(op.call.func)
         advice = (f"Make `{self._text(mutation.node.func)}` not in place (`inplace=False`) or pass it `{saved}.clone()`."
                   if mutation.op.endswith("(inplace=True)") and isinstance(mutation.node, cst.Call)
-                  else f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`.")
-        message = f"`{written}` writes `{saved}` in place, which `{shown}` saved for backward"
+                  else f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`." if what != "view"
+                  else f"Save a copy (`{saved}.clone()`) or build the result out of place (`torch.cat`) instead of writing into its base.")
+        message = f"`{written}` writes `{saved}` in place, which `{shown}` saved for backward" if what != "view" else \
+            f"`{written}` writes the memory of `{saved}`, a view that `{shown}` saved for backward"
         notes = (f"`{saver}` (line {self.ctx.line(op.call)}) saved {role}: {pending} will raise \"{_MESSAGE}\".",
                  advice)
         related = [(op.call, f"`{name}` saves {role} for backward")]
-        signature = Signature(self.code, (name, mutation.op), saved=what,
+        signature = Signature(self.code, (name, mutation.op), saved="input" if what == "view" else what,
                               source=Source(requires_grad=True, pending_graph=True))
         self.ctx.report(mutation.node, self.code, message, self.severity, related,
                         fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature,
@@ -394,6 +424,16 @@ class _ScopeFlow(cst.CSTVisitor):
             if op.position < at < until and used & out:
                 out |= targets
         return out
+
+
+def _read_name(call: cst.Call, names: TorchNames) -> Optional[cst.Name]:
+    """The name read as a call's first input: ``a`` in ``torch.sin(a)``, ``a[0].sin()``, ``self.fc(a)``."""
+    node = names.op(call)[1]
+    if node is None and call.args and call.args[0].keyword is None:
+        node = call.args[0].value
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return node if isinstance(node, cst.Name) else None
 
 
 def _saves_result(call: cst.Call, names: TorchNames, facts: TensorFacts) -> bool:
