@@ -17,7 +17,8 @@ from .alias_model import EMPTY, Origin, Relation
 from .dtypes import KEEP, DtypeClasses
 from .project import Summary
 from .tensors import Kind, target_names
-from .torch_facts import ModuleEffect, is_optimizer_class, saves_input, stepped_optimizer, writes_receiver
+from .torch_facts import (ModuleEffect, is_optimizer_class, saves_input, saves_other, stepped_optimizer,
+                          writes_receiver)
 from .torchnames import dotted_name, sliced_name
 from ..walk import walk
 
@@ -51,6 +52,11 @@ class CallTransfer:
             key = sliced_name(given) if saves_input(op) and given is not None else None
             if key is not None:
                 self.saving_calls.setdefault(key, []).append(node)
+        if saves_other(last):  # ``torch.mm(w, b)`` keeps ``b`` for ``w``'s gradient
+            for given in self.names.other_operands(node):
+                key = sliced_name(given)
+                if key is not None:
+                    self.saving_calls.setdefault(key, []).append(node)
         held = self.held_module(func)
         if held is not None and held.saves_input and node.args and node.args[0].keyword is None:
             key = sliced_name(node.args[0].value)  # ``self.fc(h)``: nn.Linear saves ``h``

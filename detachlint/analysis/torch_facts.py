@@ -130,6 +130,12 @@ def saves_input(op: Optional[str]) -> bool:
     return op in saved_ops.SAVES_INPUT
 
 
+def saves_other(op: Optional[str]) -> bool:
+    """``torch.mm(w, b)``, ``w @ b`` as ``matmul``, ``torch.einsum(eq, q, s)`` (by member name): an op
+    that saves its second tensor when the first requires grad."""
+    return op in saved_ops.SAVES_OTHER
+
+
 def saves_for_backward(op: Optional[str]) -> bool:
     """An op that saves its result or its first input for backward."""
     return saves_result(op) or saves_input(op)

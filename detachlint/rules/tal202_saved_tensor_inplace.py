@@ -12,7 +12,7 @@ from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.order import ScopeOrder
 from ..analysis.graph_use import names_and_calls, names_in as _names_in
-from ..analysis.torch_facts import saves_input, saves_result
+from ..analysis.torch_facts import saves_input, saves_other, saves_result
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name, sliced_name
 from ..findings import Severity
@@ -22,6 +22,7 @@ from .alias_rule import AliasRule
 from .base import WRITES, Sites
 from .fixkit import UNSAFE, make_fix, replace
 
+_ADDING = frozenset({"append", "extend", "insert"})  # list methods that make the list hold their argument
 _MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation"
 
 
@@ -101,11 +102,13 @@ class SavedTensorInplace(AliasRule):
         flow = self._flow()
         written_at = flow.finished(mutation.node)  # ``h[:, 0] = torch.log(h[:, 0])``: the log runs first
         analysis = self._analysis()
-        savers = itertools.chain(self._savers(roots, flow, written_at), self._view_savers(views, flow, written_at))
-        for saver, saved, what in savers:
+        savers = itertools.chain(((*s, written_at) for s in self._savers(roots, flow, written_at)),
+                                 ((*s, written_at) for s in self._view_savers(views, flow, written_at)),
+                                 self._carried_savers(roots, flow, mutation.node))
+        for saver, saved, what, after in savers:
             if analysis.exclusive(mutation.statement, saver.statement):
                 continue  # saved under ``if self.training:``, written under ``else``: never both
-            pending = self._backprop(flow, saver, written_at)
+            pending = self._backprop(flow, saver, after)
             if pending is not None:
                 self._report(mutation, saver, saved, what, pending)
                 return
@@ -186,7 +189,8 @@ class SavedTensorInplace(AliasRule):
     def _view_savers(views: List[Tuple[str, cst.Call]], flow: "_ScopeFlow", written_at: int):
         for name, call in views:
             op = flow.ops.get(id(call))
-            if op is not None and op.saves_input and not op.constant and not op.grad_off and op.position < written_at:
+            if op is not None and (op.saves_input or name in op.others) and not op.constant and not op.grad_off \
+                    and op.position < written_at:
                 yield op, name, "view"
 
     def _savers(self, roots: List[Origin], flow: "_ScopeFlow", written_at: int):
@@ -202,6 +206,18 @@ class SavedTensorInplace(AliasRule):
             for op in flow.calls_on(root.source, written_at):
                 if op.saves_input and not op.constant:
                     yield op, root.source, "input"
+            for op in flow.calls_on(root.source, written_at, other=True):
+                yield op, root.source, "other"
+
+    @staticmethod
+    def _carried_savers(roots: List[Origin], flow: "_ScopeFlow", write: cst.CSTNode):
+        """``for ...: s += k; out.append(torch.einsum(eq, q, s))``: an op later in the loop body saved
+        the tensor the next iteration writes (the name is bound to no other in the loop, and no
+        backward in the loop consumes the graph first). The backward that raises comes after the loop:
+        (op, saved name, what, the loop's end)."""
+        for root in roots:
+            for op, what, end in flow.carried(root.source, write):
+                yield op, root.source, what, end
 
     def _backprop(self, flow: "_ScopeFlow", op: "_Op", written_at: int) -> Optional[str]:
         """Where the graph that holds the op is backpropagated: a later ``backward()`` here of a
@@ -226,7 +242,7 @@ class SavedTensorInplace(AliasRule):
         written = self._text(mutation.node)
         saver = self._text(op.call)
         role = "its result" if what == "result" else "its input"
-        name = op.saves_result if what == "result" else op.saves_input
+        name = {"result": op.saves_result, "other": op.saves_other}.get(what) or op.saves_input or op.saves_other
         # a project helper that calls the op (``squash(x)`` around ``sigmoid``) is named as called
         shown = name if name in saver or not isinstance(op.call, cst.Call) else self._text(op.call.func)
         advice = (f"Make `{self._text(mutation.node.func)}` not in place (`inplace=False`) or pass it `{saved}.clone()`."
@@ -235,10 +251,11 @@ class SavedTensorInplace(AliasRule):
                   else f"Save a copy (`{saved}.clone()`) or build the result out of place (`torch.cat`) instead of writing into its base.")
         message = f"`{written}` writes `{saved}` in place, which `{shown}` saved for backward" if what != "view" else \
             f"`{written}` writes the memory of `{saved}`, a view that `{shown}` saved for backward"
-        notes = (f"`{saver}` (line {self.ctx.line(op.call)}) saved {role}: {pending} will raise \"{_MESSAGE}\".",
+        again = ", and the loop's next pass writes it" if op.position > self._flow().order.position(mutation.node) else ""
+        notes = (f"`{saver}` (line {self.ctx.line(op.call)}{again}) saved {role}: {pending} will raise \"{_MESSAGE}\".",
                  advice)
         related = [(op.call, f"`{name}` saves {role} for backward")]
-        signature = Signature(self.code, (name, mutation.op), saved="input" if what == "view" else what,
+        signature = Signature(self.code, (name, mutation.op), saved="result" if what == "result" else "input",
                               source=Source(requires_grad=True, pending_graph=True))
         self.ctx.report(mutation.node, self.code, message, self.severity, related,
                         fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature,
@@ -260,6 +277,10 @@ class _Op:
     constant: bool  # its input is made by a factory (``torch.randn(...).softmax(-1)``): no graph, nothing saved
     input_from_self: bool  # the input is computed from ``self`` (a submodule's output, a parameter)
     statement: Optional[cst.CSTNode] = None  # the statement holding the call (its path conditions)
+    # ``torch.mm(w, b)``: the op's name and the names of the tensors after the first, which it saves
+    # when the first requires grad (not a constant: ``_graph_free``)
+    saves_other: Optional[str] = None
+    others: Tuple[str, ...] = ()
 
 
 class _ScopeFlow(cst.CSTVisitor):
@@ -274,6 +295,8 @@ class _ScopeFlow(cst.CSTVisitor):
         self.backwards: List[Tuple[int, Set[str], cst.Call]] = []
         self.steps: List[Tuple[int, str, cst.Call]] = []  # ``<optimizer>.step()``: position, the receiver
         self.callees: Dict[int, List[cst.Call]] = {}  # an assignment's position -> the calls in its value
+        self.loops: List[cst.CSTNode] = []  # ``for`` and ``while`` statements, outer first
+        self._augmented: Set[int] = set()  # positions of ``x += v``: a write of a tensor, not a new binding
         self._statement: Optional[cst.CSTNode] = None
         self._no_grad = 0
         self._self_names: Set[str] = set()  # names computed from ``self``
@@ -291,6 +314,11 @@ class _ScopeFlow(cst.CSTVisitor):
 
     def visit_With(self, node: cst.With) -> None:
         self._no_grad += self.names.disables_grad(node)
+
+    def visit_For(self, node: cst.CSTNode) -> None:
+        self.loops.append(node)
+
+    visit_While = visit_For
 
     def leave_With(self, node: cst.With) -> None:
         self._no_grad -= self.names.disables_grad(node)
@@ -319,6 +347,7 @@ class _ScopeFlow(cst.CSTVisitor):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._statement = node
         self._bind(node, set(target_names(node.target)), node.value)
+        self._augmented.add(self.assignments[-1][0])
 
     def visit_Return(self, node: cst.Return) -> None:
         self._statement = node
@@ -327,6 +356,10 @@ class _ScopeFlow(cst.CSTVisitor):
 
     def visit_Expr(self, node: cst.Expr) -> None:
         self._statement = node
+        call = node.value
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) \
+                and call.func.attr.value in _ADDING:  # ``outs.append(y)``: ``outs`` holds ``y`` from now on
+            self._bind(node, {call.func.value.value}, call)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -340,17 +373,22 @@ class _ScopeFlow(cst.CSTVisitor):
             if key is not None:
                 self.steps.append((self.order.position(node), key, node))
         held = self.facts.held_module(node.func)  # ``self.gate(x)``, ``self.gate = nn.Sigmoid()``
+        others: Tuple[str, ...] = ()
         if held is not None:
             saves = (held.result_op, held.input_op)
             first = node.args[0].value if node.args and node.args[0].keyword is None else None
         else:
             name, first = self.names.op(node)
             saves = (name if saves_result(name) else None, name if saves_input(name) else None)
-        if not any(saves):
+            others = self._others(node, name)
+        if not any(saves) and not others:
             return
         statement = self._statement
         targets: Set[str] = set()
         filled: Set[str] = set()  # ``h[:, 0] = op(...)``: the result is written into ``h``
+        if isinstance(statement, cst.Expr) and self.assignments and \
+                self.assignments[-1][0] == self.order.position(statement):
+            targets = self.assignments[-1][1]  # ``outs.append(torch.einsum(...))``
         if isinstance(statement, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             targets = self.assignments[-1][1]
             ends = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
@@ -360,7 +398,20 @@ class _ScopeFlow(cst.CSTVisitor):
             _names_in(first) & ({self._self} | self._self_names)) or held is not None and held.trained
         constant = held is None and first is not None and self._graph_free(first)
         self.ops[id(node)] = _Op(node, *saves, self.order.position(node), first_name, targets, filled,
-                                 self._no_grad > 0, constant, from_self, statement)
+                                 self._no_grad > 0, constant, from_self, statement, name if others else None, others)
+
+    def _others(self, node: cst.Call, name: Optional[str]) -> Tuple[str, ...]:
+        """The names of the tensors after the first that ``node`` saves (``saves_other``), when the
+        first is not a constant (``torch.mm(self.w, b)`` keeps ``b`` for ``self.w``'s gradient)."""
+        if not saves_other(name):
+            return ()
+        operands = self.names.other_operands(node)
+        first = self.names.op(node)[1]
+        if name == "einsum":  # ``einsum(eq, q, s)``: ``q`` comes after the equation
+            first = next((a.value for a in node.args[1:2] if a.keyword is None), None) if operands else None
+        if first is None or self._graph_free(first):
+            return ()
+        return tuple(n for n in map(sliced_name, operands) if n is not None)
 
     # questions
     def _graph_free(self, node: cst.CSTNode) -> bool:
@@ -390,15 +441,37 @@ class _ScopeFlow(cst.CSTVisitor):
         walk(node, last)
         return last.at
 
-    def calls_on(self, name: str, before: int) -> List[_Op]:
-        """Op calls on ``name`` before ``before``, with ``name`` not bound anew in between (by the
-        op's own statement either: ``h = torch.sin(h)`` saves the old ``h``)."""
+    def calls_on(self, name: str, before: int, other: bool = False) -> List[_Op]:
+        """Op calls on ``name`` (``other``: as a tensor after the first, ``torch.mm(w, name)``) before
+        ``before``, with ``name`` not bound anew in between (by the op's own statement either:
+        ``h = torch.sin(h)`` saves the old ``h``)."""
         out = []
         for op in self.ops.values():
-            if op.first == name and not op.grad_off and op.position < before and name not in op.statement_targets \
+            if (name in op.others if other else op.first == name) and not op.grad_off and op.position < before \
+                    and name not in op.statement_targets \
                     and not any(
                     op.position < at < before and name in targets for at, targets, _ in self.assignments):
                 out.append(op)
+        return out
+
+    def carried(self, name: str, write: cst.CSTNode) -> List[Tuple[_Op, str, int]]:
+        """Op calls after ``write`` in the innermost loop around it that save ``name`` for the
+        next iteration's write: (op, "input" or "other", the loop's end)."""
+        at = self.order.position(write)
+        loop = next((lp for lp in reversed(self.loops) if self.order.position(lp) < at <= self.finished(lp)), None)
+        if loop is None:
+            return []
+        start, end = self.order.position(loop), self.finished(loop)
+        if any(start < b < end for b, _, _ in self.backwards) or any(
+                start <= p <= end and name in targets and p not in self._augmented for p, targets, _ in self.assignments):
+            return []  # a backward in the loop consumes the graph, or ``name`` is bound anew each time
+        out = []
+        for op in self.ops.values():
+            if at < op.position <= end and not op.grad_off and not op.constant:
+                if op.first == name and op.saves_input:
+                    out.append((op, "input", end))
+                elif name in op.others:
+                    out.append((op, "other", end))
         return out
 
     def computed_through(self, names: Set[str], until: int, before: int,
