@@ -139,6 +139,10 @@ class SavedTensorInplace(AliasRule):
                 if through is not None:
                     self._report_step(kept, step, later, *through)
                     return
+            through = flow.carried_through(kept, step, modules)
+            if through is not None:  # the same backward on the loop's next pass
+                self._report_step(kept, step, kept, *through)
+                return
 
     def _report_step(self, kept: cst.Call, step: cst.Call, later: cst.Call, module: str, call: cst.Call) -> None:
         line = self.ctx.line
@@ -473,6 +477,33 @@ class _ScopeFlow(cst.CSTVisitor):
                 elif name in op.others:
                     out.append((op, "other", end))
         return out
+
+    def carried_through(self, kept: cst.Call, step: cst.Call,
+                        modules: Set[str]) -> Optional[Tuple[str, cst.Call]]:
+        """``fake = G(z)``, then a loop that runs ``D(fake)...backward(retain_graph=True)`` and steps
+        G's optimizer: the next pass backpropagates again through ``G(z)``, made before the loop,
+        whose saved parameters the step wrote. A call of one of ``modules`` before the loop that the
+        backward's values come from, through names the loop does not bind anew: (module, call)."""
+        at = self.order.position(kept)
+        loop = next((lp for lp in reversed(self.loops) if self.order.position(lp) < at <= self.finished(lp)), None)
+        if loop is None or not self.order.position(loop) < self.order.position(step) <= self.finished(loop):
+            return None
+        start, end = self.order.position(loop), self.finished(loop)
+        needed = set(next(names for b, names, call in self.backwards if call is kept))
+        for position, targets, used in reversed(self.assignments):
+            if position >= at or not targets & needed:
+                continue
+            if position > start:
+                needed = (needed - targets) | used  # bound in this pass: the value of this pass
+                continue
+            needed -= {t for p, ts, _ in self.assignments if start < p <= end for t in ts}  # bound anew later
+            for call in self.callees.get(position, ()) if targets & needed else ():
+                callee = dotted_name(call.func) or ""
+                module = next((m for m in modules if callee == m or callee.startswith(m + ".")), None)
+                if module is not None:
+                    return module, call
+            needed = (needed - targets) | used
+        return None
 
     def computed_through(self, names: Set[str], until: int, before: int,
                          modules: Set[str]) -> Optional[Tuple[str, cst.Call]]:
