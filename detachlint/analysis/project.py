@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
-from .torch_facts import (SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument, held_module, inplace_position,
+from .torch_facts import (LIST_MARK, MODULE_LISTS, SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument,
+                          element_effect, held_module, inplace_position,
                           is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
                           made_inplace, module_effect, shares_receiver_memory, stepped_optimizer,
                           writes_first_argument, writes_receiver)
@@ -749,24 +750,39 @@ def _annotated_tensor(annotation: Optional[ast.AST], imports: Mapping[str, str])
     return full is not None and (full in catalog.TENSOR_TYPES or full in catalog.TENSOR_CLASSES)
 
 
-def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts) -> None:
+def _makers(body: Sequence[ast.stmt]) -> Dict[str, ast.AST]:
+    """The module's functions that return one expression made by a call (``def conv_block(c): return
+    nn.Sequential(...)``), by name: what a class's ``self.x = conv_block(c)`` holds."""
+    out = {}
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef):
+            returns = [s for s in stmt.body if isinstance(s, ast.Return)]
+            if len(returns) == 1 and isinstance(returns[0].value, ast.Call):
+                out[stmt.name] = returns[0].value
+    return out
+
+
+def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts,
+               makers: Optional[Mapping[str, ast.AST]] = None) -> None:
+    makers = _makers(body) if makers is None else makers
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _scan_function(stmt, prefix + stmt.name, in_class, facts)
         elif isinstance(stmt, ast.ClassDef):
             bases = tuple(b for b in (_dotted(base) for base in stmt.bases) if b)
             facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno,
-                                                           _held_modules(stmt, facts.imports))
-            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts)
+                                                           _held_modules(stmt, facts.imports, makers))
+            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts, makers)
         elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
             # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
             for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
-                _scan_body(block, prefix, in_class, facts)
+                _scan_body(block, prefix, in_class, facts, makers)
             for handler in getattr(stmt, "handlers", []):
-                _scan_body(handler.body, prefix, in_class, facts)
+                _scan_body(handler.body, prefix, in_class, facts, makers)
 
 
-def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]) -> Dict[str, Tuple[str, ...]]:
+def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str],
+                  makers: Mapping[str, ast.AST] = {}) -> Dict[str, Tuple[str, ...]]:
     """``self.<attr> = <module>`` in the methods of ``cls`` (``torch_facts.held_module``); an
     attribute assigned different modules holds ``?``. A flag flipped on every submodule (``for m in
     self.modules(): m.inplace = True``) makes each that can be in place so."""
@@ -785,7 +801,7 @@ def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]) -> Dict[str, Tu
                 elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                         and target.value.id == self_name and isinstance(node.value, (ast.Call, ast.Name)):
                     defaults = _defaults(method) if defaults is None else defaults
-                    modules = _modules_made(node.value, imports, defaults)
+                    modules = _modules_made(node.value, imports, defaults, makers=makers)
                     if modules is not None:
                         known = held.get(target.attr)
                         held[target.attr] = modules if known in (None, modules) else (UNKNOWN_MODULE,)
@@ -817,7 +833,7 @@ def _defaults(method: ast.AST) -> Dict[str, ast.AST]:
 
 
 def _modules_made(node: ast.AST, imports: Mapping[str, str], defaults: Mapping[str, ast.AST],
-                  depth: int = 0) -> Optional[Tuple[str, ...]]:
+                  depth: int = 0, makers: Mapping[str, ast.AST] = {}) -> Optional[Tuple[str, ...]]:
     """The modules an expression makes (``torch_facts.held_module`` entries), ``(?,)`` for a call
     of anything else; None for what is surely no module (a literal, a plain name)."""
     if isinstance(node, ast.Name) and node.id in defaults and depth == 0:
@@ -833,6 +849,10 @@ def _modules_made(node: ast.AST, imports: Mapping[str, str], defaults: Mapping[s
         qualified = f"{owner}.{func.args[1].value}" if owner else None
     else:
         qualified = _qualified(func, imports)
+    if isinstance(func, ast.Name) and func.id in makers and depth < 2:  # ``conv_block(c)`` returns ``nn.Sequential(...)``
+        return _modules_made(makers[func.id], imports, {}, depth + 1)
+    if qualified in MODULE_LISTS:  # ``nn.ModuleList(conv_block(c) for _ in range(n))``: like elements
+        return _list_made(node, imports, defaults, depth, makers)
     if qualified == SEQUENTIAL:
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             return (UNKNOWN_MODULE,)
@@ -847,6 +867,21 @@ def _modules_made(node: ast.AST, imports: Mapping[str, str], defaults: Mapping[s
                                               and isinstance(node.args[position], ast.Constant)
                                               and node.args[position].value is True)
     return (held_module(qualified, inplace),)
+
+
+def _list_made(node: ast.Call, imports: Mapping[str, str], defaults: Mapping[str, ast.AST], depth: int,
+               makers: Mapping[str, ast.AST]) -> Tuple[str, ...]:
+    """``nn.ModuleList``'s entry: ``[]`` and what every element holds, when they are alike."""
+    arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+    if isinstance(arg, (ast.GeneratorExp, ast.ListComp)):
+        elements = [arg.elt]
+    elif isinstance(arg, (ast.List, ast.Tuple)) and arg.elts:
+        elements = list(arg.elts)
+    else:
+        return (UNKNOWN_MODULE,)
+    made = {_modules_made(e, imports, defaults, depth + 1, makers) for e in elements}
+    element = made.pop() if len(made) == 1 else None
+    return (LIST_MARK, *element) if element and UNKNOWN_MODULE not in element else (UNKNOWN_MODULE,)
 
 
 def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
@@ -1193,6 +1228,12 @@ class ProjectIndex:
                                     if a in self._classes and attr in self._classes[a].modules), None)
         return self._held[key]
 
+    def held_element(self, cls: str, attr: str) -> Optional[ModuleEffect]:
+        """What calling an element of ``self.<attr>`` does (``self.blocks[i](x)``), where it holds an
+        ``nn.ModuleList`` of like ``torch.nn`` modules."""
+        return next((element_effect(self._classes[a].modules[attr]) for a in self.ancestors(cls)
+                     if a in self._classes and attr in self._classes[a].modules), None)
+
     def method(self, cls: str, name: str) -> Optional[str]:
         for ancestor in self.ancestors(cls):
             candidate = f"{ancestor}.{name}"
@@ -1482,6 +1523,10 @@ class ModuleView:
     def held_module(self, cls: str, attr: str) -> Optional[ModuleEffect]:
         """``ProjectIndex.held_module`` for a class of this module, by its name here."""
         return self.index.held_module(f"{self.module}.{cls}" if self.module else cls, attr)
+
+    def held_element(self, cls: str, attr: str) -> Optional[ModuleEffect]:
+        """``ProjectIndex.held_element`` for a class of this module, by its name here."""
+        return self.index.held_element(f"{self.module}.{cls}" if self.module else cls, attr)
 
     def first_pass(self, source: str) -> Optional[FirstPass]:
         """The first pass of ``source``, known without parsing it when the index read this very

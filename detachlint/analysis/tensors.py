@@ -537,6 +537,9 @@ class TensorFacts(_KindFlow, Analysis):
     def held_module(self, func: cst.BaseExpression) -> Optional[ModuleEffect]:
         """What calling ``func`` does when it is ``self.<attr>`` holding ``torch.nn`` modules
         (``ProjectIndex.held_module``), in a method of a class of this module."""
+        if self.project is not None and func.__class__ is cst.Subscript and func.value.__class__ is cst.Attribute:
+            cls = self._self_class(func.value.value)  # ``self.blocks[i](x)``: an element of an ``nn.ModuleList``
+            return self.project.held_element(cls.name, func.value.attr.value) if cls is not None else None
         if self.project is None or func.__class__ is not cst.Attribute:
             return None
         cls = self._self_class(func.value)
@@ -793,6 +796,8 @@ class TensorFacts(_KindFlow, Analysis):
         q = self.names.qualified(func)
         if q is not None:
             return self._qualified_call_kind(q, node)
+        if func.__class__ is cst.Subscript and self.held_module(func) is not None:
+            return Kind.TENSOR  # ``self.blocks[i](x)``
         if func.__class__ is cst.Name:
             builtin = self._builtin(func)
             if builtin == "getattr" and self._parameter_getattr(node):
