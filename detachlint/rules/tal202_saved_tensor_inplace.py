@@ -38,6 +38,15 @@ class SavedTensorInplace(AliasRule):
     held as attributes count as what they are (`self.gate = nn.Sigmoid()` saves its output,
     `nn.Linear` its input; `self.act = nn.ReLU(inplace=True)`, also through `nn.Sequential`, a
     constructor default or `m.inplace = True` set later, writes its input; `nn.Identity` returns it).
+    The backward may be the caller's: a function whose result the project backpropagates, also from
+    a script's own top-level code (`loss = loss_of(x); loss.backward()`). An op saves a view's
+    base too (`a = h[:, :2]; h[:, :2] = torch.sin(a)`: a view shares its base's version counter);
+    `torch.mm(w, b)`, `matmul`, `einsum` save their second tensor when the first is in a graph; in a
+    loop, an op later in the body saves what the next pass writes (`s += k; outs.append(torch.einsum(
+    eq, q, s))`); an element of an `nn.ModuleList` (`self.blocks[i](x)`) saves what its modules save.
+    A step of an optimizer between two passes of a retained graph (`fake = G(z)`, then a loop of
+    `D(fake)...backward(retain_graph=True)` and `opt_g.step()`) writes parameters `G(z)` saved.
+    A parameter holds a tensor where the project's callers pass one (`f(torch.randn(3))`).
     Which ops and modules save what is measured with torch itself (`tools/saved_for_backward.py`).
     A graph whose result feeds only ops with integer or boolean results (`argmin`, `argmax`, comparisons)
     or `.detach()` is not backpropagated; a helper that writes its argument only through `.data`
