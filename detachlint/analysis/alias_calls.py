@@ -17,9 +17,9 @@ from .alias_model import EMPTY, Origin, Relation
 from .dtypes import KEEP, DtypeClasses
 from .project import Summary
 from .tensors import Kind, target_names
-from .torch_facts import (ModuleEffect, is_optimizer_class, saves_input, saves_other, stepped_optimizer,
-                          writes_receiver)
-from .torchnames import dotted_name, sliced_name
+from .torch_facts import (ModuleEffect, is_optimizer_class, saves_for_backward, saves_input, saves_other,
+                          stepped_optimizer, writes_receiver)
+from .torchnames import TorchNames, dotted_name, sliced_name
 from ..walk import walk
 
 
@@ -558,6 +558,28 @@ def surely_tensor(origins: Set[Origin]) -> bool:
     if not origins:
         return False
     return all(any(op in catalog.TENSOR_EVIDENCE_OPS for op in o.ops()) for o in origins)
+
+
+def fed_to_torch_op(target: cst.BaseExpression, value: cst.BaseExpression, names: TorchNames) -> bool:
+    """``h /= torch.norm(h)``: the written name is the first input of a torch op that takes only
+    tensors (one measured in ``saved_ops``) in the same statement, so it holds a tensor."""
+    key = dotted_name(target)
+    if key is None:
+        return False
+    finder = _TorchInputs(names, key)
+    walk(value, finder)
+    return finder.found
+
+
+class _TorchInputs(cst.CSTVisitor):
+    def __init__(self, names: TorchNames, key: str) -> None:
+        self.names, self.key, self.found = names, key, False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        op, first = self.names.op(node)
+        if first is not None and (self.names.qualified(node.func) or "").startswith("torch.") \
+                and (saves_for_backward(op) or saves_other(op)) and dotted_name(first) == self.key:
+            self.found = True
 
 
 def _is_inplace_call(node: cst.BaseExpression) -> bool:

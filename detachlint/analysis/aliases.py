@@ -33,7 +33,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tup
 import libcst as cst
 
 from . import catalog
-from .alias_calls import CallTransfer, surely_tensor
+from .alias_calls import CallTransfer, fed_to_torch_op, surely_tensor
 from .alias_flow import ControlFlow, Loop
 from .alias_state import NameState
 from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
@@ -352,7 +352,8 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         target = node.target
         kind = self._kind(target)
         origins = self._eval(target)
-        if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and surely_tensor(origins)):
+        if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and (
+                surely_tensor(origins) or fed_to_torch_op(target, node.value, self.names))):
             op = catalog.AUGMENTED_INPLACE.get(type(node.operator).__name__, "iop")
             self._mutate(target, node, op, origins)
         elif isinstance(target, (cst.Name, cst.Attribute)) and dotted_name(target) is not None:

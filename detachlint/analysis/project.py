@@ -152,6 +152,8 @@ class FunctionFacts:
     returns_calls: Tuple[str, ...] = ()
     # (callee as written, positions): a call that passes a tensor (made by torch here) at these positions
     tensor_args: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()
+    # in a method ``forward``: the callees its returned value is computed from (through arguments too)
+    forward_from: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -194,7 +196,7 @@ class ModuleFacts:
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
                               f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked,
-                              f.returns_partial, f.backprops, f.returns_calls, f.tensor_args]
+                              f.returns_partial, f.backprops, f.returns_calls, f.tensor_args, f.forward_from]
                           for k, f in self.functions.items()},
         }
 
@@ -211,14 +213,14 @@ class ModuleFacts:
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
              makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls,
-             tensor_args) = row
+             tensor_args, forward_from) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
                 [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted,
                 makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills), tuple(untracked),
                 partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls),
-                tuple((c, tuple(a)) for c, a in tensor_args))
+                tuple((c, tuple(a)) for c, a in tensor_args), tuple(forward_from))
         return facts
 
 
@@ -259,6 +261,7 @@ class _FunctionScanner(ast.NodeVisitor):
         self.backprops: Dict[str, int] = {}
         self.returns_calls: Set[str] = set()
         self.tensor_args: Dict[str, Set[int]] = {}
+        self.forward_from: Set[str] = set()
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
         self._loops = 0
         self.swapped: Set[str] = set()  # names a loop swaps with another (``x, c = c, x``)
@@ -329,6 +332,7 @@ class _FunctionScanner(ast.NodeVisitor):
         self.facts.backprops = tuple(sorted(self.backprops.items()))
         self.facts.returns_calls = tuple(sorted(self.returns_calls))
         self.facts.tensor_args = tuple((c, tuple(sorted(a))) for c, a in sorted(self.tensor_args.items()))
+        self.facts.forward_from = tuple(sorted(self.forward_from))
 
     def _callees_in(self, node: Optional[ast.AST], through: bool = True) -> Set[str]:
         """The functions and methods (as written) whose results the value of ``node`` is computed
@@ -590,6 +594,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.returns |= shared
         if node.value is not None:
             self.returns_calls |= self._returned_calls(node.value)
+            if self.facts.is_method and self.facts.name.rpartition(".")[2] == "forward":
+                self.forward_from |= self._callees_in(node.value)
         self.returns_converted |= bool(shared) and self._through_conversion(node.value)
         self.returned_kinds.add(self._value_kind(node.value))
         if node.value is not None:
@@ -1115,6 +1121,7 @@ class ProjectIndex:
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
         text += repr(sorted(self._backpropagated.items()))
         text += repr(sorted((k, sorted(v)) for k, v in self._tensor_parameters.items()))
+        text += repr(sorted(self._forward_reached.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     # resolution
@@ -1298,6 +1305,25 @@ class ProjectIndex:
                         todo.append(target)
             if not todo:
                 break
+        return out
+
+    def reaches_forward(self, qualname: str) -> Optional[str]:
+        """Where the result of the project function ``qualname`` goes into what ``forward`` of a
+        module class returns (``bf = self.vector(x); return self.apply(bf, mix)``): the module's
+        caller backpropagates it, though no backward is seen. "`GEV.forward` (line 12)"."""
+        return self._forward_reached.get(qualname)
+
+    @functools.cached_property
+    def _forward_reached(self) -> Dict[str, str]:
+        out: Dict[str, str] = {}
+        for q, fn in self._functions.items():
+            cls = self.class_of(q)
+            if not fn.forward_from or cls is None or not self.is_module_class(cls):
+                continue
+            for callee in fn.forward_from:
+                target = self._callee(q, CallSite(callee, (), 0))
+                if target in self._functions and target != q:
+                    out.setdefault(target, f"`{fn.name}` (line {fn.line})")
         return out
 
     def tensor_parameters(self, qualname: str) -> FrozenSet[int]:

@@ -23,6 +23,7 @@ from .base import WRITES, Sites
 from .fixkit import UNSAFE, make_fix, replace
 
 _ADDING = frozenset({"append", "extend", "insert"})  # list methods that make the list hold their argument
+_UNSEEN = "\0"  # marks a backward not seen in the project: the finding is a warning
 _MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation"
 
 
@@ -246,12 +247,18 @@ class SavedTensorInplace(AliasRule):
             return "the caller's `backward()` through this `forward()`'s result"
         project, name = self.ctx.project, facts.function_qualname
         if project is not None and name is not None:  # ``def loss_of(x): ...; return y.sum()``, ``loss_of(x).backward()``
-            where = project.index.backpropagated(f"{project.module}.{name}" if project.module else name)
+            qualname = f"{project.module}.{name}" if project.module else name
+            where = project.index.backpropagated(qualname)
             if where is not None:
                 return f"the backward that {where} runs on this function's result"
+            forward = project.index.reaches_forward(qualname)
+            if forward is not None:  # no backward seen: the module's caller runs it (a warning)
+                return f"{_UNSEEN}the caller's `backward()` through {forward}, whose result is computed from this one,"
         return None
 
     def _report(self, mutation: Mutation, op: "_Op", saved: str, what: str, pending: str) -> None:
+        severity = Severity.WARNING if pending.startswith(_UNSEEN) else self.severity
+        pending = pending.lstrip(_UNSEEN)
         written = self._text(mutation.node)
         saver = self._text(op.call)
         role = "its result" if what == "result" else "its input"
@@ -270,7 +277,7 @@ class SavedTensorInplace(AliasRule):
         related = [(op.call, f"`{name}` saves {role} for backward")]
         signature = Signature(self.code, (name, mutation.op), saved="result" if what == "result" else "input",
                               source=Source(requires_grad=True, pending_graph=True))
-        self.ctx.report(mutation.node, self.code, message, self.severity, related,
+        self.ctx.report(mutation.node, self.code, message, severity, related,
                         fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature,
                         notes=notes)
 
@@ -461,7 +468,7 @@ class _ScopeFlow(cst.CSTVisitor):
         out = []
         for op in self.ops.values():
             if (name in op.others if other else op.first == name) and not op.grad_off and op.position < before \
-                    and name not in op.statement_targets \
+                    and (name not in op.statement_targets or isinstance(op.statement, cst.AugAssign)) \
                     and not any(
                     op.position < at < before and name in targets for at, targets, _ in self.assignments):
                 out.append(op)
