@@ -436,7 +436,9 @@ class _ScopeFlow(cst.CSTVisitor):
     # questions
     def _graph_free(self, node: cst.CSTNode) -> bool:
         """A value made by a ``torch`` factory with no ``requires_grad`` (``torch.randn(n)``, and
-        what methods make of it): no graph is behind it, so no op on it saves anything."""
+        what methods make of it): no graph is behind it, so no op on it saves anything. Also what
+        torch functions, arithmetic and comparisons make of such values and numbers
+        (``torch.where(m == 1, m, torch.tensor(-inf))``, ``torch.cat((zeros, eye), 1)``)."""
         while True:
             if isinstance(node, cst.Name):
                 return node.value in self._constants
@@ -449,10 +451,21 @@ class _ScopeFlow(cst.CSTVisitor):
                 node = node.func.value
             elif isinstance(node, cst.Call):
                 q = self.names.qualified(node.func) or ""
-                return q.rpartition(".")[0] == "torch" and q.rpartition(".")[2] in catalog.GRAPH_FREE_FACTORIES \
-                    and not any(a.keyword is not None and a.keyword.value == "requires_grad" for a in node.args)
-            else:
-                return False
+                head, _, member = q.rpartition(".")
+                if any(a.keyword is not None and a.keyword.value == "requires_grad" for a in node.args):
+                    return False
+                if head == "torch" and member in catalog.GRAPH_FREE_FACTORIES:
+                    return True
+                return head in ("torch", "torch.nn.functional") and bool(node.args) and all(
+                    a.keyword is not None or self._graph_free(a.value) for a in node.args)
+            elif isinstance(node, (cst.Tuple, cst.List)):
+                return all(isinstance(e, cst.Element) and self._graph_free(e.value) for e in node.elements)
+            elif isinstance(node, cst.BinaryOperation):
+                return self._graph_free(node.left) and self._graph_free(node.right)
+            elif isinstance(node, cst.UnaryOperation):
+                node = node.expression
+            else:  # a comparison's result is boolean: it carries no graph
+                return isinstance(node, (cst.Integer, cst.Float, cst.Comparison))
 
     def finished(self, node: cst.CSTNode) -> int:
         """The position of the last node of ``node``'s subtree: where ``node`` is done running
