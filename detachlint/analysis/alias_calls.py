@@ -48,11 +48,11 @@ class CallTransfer:
         func = node.func
         last = func.attr.value if func.__class__ is cst.Attribute else func.value if func.__class__ is cst.Name else None
         if saves_input(last):
-            op, given = self.names.op(node)
+            op, given = self.names.tensor_op(node, self.self_name)
             key = sliced_name(given) if saves_input(op) and given is not None else None
             if key is not None:
                 self.saving_calls.setdefault(key, []).append(node)
-        if saves_other(last):  # ``torch.mm(w, b)`` keeps ``b`` for ``w``'s gradient
+        if saves_other(last) and self.names.tensor_op(node, self.self_name)[0] is not None:  # ``torch.mm(w, b)`` keeps ``b``
             for given in self.names.other_operands(node):
                 key = sliced_name(given)
                 if key is not None:

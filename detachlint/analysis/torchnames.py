@@ -135,6 +135,15 @@ class TorchNames(Analysis):
             return func.attr.value, func.value
         return None, None
 
+    def tensor_op(self, call: cst.Call, owner: Optional[str]) -> "Tuple[Optional[str], Optional[cst.BaseExpression]]":
+        """``op``, except a method of ``owner`` (``self.norm(x)`` calls a module or a method, not
+        ``Tensor.norm``; ``self.weight.abs()`` is still ``abs``): ``owner`` is the method's ``self``."""
+        func = call.func
+        if owner is not None and func.__class__ is cst.Attribute and func.value.__class__ is cst.Name \
+                and func.value.value == owner:
+            return None, None
+        return self.op(call)
+
     def other_operands(self, call: cst.Call) -> List[cst.BaseExpression]:
         """The tensors after the first that a tensor op of several takes: ``b`` in ``torch.mm(w, b)``
         and ``w.mm(b)``, ``s`` and ``z`` in ``torch.einsum(eq, q, s, z)``."""

@@ -98,7 +98,7 @@ class SavedTensorInplace(AliasRule):
         flow = self._scopes.get(id(scope))
         if flow is None:
             flow = self._scopes[id(scope)] = _ScopeFlow(scope, self.analysis(ScopeOrder), self.analysis(TorchNames),
-                                                        self.analysis(TensorFacts))
+                                                        self.analysis(TensorFacts), self._analysis().self_name)
         return flow
 
     def _check_write(self, node: cst.CSTNode) -> None:
@@ -177,7 +177,7 @@ class SavedTensorInplace(AliasRule):
             if any(o.relation not in (Relation.PLAIN, Relation.VIEW) for o in chain[1:]) \
                     or root.relation not in (Relation.ENTRY, Relation.FRESH):
                 continue
-            if root.source in saving or (isinstance(root.node, cst.Call) and _saves_result(root.node, names, facts)):
+            if root.source in saving or (isinstance(root.node, cst.Call) and _saves_result(root.node, names, facts, self._analysis().self_name)):
                 out.append(root)
         return out
 
@@ -307,8 +307,10 @@ class _ScopeFlow(cst.CSTVisitor):
     """One scope's op calls that save tensors, its assignments in order (what is computed from
     what), its backward calls and its returns."""
 
-    def __init__(self, scope: cst.CSTNode, order: ScopeOrder, names: TorchNames, facts: TensorFacts) -> None:
+    def __init__(self, scope: cst.CSTNode, order: ScopeOrder, names: TorchNames, facts: TensorFacts,
+                 owner: Optional[str] = None) -> None:
         self.order, self.names, self.facts = order, names, facts
+        self.owner = owner  # the method's ``self``: ``self.norm(x)`` is no tensor op
         self.ops: Dict[int, _Op] = {}
         self.assignments: List[Tuple[int, Set[str], Set[str]]] = []  # (position, targets, names used)
         self.returns: List[Tuple[int, Set[str]]] = []
@@ -398,7 +400,7 @@ class _ScopeFlow(cst.CSTVisitor):
             saves = (held.result_op, held.input_op)
             first = node.args[0].value if node.args and node.args[0].keyword is None else None
         else:
-            name, first = self.names.op(node)
+            name, first = self.names.tensor_op(node, self.owner)
             saves = (name if saves_result(name) else None, name if saves_input(name) else None)
             others = self._others(node, name)
         if not any(saves) and not others:
@@ -569,10 +571,10 @@ def _read_name(call: cst.Call, names: TorchNames) -> Optional[cst.Name]:
     return node if isinstance(node, cst.Name) else None
 
 
-def _saves_result(call: cst.Call, names: TorchNames, facts: TensorFacts) -> bool:
+def _saves_result(call: cst.Call, names: TorchNames, facts: TensorFacts, owner: Optional[str]) -> bool:
     """Whether the op or the held module ``call`` calls saves its result for backward."""
     held = facts.held_module(call.func)
-    return held.saves_result if held is not None else saves_result(names.op(call)[0])
+    return held.saves_result if held is not None else saves_result(names.tensor_op(call, owner)[0])
 
 
 class _Last(cst.CSTVisitor):
