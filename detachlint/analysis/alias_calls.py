@@ -52,7 +52,7 @@ class CallTransfer:
             key = sliced_name(given) if saves_input(op) and given is not None else None
             if key is not None:
                 self.saving_calls.setdefault(key, []).append(node)
-        if saves_other(last) and self.names.tensor_op(node, self.self_name)[0] is not None:  # ``torch.mm(w, b)`` keeps ``b``
+        if saves_other(last) and self.names.tensor_op(node, self.self_name)[0] is not None:  # ``mm(w, b)`` keeps b
             for given in self.names.other_operands(node):
                 key = sliced_name(given)
                 if key is not None:
@@ -562,7 +562,7 @@ def surely_tensor(origins: Set[Origin]) -> bool:
 
 def fed_to_torch_op(target: cst.BaseExpression, value: cst.BaseExpression, names: TorchNames) -> bool:
     """``h /= torch.norm(h)``: the written name is the first input of a torch op that takes only
-    tensors (one measured in ``saved_ops``) in the same statement, so it holds a tensor."""
+    tensors (``torch_facts.saves_for_backward``, ``saves_other``) in the same statement, so it holds a tensor."""
     key = dotted_name(target)
     if key is None:
         return False

@@ -120,8 +120,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         self._comp_depth = 0
         self.model_roots: Set[str] = set()  # modules whose live state was taken (state_dict, parameters)
         self.optimizer_links: Dict[str, Set[str]] = {}  # optimizer key -> module keys it updates
-        # name -> the calls of ops that save that name for backward (TAL202): their first input, or
-        # a second tensor (``torch.mm(w, b)`` keeps ``b``)
+        # name -> the calls of ops that save that name for backward (TAL202): first input, or ``b`` of ``mm(w, b)``
         self.saving_calls: Dict[str, List[cst.Call]] = {}
         # calls of project functions whose result is an argument's memory only for some iteration
         # counts of a loop that swaps buffers (``Summary.returns_partial``), by ``id``

@@ -177,7 +177,8 @@ class SavedTensorInplace(AliasRule):
             if any(o.relation not in (Relation.PLAIN, Relation.VIEW) for o in chain[1:]) \
                     or root.relation not in (Relation.ENTRY, Relation.FRESH):
                 continue
-            if root.source in saving or (isinstance(root.node, cst.Call) and _saves_result(root.node, names, facts, self._analysis().self_name)):
+            owner = self._analysis().self_name
+            if root.source in saving or (isinstance(root.node, cst.Call) and _saves_result(root.node, names, facts, owner)):
                 out.append(root)
         return out
 
@@ -268,7 +269,7 @@ class SavedTensorInplace(AliasRule):
         advice = (f"Make `{self._text(mutation.node.func)}` not in place (`inplace=False`) or pass it `{saved}.clone()`."
                   if mutation.op.endswith("(inplace=True)") and isinstance(mutation.node, cst.Call)
                   else f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`." if what != "view"
-                  else f"Save a copy (`{saved}.clone()`) or build the result out of place (`torch.cat`) instead of writing into its base.")
+                  else f"Save a copy (`{saved}.clone()`) or build the result out of place (`torch.cat`), not in its base.")
         message = f"`{written}` writes `{saved}` in place, which `{shown}` saved for backward" if what != "view" else \
             f"`{written}` writes the memory of `{saved}`, a view that `{shown}` saved for backward"
         again = ", and the loop's next pass writes it" if op.position > self._flow().order.position(mutation.node) else ""
