@@ -28,7 +28,7 @@ OUT = Path(__file__).resolve().parents[1] / "detachlint" / "analysis" / "saved_o
 UNARY = """
     sigmoid tanh exp expm1 exp2 log log1p log2 log10 sqrt rsqrt reciprocal sin cos tan asin acos
     atan sinh cosh asinh atanh erf erfc erfinv abs neg relu square sign trunc floor ceil round frac
-    logit sinc digamma lgamma
+    logit sinc digamma lgamma norm
 """.split()
 FUNCTIONAL_UNARY = """
     gelu silu mish softplus elu selu celu leaky_relu relu6 hardtanh hardswish hardsigmoid
@@ -105,6 +105,31 @@ def measure() -> Tuple[List[str], List[str]]:
         if x.untyped_storage().data_ptr() in ptrs:
             first.append(name)
     return result, first
+
+
+# Ops of two tensors whose backward for the first needs the second (``x @ w`` keeps ``w`` when ``x``
+# requires grad): ``einsum`` takes its operands after the equation.
+OTHER = "mul div matmul mm bmm einsum atan2 hypot pow maximum minimum add sub linear".split()
+
+
+def measure_other() -> List[str]:
+    """Ops that save their second input when the first requires grad and the second does not
+    (``torch.mm(w, b)``: writing ``b`` in place before backward() raises there)."""
+    import torch
+
+    calls = {"einsum": lambda x, o: torch.einsum("ij,jk->ik", x, o),
+             "bmm": lambda x, o: torch.bmm(x.unsqueeze(0), o.unsqueeze(0)),
+             "linear": lambda x, o: torch.nn.functional.linear(x, o)}
+    out = []
+    for name in sorted(OTHER):
+        x = (torch.rand(3, 3, dtype=torch.float64) + 0.5).requires_grad_()
+        other = torch.rand(3, 3, dtype=torch.float64) + 0.5
+        saved: List[torch.Tensor] = []
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+            calls.get(name, lambda x, o, n=name: getattr(torch, n)(x, o))(x, other)
+        if other.untyped_storage().data_ptr() in {t.untyped_storage().data_ptr() for t in saved}:
+            out.append(name)
+    return out
 
 
 def _module_input(torch, name: str):
@@ -235,7 +260,10 @@ def render() -> str:
             "# ... returns its input's own memory, unwritten (an alias: writing the result writes the input).\n"
             f'MODULE_RETURNS_INPUT = frozenset(\n    """\n{block(modules["returns-input"])}\n    """.split()\n)\n\n'
             "# ... made with this keyword argument, writes its own weight in place at every call.\n"
-            "MODULE_WRITES_WEIGHT = {%s}\n" % ", ".join(f'"{n}": "{k}"' for n, k in sorted(weights.items())))
+            "MODULE_WRITES_WEIGHT = {%s}\n" % ", ".join(f'"{n}": "{k}"' for n, k in sorted(weights.items()))
+            + "\n# Ops of two tensors that save the second when the first requires grad (``torch.mm(w, b)`` keeps\n"
+            "# ``b``; ``einsum``: its operands): writing the second in place before backward() raises there.\n"
+            f'SAVES_OTHER = frozenset(\n    """\n{block(measure_other())}\n    """.split()\n)\n')
 
 
 def main(argv=None) -> int:

@@ -17,8 +17,9 @@ from .alias_model import EMPTY, Origin, Relation
 from .dtypes import KEEP, DtypeClasses
 from .project import Summary
 from .tensors import Kind, target_names
-from .torch_facts import ModuleEffect, is_optimizer_class, saves_input, stepped_optimizer, writes_receiver
-from .torchnames import dotted_name, sliced_name
+from .torch_facts import (ModuleEffect, is_optimizer_class, saves_for_backward, saves_input, saves_other,
+                          stepped_optimizer, writes_receiver)
+from .torchnames import TorchNames, dotted_name, sliced_name
 from ..walk import walk
 
 
@@ -47,7 +48,7 @@ class CallTransfer:
         func = node.func
         last = func.attr.value if func.__class__ is cst.Attribute else func.value if func.__class__ is cst.Name else None
         if saves_input(last):
-            op, given = self.names.op(node)
+            op, given = self.names.tensor_op(node, self.self_name)
             key = sliced_name(given) if saves_input(op) and given is not None else None
             if key is not None:
                 self.saving_calls.setdefault(key, []).append(node)
@@ -56,6 +57,11 @@ class CallTransfer:
             key = sliced_name(node.args[i].value) if i < len(node.args) else None  # ``Cube.apply(h)`` keeps ``h``
             if key is not None:
                 self.saving_calls.setdefault(key, []).append(node)
+        if saves_other(last) and self.names.tensor_op(node, self.self_name)[0] is not None:  # ``mm(w, b)`` keeps b
+            for given in self.names.other_operands(node):
+                key = sliced_name(given)
+                if key is not None:
+                    self.saving_calls.setdefault(key, []).append(node)
         held = self.held_module(func)
         if held is not None and held.saves_input and node.args and node.args[0].keyword is None:
             key = sliced_name(node.args[0].value)  # ``self.fc(h)``: nn.Linear saves ``h``
@@ -557,6 +563,28 @@ def surely_tensor(origins: Set[Origin]) -> bool:
     if not origins:
         return False
     return all(any(op in catalog.TENSOR_EVIDENCE_OPS for op in o.ops()) for o in origins)
+
+
+def fed_to_torch_op(target: cst.BaseExpression, value: cst.BaseExpression, names: TorchNames) -> bool:
+    """``h /= torch.norm(h)``: the written name is the first input of a torch op that takes only
+    tensors (``torch_facts.saves_for_backward``, ``saves_other``) in the same statement, so it holds a tensor."""
+    key = dotted_name(target)
+    if key is None:
+        return False
+    finder = _TorchInputs(names, key)
+    walk(value, finder)
+    return finder.found
+
+
+class _TorchInputs(cst.CSTVisitor):
+    def __init__(self, names: TorchNames, key: str) -> None:
+        self.names, self.key, self.found = names, key, False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        op, first = self.names.op(node)
+        if first is not None and (self.names.qualified(node.func) or "").startswith("torch.") \
+                and (saves_for_backward(op) or saves_other(op)) and dotted_name(first) == self.key:
+            self.found = True
 
 
 def _is_inplace_call(node: cst.BaseExpression) -> bool:

@@ -33,7 +33,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tup
 import libcst as cst
 
 from . import catalog
-from .alias_calls import CallTransfer, surely_tensor
+from .alias_calls import CallTransfer, fed_to_torch_op, surely_tensor
 from .alias_flow import ControlFlow, Loop
 from .alias_state import NameState
 from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
@@ -122,7 +122,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         self._comp_depth = 0
         self.model_roots: Set[str] = set()  # modules whose live state was taken (state_dict, parameters)
         self.optimizer_links: Dict[str, Set[str]] = {}  # optimizer key -> module keys it updates
-        # name -> the calls of ops that save that name, their first input, for backward (TAL202)
+        # name -> the calls of ops that save that name for backward (TAL202): first input, or ``b`` of ``mm(w, b)``
         self.saving_calls: Dict[str, List[cst.Call]] = {}
         # calls of project functions whose result is an argument's memory only for some iteration
         # counts of a loop that swaps buffers (``Summary.returns_partial``), by ``id``
@@ -340,7 +340,8 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         target = node.target
         kind = self._kind(target)
         origins = self._entry_origins(target, self._eval(target))
-        if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and surely_tensor(origins)):
+        if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and (
+                surely_tensor(origins) or fed_to_torch_op(target, node.value, self.names))):
             op = catalog.AUGMENTED_INPLACE.get(type(node.operator).__name__, "iop")
             self._mutate(target, node, op, origins)
         elif isinstance(target, (cst.Name, cst.Attribute)) and dotted_name(target) is not None:

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from . import catalog
-from .torch_facts import (SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument,
+from .torch_facts import (LIST_MARK, MODULE_LISTS, SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument,
+                          element_effect, held_module, inplace_position,
                           is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
                           flipped, module_effect, module_entry, shares_receiver_memory, stepped_optimizer,
                           writes_first_argument, writes_receiver)
@@ -37,7 +38,7 @@ from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "19"
+FORMAT = "21"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -149,6 +150,10 @@ class FunctionFacts:
     # ``loss = f(x) + r; loss.backward()``), and the callees whose results are returned
     backprops: Tuple[Tuple[str, int], ...] = ()
     returns_calls: Tuple[str, ...] = ()
+    # (callee as written, positions): a call that passes a tensor (made by torch here) at these positions
+    tensor_args: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()
+    # in a method ``forward``: the callees its returned value is computed from (through arguments too)
+    forward_from: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -179,6 +184,10 @@ class ModuleFacts:
     quiet: List[Unit] = field(default_factory=list)  # ``units.quiet_units``: bodies the engine blanks
     elements: List[Span] = field(default_factory=list)  # ``units.quiet_elements``: and table elements
     sites: Optional[Sites] = None  # the rules' sites ``quiet`` and ``elements`` were decided for (None: none found)
+    # (callee as written, line): a call whose result the module's own code (a script's body, an
+    # ``if __name__ == "__main__":`` block) backpropagates: ``loss = f(x); loss.backward()``
+    backprops: Tuple[Tuple[str, int], ...] = ()
+    tensor_args: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()  # ``FunctionFacts.tensor_args`` of that code
 
     def to_json(self) -> dict:
         return {
@@ -187,12 +196,14 @@ class ModuleFacts:
             "elements": [[s.row, s.column, s.end_row, s.end_column, s.calls] for s in self.elements],
             "sites": self.sites.to_json() if self.sites is not None else None,
             "imports": self.imports,
+            "backprops": self.backprops,
+            "tensor_args": self.tensor_args,
             "classes": {k: [c.bases, c.line, c.modules, c.flips, c.children, c.saved] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
                               f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked,
-                              f.returns_partial, f.backprops, f.returns_calls]
+                              f.returns_partial, f.backprops, f.returns_calls, f.tensor_args, f.forward_from]
                           for k, f in self.functions.items()},
         }
 
@@ -201,19 +212,23 @@ class ModuleFacts:
         facts = cls(dict(data["imports"]), deep=TooDeep(*data["deep"]) if data["deep"] is not None else None,
                     quiet=[Unit(*u) for u in data["quiet"]],
                     elements=[Span(*s[:4], tuple(s[4])) for s in data["elements"]],
-                    sites=Sites.from_json(data["sites"]) if data["sites"] is not None else None)
+                    sites=Sites.from_json(data["sites"]) if data["sites"] is not None else None,
+                    backprops=tuple((c, ln) for c, ln in data["backprops"]),
+                    tensor_args=tuple((c, tuple(a)) for c, a in data["tensor_args"]))
         for name, (bases, line, modules, flips, children, saved) in data["classes"].items():
             facts.classes[name] = ClassFacts(name, tuple(bases), line, {a: tuple(m) for a, m in modules.items()},
                                              tuple(flips), dict(children), tuple(saved))
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
-             makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls) = row
+             makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls,
+             tensor_args, forward_from) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
                 [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted,
                 makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills), tuple(untracked),
-                partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls))
+                partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls),
+                tuple((c, tuple(a)) for c, a in tensor_args), tuple(forward_from))
         return facts
 
 
@@ -253,6 +268,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.bound: List[Tuple[Set[str], ast.AST]] = []
         self.backprops: Dict[str, int] = {}
         self.returns_calls: Set[str] = set()
+        self.tensor_args: Dict[str, Set[int]] = {}
+        self.forward_from: Set[str] = set()
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
         self._loops = 0
         self.swapped: Set[str] = set()  # names a loop swaps with another (``x, c = c, x``)
@@ -322,6 +339,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.facts.returns_partial = bool(self.partial) and all(self.partial)
         self.facts.backprops = tuple(sorted(self.backprops.items()))
         self.facts.returns_calls = tuple(sorted(self.returns_calls))
+        self.facts.tensor_args = tuple((c, tuple(sorted(a))) for c, a in sorted(self.tensor_args.items()))
+        self.facts.forward_from = tuple(sorted(self.forward_from))
 
     def _callees_in(self, node: Optional[ast.AST], through: bool = True) -> Set[str]:
         """The functions and methods (as written) whose results the value of ``node`` is computed
@@ -401,6 +420,9 @@ class _FunctionScanner(ast.NodeVisitor):
                 return "tensor"
         if isinstance(node, ast.Subscript):
             return self._value_kind(node.value)
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.MatMult):  # ``x * 1.5``: a new tensor
+            kinds = {self._value_kind(node.left), self._value_kind(node.right)}
+            return "tensor" if kinds == {"tensor"} or kinds == {"tensor", None} and _numeric(node) else None
         return None
 
     def _shared(self, node: Optional[ast.AST]) -> Set[int]:
@@ -502,7 +524,7 @@ class _FunctionScanner(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         if self._loops:
             self._swap(node)
-        bound = {t.id for t in node.targets if isinstance(t, ast.Name)}
+        bound = {n.id for t in node.targets for n in _target_names(t)}  # ``loss, logs = f(x)`` too
         if bound:
             self.bound.append((bound, node.value))
         snapshot = _snapshot_of(node.value)
@@ -580,6 +602,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.returns |= shared
         if node.value is not None:
             self.returns_calls |= self._returned_calls(node.value)
+            if self.facts.is_method and self.facts.name.rpartition(".")[2] == "forward":
+                self.forward_from |= self._callees_in(node.value)
         self.returns_converted |= bool(shared) and self._through_conversion(node.value)
         self.returned_kinds.add(self._value_kind(node.value))
         if node.value is not None:
@@ -619,6 +643,10 @@ class _FunctionScanner(ast.NodeVisitor):
             # ``step_fn(x, y)`` after ``step_fn = self.train_step_fn``: a call of what it may be
             for callee in sorted(self.attr_names.get(name, ())) or [name]:
                 self.facts.calls.append(CallSite(callee, args, line))
+            tensors = {i for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)
+                       and self._value_kind(a) == "tensor"}
+            if tensors and not name.startswith(("torch.", "np.", "numpy.")):
+                self.tensor_args.setdefault(name, set()).update(tensors)
         self.generic_visit(node)
 
     def _is_optimizer(self, node: ast.AST) -> bool:
@@ -643,6 +671,22 @@ class _FunctionScanner(ast.NodeVisitor):
     def _first(self, what: str, line: int) -> None:
         if getattr(self.facts, what) is None:
             setattr(self.facts, what, line)
+
+
+def _numeric(node: ast.BinOp) -> bool:
+    """Whether the operand that is not the tensor is a number literal (``x * 1.5``, ``2 * x``)."""
+    return any(isinstance(o, ast.Constant) and isinstance(o.value, (int, float)) for o in (node.left, node.right))
+
+
+def _target_names(target: ast.AST) -> List[ast.Name]:
+    """The names an assignment target binds: ``x``, ``a, (b, *c)``."""
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _target_names(e)]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return []
 
 
 def _through_data(target: ast.AST) -> bool:
@@ -690,6 +734,16 @@ def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFa
     facts.functions[qualname] = summary
 
 
+def _scan_module_code(body: Sequence[ast.stmt], facts: ModuleFacts) -> None:
+    """The calls whose results the module's own code backpropagates (its functions and classes are
+    scanned on their own): a script that calls ``loss_of(x).backward()`` at its top level."""
+    code = FunctionFacts("", (), 0)
+    _FunctionScanner(code, None, facts.imports).scan([s for s in body if not isinstance(
+        s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))])
+    facts.backprops += code.backprops
+    facts.tensor_args += code.tensor_args
+
+
 def _qualified(node: Optional[ast.AST], imports: Mapping[str, str]) -> Optional[str]:
     """A name or a string annotation, qualified through the module's imports (``optim.SGD`` after
     ``from torch import optim``: ``torch.optim.SGD``)."""
@@ -710,25 +764,39 @@ def _annotated_tensor(annotation: Optional[ast.AST], imports: Mapping[str, str])
     return full is not None and (full in catalog.TENSOR_TYPES or full in catalog.TENSOR_CLASSES)
 
 
-def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts) -> None:
+def _makers(body: Sequence[ast.stmt]) -> Dict[str, ast.AST]:
+    """The module's functions that return one expression made by a call (``def conv_block(c): return
+    nn.Sequential(...)``), by name: what a class's ``self.x = conv_block(c)`` holds."""
+    out = {}
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef):
+            returns = [s for s in stmt.body if isinstance(s, ast.Return)]
+            if len(returns) == 1 and isinstance(returns[0].value, ast.Call):
+                out[stmt.name] = returns[0].value
+    return out
+
+
+def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts,
+               makers: Optional[Mapping[str, ast.AST]] = None) -> None:
+    makers = _makers(body) if makers is None else makers
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _scan_function(stmt, prefix + stmt.name, in_class, facts)
         elif isinstance(stmt, ast.ClassDef):
             bases = tuple(b for b in (_dotted(base) for base in stmt.bases) if b)
             facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno,
-                                                           *_held_modules(stmt, facts.imports),
+                                                           *_held_modules(stmt, facts.imports, makers),
                                                            saved=_saved_for_backward(stmt))
-            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts)
+            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts, makers)
         elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
             # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
             for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
-                _scan_body(block, prefix, in_class, facts)
+                _scan_body(block, prefix, in_class, facts, makers)
             for handler in getattr(stmt, "handlers", []):
-                _scan_body(handler.body, prefix, in_class, facts)
+                _scan_body(handler.body, prefix, in_class, facts, makers)
 
 
-def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]
+def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str], makers: Mapping[str, ast.AST] = {}
                   ) -> Tuple[Dict[str, Tuple[str, ...]], Tuple[str, ...], Dict[str, str]]:
     """``self.<attr> = <module>`` in the methods of ``cls`` (``torch_facts.held_module``); an
     attribute assigned different modules holds ``?``. With the classes whose ``inplace`` flag is set
@@ -756,7 +824,7 @@ def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]
                 elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                         and target.value.id == self_name and isinstance(node.value, (ast.Call, ast.Name)):
                     defaults = _defaults(method) if defaults is None else defaults
-                    modules = _modules_made(node.value, imports, defaults)
+                    modules = _modules_made(node.value, imports, defaults, makers=makers)
                     if modules is not None:
                         known = held.get(target.attr)
                         held[target.attr] = modules if known in (None, modules) else (UNKNOWN_MODULE,)
@@ -817,7 +885,7 @@ def _defaults(method: ast.AST) -> Dict[str, ast.AST]:
 
 
 def _modules_made(node: ast.AST, imports: Mapping[str, str], defaults: Mapping[str, ast.AST],
-                  depth: int = 0) -> Optional[Tuple[str, ...]]:
+                  depth: int = 0, makers: Mapping[str, ast.AST] = {}) -> Optional[Tuple[str, ...]]:
     """The modules an expression makes (``torch_facts.held_module`` entries), ``(?,)`` for a call
     of anything else; None for what is surely no module (a literal, a plain name)."""
     if isinstance(node, ast.Name) and node.id in defaults and depth == 0:
@@ -833,6 +901,10 @@ def _modules_made(node: ast.AST, imports: Mapping[str, str], defaults: Mapping[s
         qualified = f"{owner}.{func.args[1].value}" if owner else None
     else:
         qualified = _qualified(func, imports)
+    if isinstance(func, ast.Name) and func.id in makers and depth < 2:  # ``conv_block(c)`` returns ``nn.Sequential(...)``
+        return _modules_made(makers[func.id], imports, {}, depth + 1)
+    if qualified in MODULE_LISTS:  # ``nn.ModuleList(conv_block(c) for _ in range(n))``: like elements
+        return _list_made(node, imports, defaults, depth, makers)
     if qualified == SEQUENTIAL:
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             return (UNKNOWN_MODULE,)
@@ -846,6 +918,21 @@ def _modules_made(node: ast.AST, imports: Mapping[str, str], defaults: Mapping[s
 
 def _true(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
+
+
+def _list_made(node: ast.Call, imports: Mapping[str, str], defaults: Mapping[str, ast.AST], depth: int,
+               makers: Mapping[str, ast.AST]) -> Tuple[str, ...]:
+    """``nn.ModuleList``'s entry: ``[]`` and what every element holds, when they are alike."""
+    arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+    if isinstance(arg, (ast.GeneratorExp, ast.ListComp)):
+        elements = [arg.elt]
+    elif isinstance(arg, (ast.List, ast.Tuple)) and arg.elts:
+        elements = list(arg.elts)
+    else:
+        return (UNKNOWN_MODULE,)
+    made = {_modules_made(e, imports, defaults, depth + 1, makers) for e in elements}
+    element = made.pop() if len(made) == 1 else None
+    return (LIST_MARK, *element) if element and UNKNOWN_MODULE not in element else (UNKNOWN_MODULE,)
 
 
 def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
@@ -885,6 +972,7 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
         def scan(tree: ast.Module) -> None:
             facts.imports.update(_imports(tree, module, is_package))
             _scan_body(tree.body, "", False, facts)
+            _scan_module_code(tree.body, facts)
 
         try:
             first = first_pass_in_pieces(source, vocabulary, scan)
@@ -908,6 +996,7 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
             facts.quiet, facts.elements = quiet_code(tree, lines, vocabulary)
             facts.sites = vocabulary
         _scan_body(tree.body, "", False, facts)
+        _scan_module_code(tree.body, facts)
     except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
         return None
     return facts
@@ -1077,6 +1166,8 @@ class ProjectIndex:
         text += repr(sorted(self.aliases.items()))
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
         text += repr(sorted(self._backpropagated.items()))
+        text += repr(sorted((k, sorted(v)) for k, v in self._tensor_parameters.items()))
+        text += repr(sorted(self._forward_reached.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     # resolution
@@ -1222,6 +1313,12 @@ class ProjectIndex:
             todo = later
         return {c: frozenset(k) for c, k in out.items()}
 
+    def held_element(self, cls: str, attr: str) -> Optional[ModuleEffect]:
+        """What calling an element of ``self.<attr>`` does (``self.blocks[i](x)``), where it holds an
+        ``nn.ModuleList`` of like ``torch.nn`` modules."""
+        return next((element_effect(self._classes[a].modules[attr]) for a in self.ancestors(cls)
+                     if a in self._classes and attr in self._classes[a].modules), None)
+
     def method(self, cls: str, name: str) -> Optional[str]:
         for ancestor in self.ancestors(cls):
             candidate = f"{ancestor}.{name}"
@@ -1270,6 +1367,12 @@ class ProjectIndex:
                     caller = fn.name if self._module_of[q] == self._module_of[target] else q
                     out[target] = f"`{caller}` (line {line}"
                     todo.append(target)
+        for module, facts in self.modules.items():  # a script's own code: ``loss = f(x)``, ``loss.backward()``
+            for callee, line in facts.backprops:
+                target = self.resolve(module, callee)
+                if target in self._functions and target not in out:
+                    out[target] = f"the code of `{module or 'the module'}` (line {line}"
+                    todo.append(target)
         for _ in range(_FIXPOINT_ROUNDS):  # ``def loss(...): return f(...) * w`` returns f's result up
             todo, current = [], todo
             for q in current:
@@ -1281,6 +1384,52 @@ class ProjectIndex:
             if not todo:
                 break
         return out
+
+    def reaches_forward(self, qualname: str) -> Optional[str]:
+        """Where the result of the project function ``qualname`` goes into what ``forward`` of a
+        module class returns (``bf = self.vector(x); return self.apply(bf, mix)``): the module's
+        caller backpropagates it, though no backward is seen. "`GEV.forward` (line 12)"."""
+        return self._forward_reached.get(qualname)
+
+    @functools.cached_property
+    def _forward_reached(self) -> Dict[str, str]:
+        out: Dict[str, str] = {}
+        for q, fn in self._functions.items():
+            cls = self.class_of(q)
+            if not fn.forward_from or cls is None or not self.is_module_class(cls):
+                continue
+            for callee in fn.forward_from:
+                target = self._callee(q, CallSite(callee, (), 0))
+                if target in self._functions and target != q:
+                    out.setdefault(target, f"`{fn.name}` (line {fn.line})")
+        return out
+
+    def tensor_parameters(self, qualname: str) -> FrozenSet[int]:
+        """The parameters of the project function ``qualname`` (counting ``self``) that a call in the
+        project passes a tensor it made (``f(torch.randn(3))``, ``h = x * 1.5; f(h)``): evidence that
+        the function's parameter holds a tensor, where nothing in the function says so."""
+        return self._tensor_parameters.get(qualname, frozenset())
+
+    @functools.cached_property
+    def _tensor_parameters(self) -> Dict[str, FrozenSet[int]]:
+        out: Dict[str, Set[int]] = {}
+
+        def add(module_or_caller: Tuple[str, Optional[str]], callee: str, positions: Tuple[int, ...]) -> None:
+            module, caller = module_or_caller
+            target = self._callee(caller, CallSite(callee, (), 0)) if caller else self.resolve(module, callee)
+            fn = self._functions.get(target) if target else None
+            if fn is None:
+                return
+            offset = 1 if fn.is_method and "." in callee else 0  # ``obj.m(x)``: ``x`` is parameter 1
+            out.setdefault(target, set()).update(p + offset for p in positions if p + offset < len(fn.params))
+
+        for q, fn in self._functions.items():
+            for callee, positions in fn.tensor_args:
+                add((self._module_of[q], q), callee, positions)
+        for module, facts in self.modules.items():
+            for callee, positions in facts.tensor_args:
+                add((module, None), callee, positions)
+        return {q: frozenset(v) for q, v in out.items() if v}
 
     def function(self, module: str, dotted: str, qualified: Optional[str] = None) -> Optional[Summary]:
         """The summary of what ``dotted``, called in ``module``, refers to (asked for every call
@@ -1484,6 +1633,10 @@ class ModuleView:
         ``Cube`` keeps for backward (``ctx.save_for_backward`` in its ``forward``)."""
         cls = self.index.resolve(self.module, dotted)
         return self.index.class_facts(cls).saved if cls is not None and self.index.class_facts(cls) else ()
+
+    def held_element(self, cls: str, attr: str) -> Optional[ModuleEffect]:
+        """``ProjectIndex.held_element`` for a class of this module, by its name here."""
+        return self.index.held_element(f"{self.module}.{cls}" if self.module else cls, attr)
 
     def first_pass(self, source: str) -> Optional[FirstPass]:
         """The first pass of ``source``, known without parsing it when the index read this very

@@ -5,8 +5,8 @@
 # The op saves its result: writing the result in place before backward() raises there.
 SAVES_RESULT = frozenset(
     """
-    cumprod exp exp2 expm1 hypot log_softmax logsumexp pow reciprocal relu rsqrt sigmoid softmax
-    sqrt tan tanh
+    cumprod exp exp2 expm1 hypot log_softmax logsumexp norm pow reciprocal relu rsqrt sigmoid
+    softmax sqrt tan tanh
     """.split()
 )
 
@@ -15,8 +15,8 @@ SAVES_INPUT = frozenset(
     """
     abs acos asin asinh atan atan2 atanh celu clamp cos cosh cumprod digamma elu erf erfc erfinv
     gelu hardsigmoid hardswish hardtanh hypot layer_norm leaky_relu lgamma log log10 log1p log2
-    logit logsigmoid logsumexp maximum minimum mish normalize pow relu6 selu silu sin sinc sinh
-    softplus softsign square
+    logit logsigmoid logsumexp maximum minimum mish norm normalize pow relu6 selu silu sin sinc
+    sinh softplus softsign square
     """.split()
 )
 
@@ -74,3 +74,11 @@ MODULE_RETURNS_INPUT = frozenset(
 
 # ... made with this keyword argument, writes its own weight in place at every call.
 MODULE_WRITES_WEIGHT = {"Embedding": "max_norm", "EmbeddingBag": "max_norm"}
+
+# Ops of two tensors that save the second when the first requires grad (``torch.mm(w, b)`` keeps
+# ``b``; ``einsum``: its operands): writing the second in place before backward() raises there.
+SAVES_OTHER = frozenset(
+    """
+    atan2 bmm div einsum linear matmul maximum minimum mm mul pow
+    """.split()
+)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -290,10 +290,14 @@ class _KindFlow:
             frame.vars[frame.self_name] = cls.self_kind if "classmethod" not in decorators else Kind.OTHER
             params = params[1:]
         all_params = params + list(node.params.kwonly_params)
-        for param in all_params:
+        self.frame = frame  # ``function_qualname`` asks for it
+        passed = self._passed_tensors(len(list(node.params.posonly_params) + list(node.params.params)) - len(params))
+        for position, param in enumerate(all_params):
             kind = Kind.UNKNOWN
             if param.annotation is not None:
                 kind = self.annotation_kind(param.annotation.annotation)
+            elif position in passed:
+                kind = Kind.TENSOR  # the project's callers pass a tensor here
             frame.vars[param.name.value] = kind
         for star in (node.params.star_arg, node.params.star_kwarg):
             if star.__class__ is cst.Param:
@@ -494,6 +498,16 @@ class TensorFacts(_KindFlow, Analysis):
             frame = frame.parent
         return None
 
+    def _passed_tensors(self, offset: int) -> FrozenSet[int]:
+        """The positions (``self`` not counted: ``offset`` 1 in a method) of the current function's
+        parameters that a call in the project passes a tensor (``ProjectIndex.tensor_parameters``)."""
+        name = self.function_qualname if self.project is not None else None
+        if name is None:
+            return frozenset()
+        module = self.project.module
+        passed = self.project.index.tensor_parameters(f"{module}.{name}" if module else name)
+        return frozenset(p - offset for p in passed if p >= offset)
+
     @property
     def function_qualname(self) -> Optional[str]:
         """The innermost function's name as the project index keys it within the module (``f``,
@@ -523,6 +537,9 @@ class TensorFacts(_KindFlow, Analysis):
     def held_module(self, func: cst.BaseExpression) -> Optional[ModuleEffect]:
         """What calling ``func`` does when it is ``self.<attr>`` holding ``torch.nn`` modules
         (``ProjectIndex.held_module``), in a method of a class of this module."""
+        if self.project is not None and func.__class__ is cst.Subscript and func.value.__class__ is cst.Attribute:
+            cls = self._self_class(func.value.value)  # ``self.blocks[i](x)``: an element of an ``nn.ModuleList``
+            return self.project.held_element(cls.name, func.value.attr.value) if cls is not None else None
         if self.project is None or func.__class__ is not cst.Attribute:
             return None
         cls = self._self_class(func.value)
@@ -779,6 +796,8 @@ class TensorFacts(_KindFlow, Analysis):
         q = self.names.qualified(func)
         if q is not None:
             return self._qualified_call_kind(q, node)
+        if func.__class__ is cst.Subscript and self.held_module(func) is not None:
+            return Kind.TENSOR  # ``self.blocks[i](x)``
         if func.__class__ is cst.Name:
             builtin = self._builtin(func)
             if builtin == "getattr" and self._parameter_getattr(node):

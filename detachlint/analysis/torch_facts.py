@@ -130,6 +130,12 @@ def saves_input(op: Optional[str]) -> bool:
     return op in saved_ops.SAVES_INPUT
 
 
+def saves_other(op: Optional[str]) -> bool:
+    """``torch.mm(w, b)``, ``w @ b`` as ``matmul``, ``torch.einsum(eq, q, s)`` (by member name): an op
+    that saves its second tensor when the first requires grad."""
+    return op in saved_ops.SAVES_OTHER
+
+
 def saves_for_backward(op: Optional[str]) -> bool:
     """An op that saves its result or its first input for backward."""
     return saves_result(op) or saves_input(op)
@@ -171,6 +177,10 @@ def makes_leaf(op: Optional[str]) -> bool:
 UNKNOWN_MODULE = "?"
 INPLACE_MARK = "!"
 SEQUENTIAL = "torch.nn.Sequential"
+# An ``nn.ModuleList`` of like modules: the entries after it are what each element holds (called
+# only through an element: ``self.blocks[i](x)``)
+LIST_MARK = "[]"
+MODULE_LISTS = frozenset({"torch.nn.ModuleList"})
 
 
 def held_module(qualified: Optional[str], inplace: bool) -> str:
@@ -232,6 +242,11 @@ _MEASURED_MODULES = (saved_ops.MODULE_SAVES_RESULT | saved_ops.MODULE_SAVES_INPU
                      | saved_ops.MODULE_RETURNS_INPUT | frozenset(saved_ops.MODULE_INPLACE_POSITION))
 
 
+def element_effect(held: Sequence[str]) -> Optional[ModuleEffect]:
+    """The effect of calling an element of the ``nn.ModuleList`` ``held`` (``self.blocks[i](x)``)."""
+    return module_effect(held[1:]) if held and held[0] == LIST_MARK else None
+
+
 @dataclass(frozen=True)
 class ModuleEffect:
     """What calling a held module (or a chain of them: an ``nn.Sequential``) does to its input. The
@@ -260,8 +275,8 @@ class ModuleEffect:
 def module_effect(held: Sequence[str]) -> Optional[ModuleEffect]:
     """The effect of calling the modules ``held`` in order (entries as ``held_module`` makes them),
     as far as they are known; None when the first is not."""
-    if not held or held[0] == UNKNOWN_MODULE:
-        return None
+    if not held or held[0] in (UNKNOWN_MODULE, LIST_MARK):
+        return None  # a list is not called itself
     alias, trained = True, False
     write_op = input_op = result_op = None
     names = []

@@ -7,7 +7,7 @@ replaces LibCST's QualifiedNameProvider, which costs several times a parse.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -134,6 +134,28 @@ class TorchNames(Analysis):
         if func.__class__ is cst.Attribute:
             return func.attr.value, func.value
         return None, None
+
+    def tensor_op(self, call: cst.Call, owner: Optional[str]) -> "Tuple[Optional[str], Optional[cst.BaseExpression]]":
+        """``op``, except a method of ``owner`` (``self.norm(x)`` calls a module or a method, not
+        ``Tensor.norm``; ``self.weight.abs()`` is still ``abs``): ``owner`` is the method's ``self``."""
+        func = call.func
+        if owner is not None and func.__class__ is cst.Attribute and func.value.__class__ is cst.Name \
+                and func.value.value == owner:
+            return None, None
+        return self.op(call)
+
+    def other_operands(self, call: cst.Call) -> List[cst.BaseExpression]:
+        """The tensors after the first that a tensor op of several takes: ``b`` in ``torch.mm(w, b)``
+        and ``w.mm(b)``, ``s`` and ``z`` in ``torch.einsum(eq, q, s, z)``."""
+        op, first = self.op(call)
+        if op is None or first is None:
+            return []
+        args = [a.value for a in call.args if a.keyword is None and not a.star]
+        if op == "einsum":
+            args = args[2:] if isinstance(first, (cst.SimpleString, cst.ConcatenatedString)) else []
+        elif self.qualified(call.func) is not None:
+            args = args[1:]
+        return args
 
     def disables_grad(self, node: cst.With) -> bool:
         """``with torch.no_grad():`` (or ``inference_mode``): autograd is off in its body."""

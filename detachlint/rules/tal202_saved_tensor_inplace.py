@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -11,7 +12,7 @@ from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.order import ScopeOrder
 from ..analysis.graph_use import names_and_calls, names_in as _names_in
-from ..analysis.torch_facts import saves_input, saves_result
+from ..analysis.torch_facts import saves_input, saves_other, saves_result
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name, sliced_name
 from ..findings import Severity
@@ -22,6 +23,8 @@ from .base import WRITES, Sites
 from .fixkit import UNSAFE, make_fix, replace
 from .saved_modules import ModuleChecks
 
+_ADDING = frozenset({"append", "extend", "insert"})  # list methods that make the list hold their argument
+_UNSEEN = "\0"  # marks a backward not seen in the project: the finding is a warning
 _MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation"
 
 
@@ -42,6 +45,15 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
     call of `nn.Embedding(..., max_norm=...)` renormalises its weight in place: an op before it that
     saved the weight (`emb.weight @ w`) raises at the backward. A custom `autograd.Function` keeps
     what its `forward` hands to `ctx.save_for_backward`: `Fn.apply(h)` then `h.clamp_(...)`.
+    The backward may be the caller's: a function whose result the project backpropagates, also from
+    a script's own top-level code (`loss = loss_of(x); loss.backward()`). An op saves a view's
+    base too (`a = h[:, :2]; h[:, :2] = torch.sin(a)`: a view shares its base's version counter);
+    `torch.mm(w, b)`, `matmul`, `einsum` save their second tensor when the first is in a graph; in a
+    loop, an op later in the body saves what the next pass writes (`s += k; outs.append(torch.einsum(
+    eq, q, s))`); an element of an `nn.ModuleList` (`self.blocks[i](x)`) saves what its modules save.
+    A step of an optimizer between two passes of a retained graph (`fake = G(z)`, then a loop of
+    `D(fake)...backward(retain_graph=True)` and `opt_g.step()`) writes parameters `G(z)` saved.
+    A parameter holds a tensor where the project's callers pass one (`f(torch.randn(3))`).
     Which ops and modules save or write what is measured with torch itself (`tools/saved_for_backward.py`).
     A graph whose result feeds only ops with integer or boolean results (`argmin`, `argmax`, comparisons)
     or `.detach()` is not backpropagated; a helper that writes its argument only through `.data`
@@ -93,7 +105,7 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
         flow = self._scopes.get(id(scope))
         if flow is None:
             flow = self._scopes[id(scope)] = _ScopeFlow(scope, self.analysis(ScopeOrder), self.analysis(TorchNames),
-                                                        self.analysis(TensorFacts))
+                                                        self.analysis(TensorFacts), self._analysis().self_name)
         return flow
 
     def _check_write(self, node: cst.CSTNode) -> None:
@@ -101,15 +113,19 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
         if mutation is None or mutation.untracked or self.ctx.reported(mutation.node, self.code):
             return  # a callee's write through ``.data`` moves no version counter: nothing raises
         roots = self._candidates(mutation)
-        if not roots and not self._writes_saved_result(mutation):
+        views = self._saved_views(mutation)
+        if not roots and not views and not self._writes_saved_result(mutation):
             return  # the common case: nothing written was made or read by an op that saves it
         flow = self._flow()
         written_at = flow.finished(mutation.node)  # ``h[:, 0] = torch.log(h[:, 0])``: the log runs first
         analysis = self._analysis()
-        for saver, saved, what in self._savers(roots, flow, written_at, mutation):
+        savers = itertools.chain(((*s, written_at) for s in self._savers(roots, flow, written_at, mutation)),
+                                 ((*s, written_at) for s in self._view_savers(views, flow, written_at)),
+                                 self._carried_savers(roots, flow, mutation.node))
+        for saver, saved, what, after in savers:
             if analysis.exclusive(mutation.statement, saver.statement):
                 continue  # saved under ``if self.training:``, written under ``else``: never both
-            pending = self._backprop(flow, saver, written_at)
+            pending = self._backprop(flow, saver, after)
             if pending is not None:
                 self._report(mutation, saver, saved, what, pending)
                 return
@@ -141,6 +157,10 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
                 if through is not None:
                     self._report_step(kept, step, later, *through)
                     return
+            through = flow.carried_through(kept, step, modules)
+            if through is not None:  # the same backward on the loop's next pass
+                self._report_step(kept, step, kept, *through)
+                return
 
     def _report_step(self, kept: cst.Call, step: cst.Call, later: cst.Call, module: str, call: cst.Call) -> None:
         line = self.ctx.line
@@ -165,7 +185,8 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
             if any(o.relation not in (Relation.PLAIN, Relation.VIEW) for o in chain[1:]) \
                     or root.relation not in (Relation.ENTRY, Relation.FRESH):
                 continue
-            if root.source in saving or (isinstance(root.node, cst.Call) and _saves_result(root.node, names, facts)):
+            owner = self._analysis().self_name
+            if root.source in saving or (isinstance(root.node, cst.Call) and _saves_result(root.node, names, facts, owner)):
                 out.append(root)
         return out
 
@@ -173,6 +194,32 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
         """The write's target is a call of an op or held module that saves its result."""
         return isinstance(mutation.target, cst.Call) \
             and _saves_result(mutation.target, self.analysis(TorchNames), self.analysis(TensorFacts))
+
+    def _saved_views(self, mutation: Mutation) -> List[Tuple[str, cst.Call]]:
+        """Views of what is written (``a = h[:, :2]``) handed to an op that saves its input
+        (``torch.sin(a)``): a view shares its base's version counter, so writing the base, any part
+        of it, changes what the op saved. (name of the view, the op call)."""
+        analysis = self._analysis()
+        written = {id(o.chain()[0]) for o in mutation.ordered_origins()
+                   if all(x.relation in (Relation.PLAIN, Relation.VIEW) for x in o.chain()[1:])}
+        out = []
+        for name, calls in analysis.saving_calls.items() if written else ():
+            for call in calls:
+                read = _read_name(call, self.analysis(TorchNames))
+                if read is not None and any(
+                        id(o.chain()[0]) in written and Relation.VIEW in o.relations()
+                        and all(x.relation in (Relation.PLAIN, Relation.VIEW) for x in o.chain()[1:])
+                        for o in analysis.origins_at(read)):
+                    out.append((name, call))
+        return out
+
+    @staticmethod
+    def _view_savers(views: List[Tuple[str, cst.Call]], flow: "_ScopeFlow", written_at: int):
+        for name, call in views:
+            op = flow.ops.get(id(call))
+            if op is not None and (op.saves_input or name in op.others) and not op.constant and not op.grad_off \
+                    and op.position < written_at:
+                yield op, name, "view"
 
     def _savers(self, roots: List[Origin], flow: "_ScopeFlow", written_at: int, mutation: Mutation):
         """The op calls before the write that saved what it writes: (op call, saved tensor's text,
@@ -196,6 +243,18 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
                     yield op, root.source, "input"
                 elif op.inplace and op.saves_result:  # ``self.act = nn.ReLU(inplace=True)`` keeps what it wrote
                     yield op, root.source, "result"
+            for op in flow.calls_on(root.source, written_at, own, other=True):
+                yield op, root.source, "other"
+
+    @staticmethod
+    def _carried_savers(roots: List[Origin], flow: "_ScopeFlow", write: cst.CSTNode):
+        """``for ...: s += k; out.append(torch.einsum(eq, q, s))``: an op later in the loop body saved
+        the tensor the next iteration writes (the name is bound to no other in the loop, and no
+        backward in the loop consumes the graph first). The backward that raises comes after the loop:
+        (op, saved name, what, the loop's end)."""
+        for root in roots:
+            for op, what, end in flow.carried(root.source, write):
+                yield op, root.source, what, end
 
     def _backprop(self, flow: "_ScopeFlow", op: "_Op", written_at: int) -> Optional[str]:
         """Where the graph that holds the op is backpropagated: a later ``backward()`` here of a
@@ -212,30 +271,39 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
             return "the caller's `backward()` through this `forward()`'s result"
         project, name = self.ctx.project, facts.function_qualname
         if project is not None and name is not None:  # ``def loss_of(x): ...; return y.sum()``, ``loss_of(x).backward()``
-            where = project.index.backpropagated(f"{project.module}.{name}" if project.module else name)
+            qualname = f"{project.module}.{name}" if project.module else name
+            where = project.index.backpropagated(qualname)
             if where is not None:
                 return f"the backward that {where} runs on this function's result"
+            forward = project.index.reaches_forward(qualname)
+            if forward is not None:  # no backward seen: the module's caller runs it (a warning)
+                return f"{_UNSEEN}the caller's `backward()` through {forward}, whose result is computed from this one,"
         return None
 
     def _report(self, mutation: Mutation, op: "_Op", saved: str, what: str, pending: str) -> None:
+        severity = Severity.WARNING if pending.startswith(_UNSEEN) else self.severity
+        pending = pending.lstrip(_UNSEEN)
         written = self._text(mutation.node)
         saver = self._text(op.call)
         role = "its result" if what == "result" else "its input"
-        name = op.saves_result if what == "result" else op.saves_input
+        name = {"result": op.saves_result, "other": op.saves_other}.get(what) or op.saves_input or op.saves_other
         # a project helper that calls the op (``squash(x)`` around ``sigmoid``) is named as called
         # (``Cube.apply(h)``, a custom ``autograd.Function``, is named by its class too)
         shown = name if name in saver and name != "apply" or not isinstance(op.call, cst.Call) \
             else self._text(op.call.func)
         advice = (f"Make `{self._text(mutation.node.func)}` not in place (`inplace=False`) or pass it `{saved}.clone()`."
                   if mutation.op.endswith("(inplace=True)") and isinstance(mutation.node, cst.Call)
-                  else f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`.")
-        message = f"`{written}` writes `{saved}` in place, which `{shown}` saved for backward"
-        notes = (f"`{saver}` (line {self.ctx.line(op.call)}) saved {role}: {pending} will raise \"{_MESSAGE}\".",
+                  else f"Compute out of place (`{saved} = {saved} + ...`) or write into `{saved}.clone()`." if what != "view"
+                  else f"Save a copy (`{saved}.clone()`) or build the result out of place (`torch.cat`), not in its base.")
+        message = f"`{written}` writes `{saved}` in place, which `{shown}` saved for backward" if what != "view" else \
+            f"`{written}` writes the memory of `{saved}`, a view that `{shown}` saved for backward"
+        again = ", and the loop's next pass writes it" if op.position > self._flow().order.position(mutation.node) else ""
+        notes = (f"`{saver}` (line {self.ctx.line(op.call)}{again}) saved {role}: {pending} will raise \"{_MESSAGE}\".",
                  advice)
         related = [(op.call, f"`{name}` saves {role} for backward")]
-        signature = Signature(self.code, (name, mutation.op), saved=what,
+        signature = Signature(self.code, (name, mutation.op), saved="result" if what == "result" else "input",
                               source=Source(requires_grad=True, pending_graph=True))
-        self.ctx.report(mutation.node, self.code, message, self.severity, related,
+        self.ctx.report(mutation.node, self.code, message, severity, related,
                         fix=lambda ctx, node=mutation.node: out_of_place_fix(ctx, node), signature=signature,
                         notes=notes)
 
@@ -256,22 +324,32 @@ class _Op:
     input_from_self: bool  # the input is computed from ``self`` (a submodule's output, a parameter)
     statement: Optional[cst.CSTNode] = None  # the statement holding the call (its path conditions)
     inplace: bool = False  # a held module that writes its input (then what it saves is that input)
+    # ``torch.mm(w, b)``: the op's name and the names of the tensors after the first, which it saves
+    # when the first requires grad (not a constant: ``_graph_free``)
+    saves_other: Optional[str] = None
+    others: Tuple[str, ...] = ()
 
 
 class _ScopeFlow(cst.CSTVisitor):
     """One scope's op calls that save tensors, its assignments in order (what is computed from
     what), its backward calls and its returns."""
 
-    def __init__(self, scope: cst.CSTNode, order: ScopeOrder, names: TorchNames, facts: TensorFacts) -> None:
+    def __init__(self, scope: cst.CSTNode, order: ScopeOrder, names: TorchNames, facts: TensorFacts,
+                 owner: Optional[str] = None) -> None:
         self.order, self.names, self.facts = order, names, facts
+        self.owner = owner  # the method's ``self``: ``self.norm(x)`` is no tensor op
         self.ops: Dict[int, _Op] = {}
         self.assignments: List[Tuple[int, Set[str], Set[str]]] = []  # (position, targets, names used)
         self.returns: List[Tuple[int, Set[str]]] = []
         self.backwards: List[Tuple[int, Set[str], cst.Call]] = []
         self.steps: List[Tuple[int, str, cst.Call]] = []  # ``<optimizer>.step()``: position, the receiver
         self.callees: Dict[int, List[cst.Call]] = {}  # an assignment's position -> the calls in its value
+        self.loops: List[cst.CSTNode] = []  # ``for`` and ``while`` statements, outer first
+        self._augmented: Set[int] = set()  # positions of ``x += v``: a write of a tensor, not a new binding
         self._statement: Optional[cst.CSTNode] = None
-        self._no_grad = 0
+        self._no_grad = int(isinstance(scope, cst.FunctionDef) and any(  # ``@torch.no_grad()``: nothing is saved
+            names.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+            in catalog.GRAD_DISABLING for d in scope.decorators))
         self._self_names: Set[str] = set()  # names computed from ``self``
         self._constants: Set[str] = set()  # names bound to a tensor no graph is behind (``torch.randn(...)``)
         self._self = scope.params.params[0].name.value \
@@ -287,6 +365,11 @@ class _ScopeFlow(cst.CSTVisitor):
 
     def visit_With(self, node: cst.With) -> None:
         self._no_grad += self.names.disables_grad(node)
+
+    def visit_For(self, node: cst.CSTNode) -> None:
+        self.loops.append(node)
+
+    visit_While = visit_For
 
     def leave_With(self, node: cst.With) -> None:
         self._no_grad -= self.names.disables_grad(node)
@@ -315,6 +398,7 @@ class _ScopeFlow(cst.CSTVisitor):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._statement = node
         self._bind(node, set(target_names(node.target)), node.value)
+        self._augmented.add(self.assignments[-1][0])
 
     def visit_Return(self, node: cst.Return) -> None:
         self._statement = node
@@ -323,6 +407,10 @@ class _ScopeFlow(cst.CSTVisitor):
 
     def visit_Expr(self, node: cst.Expr) -> None:
         self._statement = node
+        call = node.value
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) \
+                and call.func.attr.value in _ADDING:  # ``outs.append(y)``: ``outs`` holds ``y`` from now on
+            self._bind(node, {call.func.value.value}, call)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -336,6 +424,7 @@ class _ScopeFlow(cst.CSTVisitor):
             if key is not None:
                 self.steps.append((self.order.position(node), key, node))
         held = self.facts.held_module(node.func)  # ``self.gate(x)``, ``self.gate = nn.Sigmoid()``
+        others: Tuple[str, ...] = ()
         if held is not None:
             saves = (held.result_op, held.input_op)
             first = node.args[0].value if node.args and node.args[0].keyword is None else None
@@ -344,13 +433,17 @@ class _ScopeFlow(cst.CSTVisitor):
             saves = (None, "apply" if kept and kept[0] < len(node.args) else None)
             first = node.args[kept[0]].value if saves[1] else None
         else:
-            name, first = self.names.op(node)
+            name, first = self.names.tensor_op(node, self.owner)
             saves = (name if saves_result(name) else None, name if saves_input(name) else None)
-        if not any(saves):
+            others = self._others(node, name)
+        if not any(saves) and not others:
             return
         statement = self._statement
         targets: Set[str] = set()
         filled: Set[str] = set()  # ``h[:, 0] = op(...)``: the result is written into ``h``
+        if isinstance(statement, cst.Expr) and self.assignments and \
+                self.assignments[-1][0] == self.order.position(statement):
+            targets = self.assignments[-1][1]  # ``outs.append(torch.einsum(...))``
         if isinstance(statement, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             targets = self.assignments[-1][1]
             ends = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
@@ -361,12 +454,27 @@ class _ScopeFlow(cst.CSTVisitor):
         constant = held is None and first is not None and self._graph_free(first)
         self.ops[id(node)] = _Op(node, *saves, self.order.position(node), first_name, targets, filled,
                                  self._no_grad > 0, constant, from_self, statement,
-                                 held is not None and held.writes_input)
+                                 held is not None and held.writes_input, name if others else None, others)
+
+    def _others(self, node: cst.Call, name: Optional[str]) -> Tuple[str, ...]:
+        """The names of the tensors after the first that ``node`` saves (``saves_other``), when the
+        first is not a constant (``torch.mm(self.w, b)`` keeps ``b`` for ``self.w``'s gradient)."""
+        if not saves_other(name):
+            return ()
+        operands = self.names.other_operands(node)
+        first = self.names.op(node)[1]
+        if name == "einsum":  # ``einsum(eq, q, s)``: ``q`` comes after the equation
+            first = next((a.value for a in node.args[1:2] if a.keyword is None), None) if operands else None
+        if first is None or self._graph_free(first):
+            return ()
+        return tuple(n for n in map(sliced_name, operands) if n is not None)
 
     # questions
     def _graph_free(self, node: cst.CSTNode) -> bool:
         """A value made by a ``torch`` factory with no ``requires_grad`` (``torch.randn(n)``, and
-        what methods make of it): no graph is behind it, so no op on it saves anything."""
+        what methods make of it): no graph is behind it, so no op on it saves anything. Also what
+        torch functions, arithmetic and comparisons make of such values and numbers
+        (``torch.where(m == 1, m, torch.tensor(-inf))``, ``torch.cat((zeros, eye), 1)``)."""
         while True:
             if isinstance(node, cst.Name):
                 return node.value in self._constants
@@ -379,10 +487,21 @@ class _ScopeFlow(cst.CSTVisitor):
                 node = node.func.value
             elif isinstance(node, cst.Call):
                 q = self.names.qualified(node.func) or ""
-                return q.rpartition(".")[0] == "torch" and q.rpartition(".")[2] in catalog.GRAPH_FREE_FACTORIES \
-                    and not any(a.keyword is not None and a.keyword.value == "requires_grad" for a in node.args)
-            else:
-                return False
+                head, _, member = q.rpartition(".")
+                if any(a.keyword is not None and a.keyword.value == "requires_grad" for a in node.args):
+                    return False
+                if head == "torch" and member in catalog.GRAPH_FREE_FACTORIES:
+                    return True
+                return head in ("torch", "torch.nn.functional") and bool(node.args) and all(
+                    a.keyword is not None or self._graph_free(a.value) for a in node.args)
+            elif isinstance(node, (cst.Tuple, cst.List)):
+                return all(isinstance(e, cst.Element) and self._graph_free(e.value) for e in node.elements)
+            elif isinstance(node, cst.BinaryOperation):
+                return self._graph_free(node.left) and self._graph_free(node.right)
+            elif isinstance(node, cst.UnaryOperation):
+                node = node.expression
+            else:  # a comparison's result is boolean: it carries no graph
+                return isinstance(node, (cst.Integer, cst.Float, cst.Comparison))
 
     def finished(self, node: cst.CSTNode) -> int:
         """The position of the last node of ``node``'s subtree: where ``node`` is done running
@@ -391,13 +510,15 @@ class _ScopeFlow(cst.CSTVisitor):
         walk(node, last)
         return last.at
 
-    def calls_on(self, name: str, before: int, own: int = -1) -> List[_Op]:
-        """Op calls on ``name`` before ``before``, with ``name`` not bound anew in between (by the
-        op's own statement either: ``h = torch.sin(h)`` saves the old ``h``; the statement at
-        ``own``, which holds the write, binds after it: ``x = self.act(x)``)."""
+    def calls_on(self, name: str, before: int, own: int = -1, other: bool = False) -> List[_Op]:
+        """Op calls on ``name`` (``other``: as a tensor after the first, ``torch.mm(w, name)``) before
+        ``before``, with ``name`` not bound anew in between (by the op's own statement either:
+        ``h = torch.sin(h)`` saves the old ``h``; the statement at ``own``, which holds the write,
+        binds after it: ``x = self.act(x)``)."""
         out = []
         for op in self.ops.values():
-            if op.first == name and not op.grad_off and op.position < before and name not in op.statement_targets \
+            if (name in op.others if other else op.first == name) and not op.grad_off and op.position < before \
+                    and (name not in op.statement_targets or isinstance(op.statement, cst.AugAssign)) \
                     and not any(op.position < at < before and at != own and name in targets
                                 for at, targets, _ in self.assignments):
                 out.append(op)
@@ -408,6 +529,53 @@ class _ScopeFlow(cst.CSTVisitor):
         (``self.drop(self.act(h))``: what ``self.act`` saved is what ``self.drop`` gets)."""
         return [op for op in self.ops.values() if made is not None and op.position < before and not op.grad_off
                 and op.call.args and op.call.args[0].value is made]
+
+    def carried(self, name: str, write: cst.CSTNode) -> List[Tuple[_Op, str, int]]:
+        """Op calls after ``write`` in the innermost loop around it that save ``name`` for the
+        next iteration's write: (op, "input" or "other", the loop's end)."""
+        at = self.order.position(write)
+        loop = next((lp for lp in reversed(self.loops) if self.order.position(lp) < at <= self.finished(lp)), None)
+        if loop is None:
+            return []
+        start, end = self.order.position(loop), self.finished(loop)
+        if any(start < b < end for b, _, _ in self.backwards) or any(
+                start <= p <= end and name in targets and p not in self._augmented for p, targets, _ in self.assignments):
+            return []  # a backward in the loop consumes the graph, or ``name`` is bound anew each time
+        out = []
+        for op in self.ops.values():
+            if at < op.position <= end and not op.grad_off and not op.constant:
+                if op.first == name and op.saves_input:
+                    out.append((op, "input", end))
+                elif name in op.others:
+                    out.append((op, "other", end))
+        return out
+
+    def carried_through(self, kept: cst.Call, step: cst.Call,
+                        modules: Set[str]) -> Optional[Tuple[str, cst.Call]]:
+        """``fake = G(z)``, then a loop that runs ``D(fake)...backward(retain_graph=True)`` and steps
+        G's optimizer: the next pass backpropagates again through ``G(z)``, made before the loop,
+        whose saved parameters the step wrote. A call of one of ``modules`` before the loop that the
+        backward's values come from, through names the loop does not bind anew: (module, call)."""
+        at = self.order.position(kept)
+        loop = next((lp for lp in reversed(self.loops) if self.order.position(lp) < at <= self.finished(lp)), None)
+        if loop is None or not self.order.position(loop) < self.order.position(step) <= self.finished(loop):
+            return None
+        start, end = self.order.position(loop), self.finished(loop)
+        needed = set(next(names for b, names, call in self.backwards if call is kept))
+        for position, targets, used in reversed(self.assignments):
+            if position >= at or not targets & needed:
+                continue
+            if position > start:
+                needed = (needed - targets) | used  # bound in this pass: the value of this pass
+                continue
+            needed -= {t for p, ts, _ in self.assignments if start < p <= end for t in ts}  # bound anew later
+            for call in self.callees.get(position, ()) if targets & needed else ():
+                callee = dotted_name(call.func) or ""
+                module = next((m for m in modules if callee == m or callee.startswith(m + ".")), None)
+                if module is not None:
+                    return module, call
+            needed = (needed - targets) | used
+        return None
 
     def computed_through(self, names: Set[str], until: int, before: int,
                          modules: Set[str]) -> Optional[Tuple[str, cst.Call]]:
@@ -434,10 +602,20 @@ class _ScopeFlow(cst.CSTVisitor):
         return out
 
 
-def _saves_result(call: cst.Call, names: TorchNames, facts: TensorFacts) -> bool:
+def _read_name(call: cst.Call, names: TorchNames) -> Optional[cst.Name]:
+    """The name read as a call's first input: ``a`` in ``torch.sin(a)``, ``a[0].sin()``, ``self.fc(a)``."""
+    node = names.op(call)[1]
+    if node is None and call.args and call.args[0].keyword is None:
+        node = call.args[0].value
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return node if isinstance(node, cst.Name) else None
+
+
+def _saves_result(call: cst.Call, names: TorchNames, facts: TensorFacts, owner: Optional[str]) -> bool:
     """Whether the op or the held module ``call`` calls saves its result for backward."""
     held = facts.held_module(call.func)
-    return held.saves_result if held is not None else saves_result(names.op(call)[0])
+    return held.saves_result if held is not None else saves_result(names.tensor_op(call, owner)[0])
 
 
 class _Last(cst.CSTVisitor):
