@@ -7,7 +7,7 @@ catalogue's effect of the function (by qualified name) or method called (``catal
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 

@@ -36,7 +36,7 @@ from . import catalog
 from .alias_calls import CallTransfer, fed_to_torch_op, surely_tensor
 from .alias_flow import ControlFlow, Loop
 from .alias_state import NameState
-from .alias_model import (EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
+from .alias_model import (HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
                           join_states)
 from .base import Analysis, AnalysisContext
 from .copies import VIEW, multi_dimensional, written_back

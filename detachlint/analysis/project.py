@@ -28,8 +28,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMa
 
 from . import catalog
 from .torch_facts import (LIST_MARK, MODULE_LISTS, SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument,
-                          element_effect, held_module, inplace_position,
-                          is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
+                          element_effect, is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
                           flipped, module_effect, module_entry, shares_receiver_memory, stepped_optimizer,
                           writes_first_argument, writes_receiver)
 from ..files import SourceError, decode_source, file_digest
