@@ -1082,7 +1082,57 @@ class SnapshotHazard:
     use: Optional[str]  # how the snapshot is used afterwards (restored, saved, returned)
 
 
-class ProjectIndex:
+class _HeldModules:
+    """What the ``torch.nn`` modules a project class holds do when called (a part of
+    ``ProjectIndex``: it uses the index's classes, ``ancestors`` and ``resolve``)."""
+
+    def held_module(self, cls: str, attr: str) -> Optional[ModuleEffect]:
+        """What calling ``self.<attr>`` does, in a method of the project class ``cls``: the
+        ``torch.nn`` modules the class (or the nearest base that assigns it) holds there; None when
+        it holds something else or is not known."""
+        key = (cls, attr)
+        if key not in self._held:
+            maker = next((a for a in self.ancestors(cls) if a in self._classes and attr in self._classes[a].modules), None)
+            held = self._classes[maker].modules[attr] if maker is not None else None
+            flips = set(self._flipped_from_above.get(cls, ()))
+            for a in self.ancestors(cls):  # a subclass sets the flag on what its base made, after ``super().__init__()``
+                own = self._classes[a].flips if a in self._classes else ()
+                flips.update(k for k in own if not k.startswith("."))
+                flips.update("*" for k in own if k == "." + attr)
+                if a == maker:
+                    break  # a base's flags were set before this class made the module
+            self._held[key] = module_effect(flipped(held, flips) if flips else held) if held is not None else None
+        return self._held[key]
+
+    @functools.cached_property
+    def _flipped_from_above(self) -> Dict[str, FrozenSet[str]]:
+        """The classes whose ``inplace`` flags a class holding them sets (``self.ff = FeedForward(d)``,
+        then ``for m in self.modules(): m.inplace = True``), with the module classes it sets them on."""
+        out: Dict[str, Set[str]] = {}
+        todo = [(c, frozenset(k for k in f.flips if not k.startswith("."))) for c, f in self._classes.items()]
+        todo = [(c, kinds) for c, kinds in todo if kinds]
+        for _ in range(_FIXPOINT_ROUNDS):
+            later = []
+            for holder, kinds in todo:
+                for cls in {a for a in self.ancestors(holder) if a in self._classes}:
+                    for called in self._classes[cls].children.values():
+                        child = self.resolve(self._module_of[cls], called)
+                        if child in self._classes and not kinds <= out.get(child, set()):
+                            out.setdefault(child, set()).update(kinds)
+                            later.append((child, kinds))
+            if not later:
+                break
+            todo = later
+        return {c: frozenset(k) for c, k in out.items()}
+
+    def held_element(self, cls: str, attr: str) -> Optional[ModuleEffect]:
+        """What calling an element of ``self.<attr>`` does (``self.blocks[i](x)``), where it holds an
+        ``nn.ModuleList`` of like ``torch.nn`` modules."""
+        return next((element_effect(self._classes[a].modules[attr]) for a in self.ancestors(cls)
+                     if a in self._classes and attr in self._classes[a].modules), None)
+
+
+class ProjectIndex(_HeldModules):
     """Composed summaries of every function of the linted files, keyed by qualified name.
 
     ``modules``: the local facts by module, or what loads them; nothing is loaded or composed
@@ -1272,51 +1322,6 @@ class ProjectIndex:
 
     def class_facts(self, cls: str) -> Optional[ClassFacts]:
         return self._classes.get(cls)
-
-    def held_module(self, cls: str, attr: str) -> Optional[ModuleEffect]:
-        """What calling ``self.<attr>`` does, in a method of the project class ``cls``: the
-        ``torch.nn`` modules the class (or the nearest base that assigns it) holds there; None when
-        it holds something else or is not known."""
-        key = (cls, attr)
-        if key not in self._held:
-            maker = next((a for a in self.ancestors(cls) if a in self._classes and attr in self._classes[a].modules), None)
-            held = self._classes[maker].modules[attr] if maker is not None else None
-            flips = set(self._flipped_from_above.get(cls, ()))
-            for a in self.ancestors(cls):  # a subclass sets the flag on what its base made, after ``super().__init__()``
-                own = self._classes[a].flips if a in self._classes else ()
-                flips.update(k for k in own if not k.startswith("."))
-                flips.update("*" for k in own if k == "." + attr)
-                if a == maker:
-                    break  # a base's flags were set before this class made the module
-            self._held[key] = module_effect(flipped(held, flips) if flips else held) if held is not None else None
-        return self._held[key]
-
-    @functools.cached_property
-    def _flipped_from_above(self) -> Dict[str, FrozenSet[str]]:
-        """The classes whose ``inplace`` flags a class holding them sets (``self.ff = FeedForward(d)``,
-        then ``for m in self.modules(): m.inplace = True``), with the module classes it sets them on."""
-        out: Dict[str, Set[str]] = {}
-        todo = [(c, frozenset(k for k in f.flips if not k.startswith("."))) for c, f in self._classes.items()]
-        todo = [(c, kinds) for c, kinds in todo if kinds]
-        for _ in range(_FIXPOINT_ROUNDS):
-            later = []
-            for holder, kinds in todo:
-                for cls in {a for a in self.ancestors(holder) if a in self._classes}:
-                    for called in self._classes[cls].children.values():
-                        child = self.resolve(self._module_of[cls], called)
-                        if child in self._classes and not kinds <= out.get(child, set()):
-                            out.setdefault(child, set()).update(kinds)
-                            later.append((child, kinds))
-            if not later:
-                break
-            todo = later
-        return {c: frozenset(k) for c, k in out.items()}
-
-    def held_element(self, cls: str, attr: str) -> Optional[ModuleEffect]:
-        """What calling an element of ``self.<attr>`` does (``self.blocks[i](x)``), where it holds an
-        ``nn.ModuleList`` of like ``torch.nn`` modules."""
-        return next((element_effect(self._classes[a].modules[attr]) for a in self.ancestors(cls)
-                     if a in self._classes and attr in self._classes[a].modules), None)
 
     def method(self, cls: str, name: str) -> Optional[str]:
         for ancestor in self.ancestors(cls):

@@ -193,7 +193,8 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
     def _writes_saved_result(self, mutation: Mutation) -> bool:
         """The write's target is a call of an op or held module that saves its result."""
         return isinstance(mutation.target, cst.Call) \
-            and _saves_result(mutation.target, self.analysis(TorchNames), self.analysis(TensorFacts))
+            and _saves_result(mutation.target, self.analysis(TorchNames), self.analysis(TensorFacts),
+                               self._analysis().self_name)
 
     def _saved_views(self, mutation: Mutation) -> List[Tuple[str, cst.Call]]:
         """Views of what is written (``a = h[:, :2]``) handed to an op that saves its input
