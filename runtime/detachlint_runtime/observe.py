@@ -64,7 +64,7 @@ from .static import static_findings
 from .rules import RULES
 from .compiled import CompiledRegions, _OnImport
 from .snapshots import SnapshotWatch, _Snapshot
-from .watch import OVERWRITES, Site, Watch, alias_rows, follows_aliases, overlap
+from .watch import OVERWRITES, Site, Watch, alias_rows, follows_aliases, overlap, whose_alias
 
 _STRIDED = torch.strided
 
@@ -674,7 +674,7 @@ class Observer(SnapshotWatch, CompiledRegions):
         self.counts[site] = self.counts.get(site, 0) + 1
         chained = {id(g.finding) for g, side in joined if side == "alias" and g.site == site}
         maker = (id(found[0]), found[0].f_code)  # the call that made the alias
-        for f in findings:
+        for f in whose_alias(found[0], findings) if len(findings) > 1 else findings:
             if id(f) not in chained:  # `x[0].view(-1)`: one alias, made in two ops
                 self.watch.make(f, site, source, outs, findings).maker = maker
 
