@@ -20,6 +20,7 @@ observer when to look up the exact frame of a view op.
 from __future__ import annotations
 
 import sys
+from threading import get_ident
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from .watch import Site
@@ -58,6 +59,7 @@ class LineCounter:
         self._get_code: Any = None  # SourceLoader.get_code while patched
         self._probe_fns: Tuple[Any, ...] = ()
         self._finder: Any = None
+        self._thread = 0
         self._probed_files: Set[str] = set()  # files compiled with probes: never traced too
 
     def _found(self, name: str):
@@ -216,20 +218,21 @@ class LineCounter:
                 self._probes.append(key)
             return self._probe_index[key]
 
-        tree = instrument(source, path, found[1], found[2], add)
+        tree = instrument(source, path, found[1], found[2], add, found[3] if len(found) > 3 else None)
         if tree is not None:
             self._probed_files.add(path)
         return tree
 
     def _enter(self, k: int) -> None:
-        if not self.active or self._paused:
+        # the starting thread only, as with the trace function (sys.settrace is per thread)
+        if not self.active or self._paused or get_ident() != self._thread:
             return
         site, self.hot = self._probes[k]
         self.counts[site] = self.counts.get(site, 0) + 1
         self.on_flagged()
 
     def _leave_probe(self) -> None:
-        if self.active and not self._paused:
+        if self.active and not self._paused and get_ident() == self._thread:
             self.hot = None
             self.on_idle()
 
@@ -247,6 +250,7 @@ class LineCounter:
         def probe_leave() -> None:
             leave()
 
+        self._thread = get_ident()
         self._probe_fns = (probe_enter, probe_leave)
         setattr(builtins, ENTER, probe_enter)
         setattr(builtins, LEAVE, probe_leave)

@@ -13,14 +13,16 @@ compiled with each flagged statement between two calls, and nothing else changes
 A compound statement's flagged header is probed around its expression (``if``/``while`` test,
 ``for`` iterable, ``with`` items, ``match`` subject): ``(enter(k), expr, leave())[1]``; a ``def`` or
 ``class`` statement (decorators, defaults, bases) and a statement that suspends (``yield``,
-``await``) get ``enter(k); leave()`` before it: counted, no dispatch window. The names live in
+``await``) get ``enter(k); leave()`` before it: counted, no dispatch window. A lambda or generator
+expression on a flagged row runs when called or iterated, maybe from another line: its body is
+probed as an expression too (the trace function saw its frame run that row). The names live in
 ``builtins`` (no module's namespace changes) and the line numbers are the statement's own.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Callable, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 ENTER, LEAVE = "__detachlint_enter__", "__detachlint_leave__"
 
@@ -58,6 +60,18 @@ class _Instrument:
         """``(enter(k), expr, leave())[1]``: no value of ours passes through (Dynamo may reorder the calls)."""
         both = ast.Tuple([self._call(ENTER, expr, ast.Constant(k)), expr, self._call(LEAVE, expr)], ast.Load())
         return ast.copy_location(ast.Subscript(ast.copy_location(both, expr), ast.Constant(1), ast.Load()), expr)
+
+    def deferred(self, tree: ast.AST, first_of: Dict[int, int]) -> None:
+        """Probe the bodies of lambdas and generator expressions that start on a flagged row."""
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Lambda, ast.GeneratorExp)) and node.lineno in self.rows:
+                hot = node.lineno if node.lineno in self.alias else None
+                k = self.add(first_of.get(node.lineno, node.lineno), hot)
+                self.probed += 1
+                if isinstance(node, ast.Lambda):
+                    node.body = self._expr(k, node.body)
+                else:
+                    node.elt = self._expr(k, node.elt)
 
     def body(self, stmts: List[ast.stmt], docstring: bool) -> List[ast.stmt]:
         out: List[ast.stmt] = []
@@ -110,15 +124,17 @@ class _Instrument:
 
 
 def instrument(source: bytes, path: str, rows: Set[int], alias: Set[int],
-               add: Callable[[int, Optional[int]], int]) -> Optional[ast.Module]:
+               add: Callable[[int, Optional[int]], int], first_of: Optional[Dict[int, int]] = None
+               ) -> Optional[ast.Module]:
     """The module's tree with its flagged statements probed, or None (nothing to probe, or a
     syntax error: Python's own compile then reports it as it would). ``add(first row, alias row or
-    None)`` gives a statement its probe's index."""
+    None)`` gives a statement its probe's index; ``first_of``: row -> first row of its statement."""
     try:
         tree = ast.parse(source, path)
     except (SyntaxError, ValueError):
         return None
     work = _Instrument(rows, alias, add)
+    work.deferred(tree, first_of or {})  # before the statements' probes add lambdas of their own
     tree.body = work.body(tree.body, True)
     if not work.probed:
         return None
