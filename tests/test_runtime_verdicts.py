@@ -81,7 +81,6 @@ def test_two_findings_on_one_alias_line_are_judged_separately(tmp_path):
     assert "1 alias made here" in low["why"] and "1 changed by the other side" in low["why"], low
 
 
-
 def test_each_alias_is_counted_for_the_finding_whose_alias_it_is(tmp_path):
     # Both findings' aliases are made on line 5; only `scores` is written. `other[0]` is the alias
     # of the finding that writes `other` (line 8, never ran): it is not one of line 6's aliases
@@ -108,6 +107,7 @@ def test_each_alias_is_counted_for_the_finding_whose_alias_it_is(tmp_path):
     assert best["verdict"] == "harmless-in-run", best
     assert "1 alias made here, watched to the end (1 died)" in best["why"], best
     assert found[(8, "TAL301")]["verdict"] == "not-run"
+
 
 # The corpus program whose buffer is written so that its views see it (eval/runtime/README.md).
 WRITE_THROUGH = Path(__file__).resolve().parents[1] / "eval" / "runtime" / "programs" / "68_buffer_written_for_its_views.py"
