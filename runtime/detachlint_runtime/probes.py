@@ -91,7 +91,9 @@ class _Instrument:
     def statement(self, node: ast.stmt, docstring: bool) -> List[ast.stmt]:
         first, last = _header(node)
         own = {r for r in range(first, last + 1) if r in self.rows}
-        if not own or isinstance(node, (ast.Global, ast.Nonlocal)) or docstring and isinstance(node, ast.Expr) \
+        is_docstring = docstring and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+            and isinstance(node.value.value, str)
+        if not own or is_docstring or isinstance(node, (ast.Global, ast.Nonlocal)) \
                 or isinstance(node, ast.ImportFrom) and node.module == "__future__":
             return [node]
         hot = min(own & self.alias) if own & self.alias else None
