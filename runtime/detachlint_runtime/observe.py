@@ -58,6 +58,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatc
 
 import detachlint
 
+from . import compiled, events, snapshots
 from .events import Event, opt as _opt, span as _span, unseen as _unseen
 from .lines import LineCounter, statements
 from .static import static_findings
@@ -69,6 +70,9 @@ from .watch import OVERWRITES, Site, Watch, alias_rows, follows_aliases, overlap
 _STRIDED = torch.strided
 
 _HERE = str(Path(__file__).resolve().parent)
+# the files of the observer's wrappers (the frames a user site is looked for above)
+_OWN_FILES = frozenset(sys.modules[name].__file__ for name in (__name__, compiled.__name__, events.__name__,
+                                                                snapshots.__name__))
 _TORCH = str(Path(torch.__file__).resolve().parent)
 _NOT_USER = tuple({os.path.realpath(p) for p in (
     sysconfig.get_paths().get("stdlib", ""), sysconfig.get_paths().get("platstdlib", ""),
@@ -425,7 +429,7 @@ class Observer(SnapshotWatch, CompiledRegions):
     def _user_frame(self, direct: bool = False):
         """``(frame, FileState)`` of :meth:`user_site`, or None."""
         frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename == __file__:  # our wrappers
+        while frame is not None and frame.f_code.co_filename in _OWN_FILES:  # our wrappers
             frame = frame.f_back
         if direct:
             state = self._state(frame.f_code.co_filename) if frame is not None else None
