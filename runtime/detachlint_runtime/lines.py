@@ -57,7 +57,16 @@ class LineCounter:
         self._probes: List[Tuple[Site, Optional[Site]]] = []  # probe index -> (statement, alias site)
         self._probe_index: Dict[Tuple[Site, Optional[Site]], int] = {}
         self._get_code: Any = None  # SourceLoader.get_code while patched
-        self._probe_fns: Tuple[Any, ...] = ()
+        enter, leave = self._enter, self._leave_probe
+
+        def probe_enter(k: int) -> None:  # plain functions, not bound methods: Dynamo is told of them
+            enter(k)
+
+        def probe_leave() -> None:
+            leave()
+
+        # made here: the observer tells Dynamo of them when it is imported, maybe before start()
+        self._probe_fns: Tuple[Any, ...] = (probe_enter, probe_leave)
         self._finder: Any = None
         self._thread = 0
         self._probed_files: Set[str] = set()  # files compiled with probes: never traced too
@@ -209,6 +218,12 @@ class LineCounter:
         found = self._found(path)
         if found is None or not found[1]:
             return None
+        if b"compile" in source or b"_dynamo" in source:
+            # Dynamo traces into a probe in a compiled function (a graph break): such a file is
+            # counted by the trace function, at its cost (a heuristic: a file that compiles nothing
+            # but names `compile` is traced too; a compiled module defined elsewhere is probed)
+            self._trace_too()
+            return None
         real = found[0]
 
         def add(first: int, hot: Optional[int]) -> int:
@@ -242,18 +257,9 @@ class LineCounter:
 
         from .probes import ENTER, LEAVE
 
-        enter, leave = self._enter, self._leave_probe
-
-        def probe_enter(k: int) -> None:  # plain functions, not bound methods: Dynamo is told of them
-            enter(k)
-
-        def probe_leave() -> None:
-            leave()
-
         self._thread = get_ident()
-        self._probe_fns = (probe_enter, probe_leave)
-        setattr(builtins, ENTER, probe_enter)
-        setattr(builtins, LEAVE, probe_leave)
+        setattr(builtins, ENTER, self._probe_fns[0])
+        setattr(builtins, LEAVE, self._probe_fns[1])
         original = self._get_code = external.SourceLoader.get_code
         counter = self
 

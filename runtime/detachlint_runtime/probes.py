@@ -5,15 +5,15 @@ slower under a trace function that returned at once. Instead, a user file with f
 compiled with each flagged statement between two calls, and nothing else changes:
 
     __detachlint_enter__(k)          # k: the statement's index in LineCounter's table
-    try:
-        <the statement>
-    finally:
-        __detachlint_leave__()
+    <the statement>
+    __detachlint_leave__()
 
-A compound statement's flagged header is probed around its expression (``if``/``while`` test,
-``for`` iterable, ``with`` items, ``match`` subject): ``(enter(k), expr, leave())[1]``; a ``def`` or
-``class`` statement (decorators, defaults, bases) and a statement that suspends (``yield``,
-``await``) get ``enter(k); leave()`` before it: counted, no dispatch window. A lambda or generator
+(no try/finally: Dynamo breaks its graph at one; a statement that raises leaves the window open
+until the next probe leaves), ``return`` and ``raise`` around their value,
+a compound statement's flagged header around its expression (``if``/``while`` test,
+``for`` iterable, ``with`` items, ``match`` subject): ``(enter(k), expr, leave())[1]``; a statement
+that suspends (``yield``, ``await``) or jumps (``break``, a bare ``return``) and a ``try`` get
+``enter(k); leave()`` before it: counted, no dispatch window. A lambda or generator
 expression on a flagged row runs when called or iterated, maybe from another line: its body is
 probed as an expression too (the trace function saw its frame run that row). The names live in
 ``builtins`` (no module's namespace changes) and the line numbers are the statement's own.
@@ -25,6 +25,7 @@ import ast
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 ENTER, LEAVE = "__detachlint_enter__", "__detachlint_leave__"
+VALUE = "__detachlint_value__"  # a local: the value of a probed ``return``, ``raise`` or header
 
 
 def _suspends(node: ast.AST) -> bool:
@@ -60,6 +61,17 @@ class _Instrument:
         """``(enter(k), expr, leave())[1]``: no value of ours passes through (Dynamo may reorder the calls)."""
         both = ast.Tuple([self._call(ENTER, expr, ast.Constant(k)), expr, self._call(LEAVE, expr)], ast.Load())
         return ast.copy_location(ast.Subscript(ast.copy_location(both, expr), ast.Constant(1), ast.Load()), expr)
+
+    def _hoisted(self, k: int, node: ast.stmt, field: str) -> List[ast.stmt]:
+        """``enter(k); VALUE = <the field's expression>; leave()`` before the statement, which then
+        reads VALUE: the calls' results are not used (Dynamo moves such calls after its graph;
+        one whose result is used, it traces into, and breaks the graph there)."""
+        expr = getattr(node, field)
+        name = ast.copy_location(ast.Name(VALUE, ast.Store()), expr)
+        setattr(node, field, ast.copy_location(ast.Name(VALUE, ast.Load()), expr))
+        return [ast.copy_location(ast.Expr(self._call(ENTER, node, ast.Constant(k))), node),
+                ast.copy_location(ast.Assign([name], expr), node),
+                ast.copy_location(ast.Expr(self._call(LEAVE, node)), node), node]
 
     def deferred(self, tree: ast.AST, first_of: Dict[int, int]) -> None:
         """Probe the bodies of lambdas and generator expressions that start on a flagged row."""
@@ -99,14 +111,17 @@ class _Instrument:
         hot = min(own & self.alias) if own & self.alias else None
         k = self.add(first, hot)
         self.probed += 1
-        if isinstance(node, (ast.If, ast.While)):
-            node.test = self._expr(k, node.test)
-            return [node]
-        if isinstance(node, (ast.For, ast.AsyncFor)):
-            node.iter = self._expr(k, node.iter)
-            return [node]
+        if isinstance(node, ast.If):
+            return self._hoisted(k, node, "test")
+        if isinstance(node, (ast.For, ast.AsyncFor)) and not _suspends(node.iter):
+            return self._hoisted(k, node, "iter")
         if isinstance(node, ast.Match):
-            node.subject = self._expr(k, node.subject)
+            return self._hoisted(k, node, "subject")
+        if isinstance(node, (ast.While, ast.For, ast.AsyncFor)):
+            if isinstance(node, ast.While):
+                node.test = self._expr(k, node.test)
+            else:
+                node.iter = self._expr(k, node.iter)
             return [node]
         if isinstance(node, ast.With):
             items = node.items
@@ -120,9 +135,18 @@ class _Instrument:
                 ast.copy_location(ast.Expr(self._call(LEAVE, node)), node)]
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                     ast.ClassDef)) or _suspends(node):
-            return mark + [node]  # a try, an async with, a yield: counted, no window
-        return [mark[0], ast.copy_location(ast.Try([node], [], [], [mark[1]]), node)]
+                                                                     ast.ClassDef)) or _suspends(node) \
+                or isinstance(node, (ast.Break, ast.Continue, ast.Pass)) \
+                or isinstance(node, ast.Return) and node.value is None \
+                or isinstance(node, ast.Raise) and node.exc is None:
+            return mark + [node]  # a try, an async with, a yield, a jump: counted, no window
+        if isinstance(node, ast.Return):
+            return self._hoisted(k, node, "value")
+        if isinstance(node, ast.Raise):
+            return self._hoisted(k, node, "exc")
+        # No try/finally (Dynamo breaks the graph at one): a statement that raises leaves the window
+        # open until the next probe's leave.
+        return [mark[0], node, mark[1]]
 
 
 def instrument(source: bytes, path: str, rows: Set[int], alias: Set[int],
