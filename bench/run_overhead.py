@@ -16,7 +16,8 @@ train.py`; the same inside a no-op `TorchDispatchMode` (the floor any dispatch-m
 inside `torch.autograd.detect_anomaly()` (the debugging aid users already know); `python -m
 detachlint run train.py`; the same with `--watch all` (every op observed). The best steps/s of each and the ratios are printed. `--threads` sets
 torch's intra-op threads in the script (1 by default, so that a shared machine's load moves the
-figures less). Needs torch and detachlint_runtime.
+figures less). `--cpu-time` times the steps in CPU time (steadier when other processes share the
+cores). Needs torch and detachlint_runtime.
 """
 
 from __future__ import annotations
@@ -170,10 +171,11 @@ TRAIN = textwrap.dedent("""
     def main():
         for i in range(20):
             step(i)
-        start = time.perf_counter()
+        clock = time.process_time if os.environ.get("CPU_CLOCK") else time.perf_counter
+        start = clock()
         for i in range(steps):
             loss = step(i)
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         import resource
         print(f"steps/s {steps / elapsed:.1f} loss {loss.item():.4f} "
               f"maxrss {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}")
@@ -216,6 +218,9 @@ def main(argv=None) -> int:
     parser.add_argument("--ways", nargs="+", choices=[how or "plain" for _, how in WAYS],
                         default=[how or "plain" for _, how in WAYS],
                         help="which ways to run (default: all; plain always runs, the ratios need it)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time the steps in the process's CPU time, not wall-clock time: on a loaded "
+                             "machine (other processes on the same cores) wall-clock runs vary several times")
     parser.add_argument("--compare", metavar="CHECKOUT",
                         help="also run `detachlint run` from another checkout (its runtime/ and detachlint/ first "
                              "on PYTHONPATH), side by side: before and after a change in one invocation")
@@ -225,7 +230,8 @@ def main(argv=None) -> int:
     import torch
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}), "
-          f"torch {torch.__version__}, {args.threads} intra-op thread(s), Python {platform.python_version()}")
+          f"torch {torch.__version__}, {args.threads} intra-op thread(s), Python {platform.python_version()}, "
+          f"{'CPU' if args.cpu_time else 'wall-clock'} time")
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "train.py"
         script.write_text(TRAIN)
@@ -246,6 +252,8 @@ def main(argv=None) -> int:
                     else:
                         cmd = [sys.executable, str(script), *tail]
                         env = dict(os.environ, **{how: "1"}) if how else None
+                    if args.cpu_time:
+                        env = dict(env or os.environ, CPU_CLOCK="1")
                     runs[label].append(measure(cmd, tmp, env))
             best, memory = max(runs["python train.py"])
             print(f"{name} ({inp}/{hidden}, batch {batch}, {steps} steps, best of {args.repeats}):")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import List, Tuple
 
 PACKAGE = Path(__file__).resolve().parents[1] / "detachlint"
+RUNTIME = Path(__file__).resolve().parents[1] / "runtime" / "detachlint_runtime"  # the companion too
 LIMIT = 500
 
 
@@ -24,8 +25,8 @@ def oversized(source: str, limit: int = LIMIT) -> List[Tuple[str, int]]:
 
 
 def test_no_class_is_over_500_lines():
-    found = {path.relative_to(PACKAGE).as_posix(): big for path in sorted(PACKAGE.rglob("*.py"))
-             if (big := oversized(path.read_text(encoding="utf-8")))}
+    found = {path.relative_to(root.parent).as_posix(): big for root in (PACKAGE, RUNTIME)
+             for path in sorted(root.rglob("*.py")) if (big := oversized(path.read_text(encoding="utf-8")))}
     assert not found, f"classes over {LIMIT} lines (split them by concern): {found}"
 
 

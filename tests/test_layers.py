@@ -26,8 +26,8 @@ LAYERS: List[List[str]] = [
 ]
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def _module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -43,8 +43,8 @@ def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def import_graph() -> Dict[str, Set[str]]:
-    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+def import_graph(package: Path = PACKAGE) -> Dict[str, Set[str]]:
+    modules = {_module_name(p, package): p for p in package.rglob("*.py")}
     graph: Dict[str, Set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         is_package = path.name == "__init__.py"
@@ -59,7 +59,7 @@ def import_graph() -> Dict[str, Set[str]]:
             for target in targets:
                 while target and target not in modules:
                     target = target.rpartition(".")[0]  # ``detachlint.rules.base.Rule`` -> the module
-                if target and target != name and target.startswith("detachlint"):
+                if target and target != name and target.startswith(package.name):
                     graph[name].add(target)
     return graph
 
@@ -138,3 +138,42 @@ def test_findings_stand_on_nothing():
 
 def test_the_cycle_finder_finds_cycles():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+RUNTIME = Path(__file__).parents[1] / "runtime" / "detachlint_runtime"
+
+# The runtime companion, lowest first. ``recipes`` (what every rule's reproducer shares) is below the
+# rules, which pick among them (``rules.reproduce``); the observer and the verdicts stand on both.
+RUNTIME_LAYERS: List[List[str]] = [
+    ["detachlint_runtime.names", "detachlint_runtime.static", "detachlint_runtime.program",
+     "detachlint_runtime.report", "detachlint_runtime.probes"],
+    ["detachlint_runtime.recipes"],
+    ["detachlint_runtime.rules"],
+    ["detachlint_runtime.watch", "detachlint_runtime.lines"],
+    ["detachlint_runtime.verdicts", "detachlint_runtime.worker"],
+    ["detachlint_runtime.observe"],
+    ["detachlint_runtime.runner"],
+    ["detachlint_runtime.pytest_plugin"],
+    ["detachlint_runtime"],
+    ["detachlint_runtime.command"],
+]
+
+
+def _runtime_layer(module: str) -> int:
+    found = [i for i, layer in enumerate(RUNTIME_LAYERS) for prefix in layer
+             if module == prefix or module.startswith(prefix + ".")]
+    return max(found, default=-1)  # the longest prefix is also the last: a package sits below its users
+
+
+def test_runtime_has_no_import_cycle():
+    graph = import_graph(RUNTIME)
+    assert "detachlint_runtime.recipes" in graph["detachlint_runtime.rules.tal001"]  # the graph sees them
+    assert _cycles(graph) == []
+
+
+def test_runtime_modules_import_only_below_them():
+    graph = import_graph(RUNTIME)
+    assert [m for m in graph if _runtime_layer(m) < 0] == []
+    upward = sorted(f"{a} imports {b}" for a, targets in graph.items() for b in targets
+                    if not b.startswith(a + ".") and _runtime_layer(b) > _runtime_layer(a))
+    assert upward == []

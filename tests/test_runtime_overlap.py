@@ -1,4 +1,4 @@
-"""The observer's overlap test (watch.overlap on observe._span): element-exact for strided views,
+"""The observer's overlap test (watch.overlap on events.span): element-exact for strided views,
 checked against the bytes each view really covers."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("detachlint_runtime")
 
-from detachlint_runtime.observe import _span  # noqa: E402
+from detachlint_runtime.events import span as _span  # noqa: E402
 from detachlint_runtime.watch import overlap  # noqa: E402
 
 

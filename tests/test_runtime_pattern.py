@@ -20,7 +20,8 @@ pytest.importorskip("detachlint_runtime")
 
 from detachlint.signature import Signature  # noqa: E402
 from detachlint_runtime import Confirmer, canonical, confirm_findings, verdict_line  # noqa: E402
-from detachlint_runtime.recipes import Config, NotApplicable, reproduce  # noqa: E402
+from detachlint_runtime.recipes import Config, NotApplicable  # noqa: E402
+from detachlint_runtime.rules import reproduce  # noqa: E402
 from detachlint_runtime.runner import aggregate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

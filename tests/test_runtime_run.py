@@ -693,3 +693,29 @@ def test_pytest_plugin(tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())
     (finding,) = [f for f in report if f["code"] == "TAL001"]
     assert finding["location"]["row"] == 6 and finding["confirmation"]["verdict"] == "confirmed"
+
+
+def test_pytest_plugin_fail_on(tmp_path):
+    """``--detachlint-fail-on`` means what ``run --fail-on`` means: tests that pass fail the session
+    on a confirmed finding; a test failure keeps pytest's own status."""
+    (tmp_path / "test_prog.py").write_text(textwrap.dedent("""
+        import os
+        import torch
+        def test_it():
+            x = torch.tensor([1., 2.], requires_grad=True)
+            y = (x * x).sum()
+            x.data.mul_(3)
+            y.backward()
+            assert not os.environ.get("FAIL_THE_TEST")
+    """))
+    head = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--detachlint", "test_prog.py"]
+    assert run(head, tmp_path).returncode == 0
+    for fail_on in ("confirmed", "observed"):
+        proc = run(head + ["--detachlint-fail-on", fail_on], tmp_path)
+        assert proc.returncode == 1 and "1 passed" in proc.stdout, proc.stdout + proc.stderr
+    proc = run(head + ["--detachlint-fail-on", "never"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    env = dict(os.environ, FAIL_THE_TEST="1")
+    proc = subprocess.run(head + ["--detachlint-fail-on", "confirmed"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "1 failed" in proc.stdout, proc.stdout + proc.stderr

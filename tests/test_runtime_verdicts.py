@@ -81,28 +81,52 @@ def test_two_findings_on_one_alias_line_are_judged_separately(tmp_path):
     assert "1 alias made here" in low["why"] and "1 changed by the other side" in low["why"], low
 
 
+def test_each_alias_is_counted_for_the_finding_whose_alias_it_is(tmp_path):
+    # Both findings' aliases are made on line 5; only `scores` is written. `other[0]` is the alias
+    # of the finding that writes `other` (line 8, never ran): it is not one of line 6's aliases
+    # (before: "2 aliases made here" for line 6's finding, one of them `low`).
+    _, _, found = observe(tmp_path, """
+        import torch
+
+
+        def pick(scores: torch.Tensor, other: torch.Tensor, mode: str):
+            best, low = scores[0], other[0]
+            scores.mul_(0.5)
+            if mode == "both":
+                other.mul_(0.5)
+            if mode == "best":
+                return best.sum()
+            if mode == "low":
+                return low.sum()
+            return scores.sum()
+
+
+        print(pick(torch.ones(2, 3), torch.ones(2, 3), "neither").item())
+        """)
+    best = found[(6, "TAL301")]
+    assert best["verdict"] == "harmless-in-run", best
+    assert "1 alias made here, watched to the end (1 died)" in best["why"], best
+    assert found[(8, "TAL301")]["verdict"] == "not-run"
+
+
 # The corpus program whose buffer is written so that its views see it (eval/runtime/README.md).
 WRITE_THROUGH = Path(__file__).resolve().parents[1] / "eval" / "runtime" / "programs" / "68_buffer_written_for_its_views.py"
 
 
 def test_a_write_meant_to_reach_its_views_is_observed_not_confirmed(tmp_path):
-    # The buffer is written so that its views see it: the read the findings describe happens, and
-    # the program is right. `observed` says the first; `--fail-on confirmed` does not fail it.
-    # Program 68 makes its accumulator with torch.zeros(2), and the static side now takes views of a
-    # constant-filled buffer made before any write into it as windows to fill (issue 41): no finding
-    # there. The same accumulator from a literal keeps both TAL301 errors the run is to judge.
-    source = WRITE_THROUGH.read_text()
-    assert "    acc = torch.zeros(2)\n" in source
-    source = source.replace("    acc = torch.zeros(2)\n", "    acc = torch.tensor([0.0, 0.0])\n")
-    plain, _, found = observe(tmp_path, source, "--fail-on", "confirmed")
+    # The caller's accumulator is written so that its views see it: the read the findings describe
+    # happens, and the program is right. `observed` says the first; `--fail-on confirmed` does not
+    # fail it. (The accumulator comes from the caller: a constant-filled buffer made in the function
+    # is taken statically as windows to fill, issue 41, and gets no finding.)
+    plain, _, found = observe(tmp_path, WRITE_THROUGH.read_text(), "--fail-on", "confirmed")
     assert plain.stdout.endswith("truth: harmless\n") and plain.returncode == 0
-    for row in (18, 21):
+    for row in (17, 20):
         assert found[(row, "TAL301")]["verdict"] == "observed", found
         assert "cannot tell" in found[(row, "TAL301")]["why"]
     strict = run([sys.executable, "-m", "detachlint", "run", "--select", "ALL", "--fail-on", "observed",
                   "prog.py"], tmp_path)
     assert strict.returncode == 1 and strict.stdout == plain.stdout, strict.stderr
-    assert "TAL301 observed: `add_` at line 18 changed the alias made at line 15" in strict.stderr
+    assert "TAL301 observed: `add_` at line 17 changed the alias made at line 14" in strict.stderr
 
 
 def test_hazards_that_were_not_watched_to_the_end_are_not_cleared(tmp_path):

@@ -59,13 +59,12 @@ that does not match is recomputed.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 import dataclasses
 import importlib
 from typing import Any, Iterable, List
 
 from .names import ALL_BACKENDS, DEFAULT_BACKENDS, INSTALL_HINT, TorchMissing
+from .names import __version__  # noqa: F401 - the distribution's version
 
 _FROM_RUNNER = ("Confirmer", "canonical", "cuda_probe", "torch_version", "verdict_line")
 
@@ -76,6 +75,7 @@ def __getattr__(name: str) -> Any:
     if name in _FROM_RUNNER:
         return getattr(importlib.import_module(".runner", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ALL_BACKENDS", "DEFAULT_BACKENDS", "INSTALL_HINT", "Confirmer", "TorchMissing", "canonical",

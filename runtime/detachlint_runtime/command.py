@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     from .observe import Observer
     from .report import failed, write_report
 
-    observer = Observer(codes, watch_all=args.watch == "all")
+    observer = Observer(codes, watch_all=args.watch == "all", instrument=True)
     if target.path:
         observer.programs.append(target.path)
     status = target.run(observer)

@@ -6,6 +6,9 @@ Only code objects that contain a flagged line are traced: on Python 3.12+ with `
 ``sys.settrace`` global function that returns a local tracer only for such code objects (one Python
 call per function call, none per line elsewhere). When another tool holds the tracer (a debugger,
 coverage.py) the counter stays off and says so: runs are then counted only by the ops a line issues.
+With ``instrument`` (``detachlint run`` before 3.12) there is no trace function at all: the files
+with flagged rows are compiled with probes around those statements (probes.py), and the counter is
+the probes' target.
 
 ``on_flagged`` is called at every run of a flagged line and ``on_idle`` where a traced frame moves
 on from a flagged line to another (before 3.12: also at its first other line) or returns: the
@@ -17,13 +20,15 @@ observer when to look up the exact frame of a view op.
 from __future__ import annotations
 
 import sys
-from typing import Callable, Dict, FrozenSet, Optional, Set, Tuple
+from threading import get_ident
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from .watch import Site
 
 
 class LineCounter:
-    def __init__(self, rows_of: Callable[[str], Optional[Tuple[str, Set[int], Set[int]]]]) -> None:
+    def __init__(self, rows_of: Callable[[str], Optional[Tuple[str, Set[int], Set[int]]]],
+                 instrument: bool = False) -> None:
         # rows_of(co_filename) -> (path, flagged rows, alias rows[, {row: first row of its multi-line
         # statement}]), or None for a file that is not the user's. Called once per file name.
         self._rows_of = rows_of
@@ -48,22 +53,42 @@ class LineCounter:
         self._tool: Optional[int] = None
         self._trace = None
         self._paused = 0
+        self.instrument = instrument and not hasattr(sys, "monitoring")
+        self._probes: List[Tuple[Site, Optional[Site]]] = []  # probe index -> (statement, alias site)
+        self._probe_index: Dict[Tuple[Site, Optional[Site]], int] = {}
+        self._get_code: Any = None  # SourceLoader.get_code while patched
+        enter, leave = self._enter, self._leave_probe
+
+        def probe_enter(k: int) -> None:  # plain functions, not bound methods: Dynamo is told of them
+            enter(k)
+
+        def probe_leave() -> None:
+            leave()
+
+        # made here: the observer tells Dynamo of them when it is imported, maybe before start()
+        self._probe_fns: Tuple[Any, ...] = (probe_enter, probe_leave)
+        self._finder: Any = None
+        self._thread = 0
+        self._probed_files: Set[str] = set()  # files compiled with probes: never traced too
+
+    def _found(self, name: str):
+        if name not in self._files:
+            self._files[name] = self._rows_of(name)
+        found = self._files[name]
+        if found is not None and len(found) > 3:  # the first row of each multi-line statement holding a flagged row
+            self._first.update(((found[0], row), first) for row, first in found[3].items())
+        return found
 
     def _code_rows(self, code) -> Tuple[str, FrozenSet[int], FrozenSet[int]]:
         try:
             return self._codes[id(code)]
         except KeyError:
             pass
-        name = code.co_filename
-        if name not in self._files:
-            self._files[name] = self._rows_of(name)
-        found = self._files[name]
+        found = self._found(code.co_filename) if code.co_filename not in self._probed_files else None
         if found is None or not found[1]:
             entry: Tuple[str, FrozenSet[int], FrozenSet[int]] = ("", frozenset(), frozenset())
         else:
             path, rows, alias = found[:3]
-            if len(found) > 3:  # the first row of each multi-line statement holding a flagged row
-                self._first.update(((path, row), first) for row, first in found[3].items())
             mine = {line for _, _, line in code.co_lines() if line is not None} & rows
             entry = (path, frozenset(mine), frozenset(mine & alias))
         self._codes[id(code)] = entry
@@ -179,9 +204,113 @@ class LineCounter:
 
         return trace
 
+    # -- before 3.12 under `detachlint run`: probes compiled into the flagged files ----------------
+
+    def compile(self, source: bytes, path: str):
+        """The code of a file the program runs (its script, a module it imports): with probes where
+        this counter instruments and the file has flagged rows, else as Python compiles it."""
+        tree = self._probed(source, path) if self.instrument and self.active else None
+        return compile(tree if tree is not None else source, path, "exec", dont_inherit=True)
+
+    def _probed(self, source: bytes, path: str):
+        from .probes import instrument
+
+        found = self._found(path)
+        if found is None or not found[1]:
+            return None
+        if b"compile" in source or b"_dynamo" in source:
+            # Dynamo traces into a probe in a compiled function (a graph break): such a file is
+            # counted by the trace function, at its cost (a heuristic: a file that compiles nothing
+            # but names `compile` is traced too; a compiled module defined elsewhere is probed)
+            self._trace_too()
+            return None
+        real = found[0]
+
+        def add(first: int, hot: Optional[int]) -> int:
+            key = ((real, first), (real, hot) if hot is not None else None)
+            if key not in self._probe_index:
+                self._probe_index[key] = len(self._probes)
+                self._probes.append(key)
+            return self._probe_index[key]
+
+        tree = instrument(source, path, found[1], found[2], add, found[3] if len(found) > 3 else None)
+        if tree is not None:
+            self._probed_files.add(path)
+        return tree
+
+    def _enter(self, k: int) -> None:
+        # the starting thread only, as with the trace function (sys.settrace is per thread)
+        if not self.active or self._paused or get_ident() != self._thread:
+            return
+        site, self.hot = self._probes[k]
+        self.counts[site] = self.counts.get(site, 0) + 1
+        self.on_flagged()
+
+    def _leave_probe(self) -> None:
+        if self.active and not self._paused and get_ident() == self._thread:
+            self.hot = None
+            self.on_idle()
+
+    def _start_probes(self) -> None:
+        import builtins
+        import importlib._bootstrap_external as external
+
+        from .probes import ENTER, LEAVE
+
+        self._thread = get_ident()
+        setattr(builtins, ENTER, self._probe_fns[0])
+        setattr(builtins, LEAVE, self._probe_fns[1])
+        original = self._get_code = external.SourceLoader.get_code
+        counter = self
+
+        def get_code(loader, fullname):  # every import from source or .pyc: SourceFileLoader's
+            try:
+                path = loader.get_filename(fullname)
+            except ImportError:
+                path = None
+            if counter.active and path and path.endswith(".py"):
+                found = counter._found(path)
+                if found is not None and found[1]:
+                    return counter.compile(loader.get_data(path), path)  # no .pyc written: a probed code
+            return original(loader, fullname)
+
+        external.SourceLoader.get_code = get_code
+        if "_pytest.assertion.rewrite" in sys.modules:
+            self._trace_too()
+        else:
+            self._finder = _OnPytest(self._trace_too)
+            sys.meta_path.insert(0, self._finder)
+
+    def _trace_too(self) -> None:
+        """pytest compiles test files itself (its assertion rewriting): those are counted by the
+        trace function, at its cost; files compiled here keep their probes and are not traced."""
+        if self.active and sys.gettrace() is None:
+            self._trace = self._tracer()
+            if not self._paused:
+                sys.settrace(self._trace)
+
+    def _stop_probes(self) -> None:
+        import importlib._bootstrap_external as external
+
+        if self._finder in sys.meta_path:
+            sys.meta_path.remove(self._finder)
+
+        if self._get_code is not None:
+            external.SourceLoader.get_code = self._get_code
+            self._get_code = None
+        # The probes stay in builtins, inert (``active`` is False): probed code may still run (atexit).
+
+    def probes(self) -> Tuple[Any, Any]:
+        """The two probe functions (for Dynamo: calls it may move after its graph)."""
+        return self._probe_fns
+
     # -- start / stop -----------------------------------------------------------------------------
 
     def start(self) -> None:
+        if self.instrument:
+            self._start_probes()
+            self.active = True
+            return
         if hasattr(sys, "monitoring"):
             self.active = self._start_monitoring()
             return
@@ -212,10 +341,25 @@ class LineCounter:
             return
         self.active = False
         self.hot = None
+        if self.instrument:
+            self._stop_probes()
         if self._tool is not None:
             self._stop_monitoring()
         elif sys.gettrace() is self._trace:
             sys.settrace(None)
+
+
+class _OnPytest:
+    """Calls ``then`` when pytest's assertion rewriting is imported; finds nothing itself."""
+
+    def __init__(self, then: Callable[[], None]) -> None:
+        self.then = then
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname == "_pytest.assertion.rewrite":
+            sys.meta_path.remove(self)
+            self.then()
+        return None
 
 
 def statements(source: str, rows: Set[int]) -> Dict[int, int]:

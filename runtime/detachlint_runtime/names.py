@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Tuple
 
+__version__ = "0.1.0"  # here, not in __init__: the runner needs it, and __init__ imports the runner
+
 # torch first, pinned, so that the runtime's ``torch>=2.1`` does not pull a newer, CUDA-sized release.
 INSTALL_HINT = "pip install torch==2.13.0 && pip install ./runtime  (from a detachlint checkout)"
 DEFAULT_BACKENDS: Tuple[str, ...] = ("eager", "aot_eager")

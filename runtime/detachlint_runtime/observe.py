@@ -43,13 +43,10 @@ started the observer, and what happens inside compiled regions.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import os
 import sys
 import sysconfig
 import threading
-import warnings
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -61,34 +58,27 @@ from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatc
 
 import detachlint
 
+from . import compiled, events, snapshots
+from .events import Event, opt as _opt, span as _span, unseen as _unseen
 from .lines import LineCounter, statements
-from .recipes import leaves
 from .static import static_findings
 from .rules import RULES
-from .watch import OVERWRITES, Site, Watch, alias_rows, follows_aliases, overlap
+from .compiled import CompiledRegions, _OnImport
+from .snapshots import SnapshotWatch, _Snapshot
+from .watch import OVERWRITES, Site, Watch, alias_rows, follows_aliases, overlap, whose_alias
 
-_HELD = 256  # plain-dict snapshots (optimizer state) tracked at once
 _STRIDED = torch.strided
 
 _HERE = str(Path(__file__).resolve().parent)
+# the files of the observer's wrappers (the frames a user site is looked for above)
+_OWN_FILES = frozenset(sys.modules[name].__file__ for name in (__name__, compiled.__name__, events.__name__,
+                                                                snapshots.__name__))
 _TORCH = str(Path(torch.__file__).resolve().parent)
 _NOT_USER = tuple({os.path.realpath(p) for p in (
     sysconfig.get_paths().get("stdlib", ""), sysconfig.get_paths().get("platstdlib", ""),
     sysconfig.get_paths().get("purelib", ""), sysconfig.get_paths().get("platlib", ""),
     _HERE, _TORCH, str(Path(detachlint.__file__).resolve().parent),
 ) if p})
-
-
-@dataclass
-class Event:
-    """One observed hazard: candidate rule codes (the first is used when no static finding is at
-    ``sites``), the places involved, and what happened."""
-
-    rules: Tuple[str, ...]
-    kind: str  # silent-wrong-gradient | version-error | read-after-write | copy-construct | ...
-    sites: List[Site]
-    evidence: str
-    finding: Any = None  # set when the event was tied to one static finding directly
 
 
 @dataclass
@@ -113,7 +103,7 @@ class _Saved:
         node = t.grad_fn
         self.node_name = type(node).__name__ if node is not None else None
         self.output_nr = t.output_nr if node is not None else 0
-        try:  # _storage_ptr(t), inline: a pack is on the hot path of every forward
+        try:  # events.storage_ptr(t), inline: a pack is on the hot path of every forward
             self.ptr = t.untyped_storage().data_ptr() if t.layout is _STRIDED and not t.is_meta else None
         except (RuntimeError, NotImplementedError):
             self.ptr = None
@@ -163,28 +153,6 @@ class _SavedIndex:
         return [s for s in (r() for r in tuple(bucket)) if s is not None]
 
 
-def _storage_ptr(t: torch.Tensor) -> Optional[int]:
-    """The pointer of a strided tensor's storage; None when it has none (meta, sparse)."""
-    try:
-        if t.layout is not torch.strided or t.is_meta:
-            return None
-        return t.untyped_storage().data_ptr()
-    except (RuntimeError, NotImplementedError):
-        return None
-
-
-def _span(t: torch.Tensor) -> Optional[Tuple[int, int, int, Any]]:
-    """(storage pointer, first byte, end byte, (first byte, element size, shape, strides)) of a
-    strided tensor, for ``overlap``; None when it has no storage."""
-    ptr = _storage_ptr(t)
-    if ptr is None:
-        return None
-    size = t.element_size()
-    start = t.storage_offset()
-    extent = sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride())) if t.numel() else -1
-    return ptr, start * size, (start + extent + 1) * size, (start * size, size, t.shape, t.stride())
-
-
 def version_error(saved: _Saved) -> str:
     """The message autograd's SavedVariable::unpack gives (torch 2.13), built from the same facts."""
     t = saved.alias
@@ -229,21 +197,6 @@ def _written(func, args, kwargs) -> List[torch.Tensor]:
         elif isinstance(value, (list, tuple)):
             out.extend(v for v in value if isinstance(v, torch.Tensor))
     return out
-
-
-def _unseen(method):
-    """The observer's own work runs with torch-function and Python-dispatch modes off: the program's
-    own modes (a TorchFunctionMode counting calls, a TorchDispatchMode counting ops) must see
-    exactly what they see without us, never our ``detach()``, ``stride()`` or ``_version``."""
-    function_modes, dispatch_modes = torch._C._is_torch_function_mode_enabled, torch._C._len_torch_dispatch_stack
-
-    @functools.wraps(method)
-    def inner(*args, **kwargs):
-        if not function_modes() and not dispatch_modes():  # the common case, kept cheap
-            return method(*args, **kwargs)
-        with torch._C.DisableTorchFunction(), torch._C._DisableTorchDispatch():
-            return method(*args, **kwargs)
-    return inner
 
 
 _ALIASING: Dict[Any, bool] = {}  # op -> its output aliases its first argument (views, detach, alias)
@@ -317,29 +270,14 @@ class _Mode(TorchDispatchMode):
         return out
 
 
-@dataclass
-class _Snapshot:
-    site: Optional[Site]
-    what: str
-    spans: List[Any]
-    total: int
-    changed_by: List[Optional[Site]] = field(default_factory=list)
-    # (tensor, its version then): a state_dict()'s tensors share their version counters with the
-    # live ones (detach() / the optimizer's own state), so an update is seen with the dispatch mode
-    # off too; `.data` writes, which bump no version, only while it is on.
-    versions: List[Tuple[Any, int]] = field(default_factory=list)
-
-    def changed(self) -> bool:
-        return bool(self.changed_by) or any(t._version != v for t, v in self.versions)
-
-
-class Observer:
+class Observer(SnapshotWatch, CompiledRegions):
     """``watch_all``: the dispatch mode is on for the whole run, so that hazards at lines with no
     static finding are seen too (``origin: runtime``). Otherwise (the default) it is on only while a
     flagged line runs and while an alias or snapshot made there is alive: a program whose
     findings are not in its hot loop runs at close to its own speed."""
 
-    def __init__(self, codes: Optional[Iterable[str]] = None, watch_all: bool = False) -> None:
+    def __init__(self, codes: Optional[Iterable[str]] = None, watch_all: bool = False,
+                 instrument: bool = False) -> None:
         self.codes = list(codes) if codes is not None else None
         self.watch_all = watch_all
         self._mode_on = False
@@ -360,7 +298,9 @@ class Observer:
         self.write_lines: Dict[Site, List[Any]] = {}  # write line -> findings there whose write may be meant
         self.alias_sites: Dict[Site, List[Any]] = {}  # line where a finding's alias is made -> findings
         self.watch = Watch(_span)  # the aliases made there, for the rest of their lives
-        self.lines = LineCounter(self._rows)
+        # instrument: the program's files are compiled through self.lines (``detachlint run``; the
+        # pytest plugin, whose test files pytest compiles itself, counts with a trace function)
+        self.lines = LineCounter(self._rows, instrument=instrument)
         self.snapshots: Dict[int, _Snapshot] = {}  # id(state dict) -> snapshot
         self.snap_ptrs: Dict[int, List[_Snapshot]] = {}  # storage pointer -> snapshots holding it
         self._snap_refs: Dict[int, Any] = {}
@@ -489,7 +429,7 @@ class Observer:
     def _user_frame(self, direct: bool = False):
         """``(frame, FileState)`` of :meth:`user_site`, or None."""
         frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename == __file__:  # our wrappers
+        while frame is not None and frame.f_code.co_filename in _OWN_FILES:  # our wrappers
             frame = frame.f_back
         if direct:
             state = self._state(frame.f_code.co_filename) if frame is not None else None
@@ -519,21 +459,6 @@ class Observer:
                 return True
             frame = frame.f_back
         return False
-
-    def _in_compiled(self, path: str, code) -> None:
-        """Note the lines of a function whose Dynamo-compiled code ran (its ops have no line)."""
-        key = (path, code.co_name, code.co_firstlineno)
-        if key in self.compiled:
-            return
-        from torch._dynamo.convert_frame import input_codes
-
-        last = code.co_firstlineno
-        for ref in list(input_codes.seen):
-            original = ref()
-            if original is not None and (original.co_filename, original.co_name, original.co_firstlineno) == \
-                    (code.co_filename, code.co_name, code.co_firstlineno):
-                last = max([last] + [line for _, _, line in original.co_lines() if line])
-        self.compiled[key] = last
 
     def _add(self, event: Event) -> None:
         key = (event.kind, event.rules, tuple(event.sites), id(event.finding))
@@ -753,225 +678,9 @@ class Observer:
         self.counts[site] = self.counts.get(site, 0) + 1
         chained = {id(g.finding) for g, side in joined if side == "alias" and g.site == site}
         maker = (id(found[0]), found[0].f_code)  # the call that made the alias
-        for f in findings:
+        for f in whose_alias(found[0], findings) if len(findings) > 1 else findings:
             if id(f) not in chained:  # `x[0].view(-1)`: one alias, made in two ops
                 self.watch.make(f, site, source, outs, findings).maker = maker
-
-    # -- snapshots and constructors (wrappers around public functions) ---------------------------
-
-    @_unseen
-    def _remember(self, result, what: str) -> None:
-        if self._busy or not isinstance(result, dict):
-            return
-        site = self.user_site(direct=True)
-        if site is None:
-            return  # torch's own recursion into submodules, or a library's call
-        self.counts[site] = self.counts.get(site, 0) + 1
-        tensors = [t for t in leaves(result) if isinstance(t, torch.Tensor)]
-        spans = [s for s in map(_span, tensors) if s is not None]
-        if not spans:
-            return
-        key = id(result)
-        self._forget(key)
-        try:
-            self._snap_refs[key] = weakref.ref(result, lambda _r, k=key: self._forget(k))
-        except TypeError:  # a plain dict: held (the newest _HELD of them), so its id stays its own
-            self._snap_held[key] = result
-            while len(self._snap_held) > _HELD:
-                self._forget(next(iter(self._snap_held)))
-        snap = _Snapshot(site, what, spans, len(tensors), versions=[(t, t._version) for t in tensors])
-        if what.startswith("optimizer"):
-            self.snap_seen[site] = self.snap_seen.get(site, 0) + 1
-        if what == "state_dict()":  # its tensors are detached aliases; an optimizer's are the live state
-            for f in self.alias_sites.get(site, ()):
-                if RULES[f.code].snapshots:
-                    self.watch.make(f, site, None, tensors)
-        if site in self.alias_sites:  # watched until it dies: its staleness needs every write seen
-            self._flagged_snaps.add(key)
-            self._push()
-        self.snapshots[key] = snap
-        for ptr in {s[0] for s in spans}:
-            self.snap_ptrs.setdefault(ptr, []).append(snap)
-
-    def _forget(self, key: int) -> None:
-        self._flagged_snaps.discard(key)
-        snap = self.snapshots.pop(key, None)
-        if snap is not None and snap.site is not None and snap.what.startswith("optimizer") and snap.changed():
-            self.snap_changed[snap.site] = self.snap_changed.get(snap.site, 0) + 1
-        self._snap_refs.pop(key, None)
-        self._snap_held.pop(key, None)
-        if snap is not None:
-            for ptr in {s[0] for s in snap.spans}:
-                held = self.snap_ptrs.get(ptr, [])
-                if snap in held:
-                    held.remove(snap)
-                if not held:
-                    self.snap_ptrs.pop(ptr, None)
-
-    @_unseen
-    def _used(self, obj, how: str) -> None:
-        if self._busy or not self.snapshots:
-            return
-        snaps = [s for s in map(self.snapshots.get, _containers(obj)) if s is not None]
-        if not snaps:
-            return
-        site = self.user_site(direct=True)
-        for snap in snaps:
-            self._check_snapshot(snap, how, site)
-
-    def _check_snapshot(self, snap: _Snapshot, how: str, site: Optional[Site]) -> None:
-        if not snap.changed():
-            if snap.site is not None:
-                self.snap_unchanged.setdefault(snap.site, []).append(
-                    f"{how} at line {site[1] if site else '?'} while the live tensors were unchanged")
-            return
-        else:
-            writer = next((s for s in snap.changed_by if s is not None), None)
-            where = f" (written at line {writer[1]})" if writer else ""
-            sites = [s for s in (snap.site, site, writer) if s is not None]
-            self._add(Event(("TAL401",), "stale-snapshot", sites,
-                                     f"the {snap.what} snapshot taken at line {snap.site[1] if snap.site else '?'} "
-                                     f"was {how} at line {site[1] if site else '?'} after in-place updates had "
-                                     f"changed it{where}: it aliases the live tensors"))
-
-    @_unseen
-    def _on_ctor(self, name: str, data) -> Optional[Site]:
-        """Note a constructor call from user code; the call's site when ``data`` is a tensor."""
-        if self._busy:
-            return None
-        site = self.user_site(direct=True)
-        if site is None:
-            return None
-        if isinstance(data, torch.Tensor):
-            kind = "tensor-requiring-grad" if data.requires_grad else "tensor"
-            # torch.tensor(t) of a tensor that requires grad drops its graph; of one that does not, it
-            # is a copy that computes the same values (torch's warning is style). torch.Tensor(t): the
-            # hazard is a later write through the alias it returns.
-            if name != "torch.Tensor" and data.requires_grad:
-                self._add(Event(("TAL101",), "graph-dropped", [site],
-                                f"`{name}(t)` copied a tensor that requires grad: the copy has no graph, so no "
-                                f"gradient reaches `t` through it"))
-            self.ctor_calls.setdefault(site, []).append(kind)
-            return site
-        elif isinstance(data, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in data):
-            grads = [v for v in data if isinstance(v, torch.Tensor) and v.requires_grad]
-            kind = "tensors-requiring-grad" if grads else "tensors"
-            if grads:
-                self._add(Event(("TAL102",), "graph-dropped", [site],
-                                         f"`{name}([...])` of {len(grads)} tensor(s) requiring grad built a "
-                                         f"tensor with no graph: no gradient reaches them"))
-        else:
-            kind = type(data).__module__.split(".")[0] + "." + type(data).__name__ \
-                if type(data).__module__ != "builtins" else type(data).__name__
-        self.ctor_calls.setdefault(site, []).append(kind)
-        return None
-
-    @_unseen
-    def _on_legacy_alias(self, result, site: Site) -> None:
-        """Follow the alias ``torch.Tensor(t)`` returned: a write through it changes ``t``."""
-        if not isinstance(result, torch.Tensor):
-            return
-        key = id(result)
-
-        def gone(ref, key=key):
-            entry = self._legacy.get(key)
-            if entry is not None and entry[0] is ref:
-                del self._legacy[key]
-
-        self._legacy[key] = (weakref.ref(result, gone), site)
-        self._push()  # a write through it is the hazard
-
-    def _patch(self, owner, name: str, wrapper_factory) -> None:
-        own = owner.__dict__.get(name)  # None: inherited, so deleted again at stop
-        setattr(owner, name, wrapper_factory(getattr(owner, name)))
-        self._patches.append((owner, name, own))
-
-    def _install_patches(self) -> None:
-        # Each wrapper first hands over to the original while Dynamo traces a region the user
-        # compiles (``is_compiling()`` is a constant True there, so that branch is all it traces):
-        # the region compiles as it would without us, and calls inside it are not observed.
-        obs = self
-        compiling = torch.compiler.is_compiling
-
-        def state_dict(original, what):
-            def wrapper(self, *args, **kwargs):
-                if compiling():
-                    return original(self, *args, **kwargs)
-                result = _as_caller(original, self, *args, **kwargs)
-                if not kwargs.get("keep_vars"):
-                    obs._remember(result, what)
-                return result
-            return wrapper
-
-        def restoring(original, how):
-            def wrapper(self, state_dict, *args, **kwargs):
-                if compiling():
-                    return original(self, state_dict, *args, **kwargs)
-                obs._used(state_dict, how)
-                return _as_caller(original, self, state_dict, *args, **kwargs)
-            return wrapper
-
-        def saving(original):
-            def wrapper(obj, *args, **kwargs):
-                if compiling():
-                    return original(obj, *args, **kwargs)
-                obs._used(obj, "saved")
-                return _as_caller(original, obj, *args, **kwargs)
-            return wrapper
-
-        def ctor(original, name):
-            def wrapper(data, *args, **kwargs):
-                if compiling():
-                    return original(data, *args, **kwargs)
-                obs._on_ctor(name, data)
-                return _as_caller(original, data, *args, **kwargs)
-            return wrapper
-
-        def method_ctor(original, name):
-            def wrapper(self, data, *args, **kwargs):
-                if compiling():
-                    return original(self, data, *args, **kwargs)
-                obs._on_ctor(name, data)
-                return _as_caller(original, self, data, *args, **kwargs)
-            return wrapper
-
-        def reading(original, how):
-            # Reads that reach no aten op: a watched alias read this way is read all the same.
-            def wrapper(self, *args, **kwargs):
-                if obs.watch.tags and id(self) in obs.watch.tags and not compiling():
-                    obs._read_outside(self, how)
-                result = original(self, *args, **kwargs)
-                if how == "numpy" and obs.alias_sites and not compiling():
-                    obs._numpy_alias()
-                return result
-            return wrapper
-
-        def legacy(original):
-            def __new__(cls, *args, **kwargs):
-                if compiling():
-                    return original(cls, *args, **kwargs)
-                site = None
-                if cls is torch.Tensor and len(args) == 1 and not kwargs:
-                    site = obs._on_ctor("torch.Tensor", args[0])
-                result = _as_caller(original, cls, *args, **kwargs)
-                if site is not None:
-                    obs._on_legacy_alias(result, site)
-                return result
-            return staticmethod(__new__)
-
-        self._patch(torch.nn.Module, "state_dict", lambda o: state_dict(o, "state_dict()"))
-        self._patch(torch.optim.Optimizer, "state_dict", lambda o: state_dict(o, "optimizer state_dict()"))
-        self._patch(torch.nn.Module, "load_state_dict", lambda o: restoring(o, "restored with load_state_dict"))
-        self._patch(torch.optim.Optimizer, "load_state_dict", lambda o: restoring(o, "restored with load_state_dict"))
-        self._patch(torch, "save", saving)
-        self._patch(torch, "tensor", lambda o: ctor(o, "torch.tensor"))
-        self._patch(torch.Tensor, "new_tensor", lambda o: method_ctor(o, "new_tensor"))
-        for name in ("tolist", "numpy", "__repr__"):
-            self._patch(torch.Tensor, name, lambda o, name=name: reading(o, name))
-        new = torch.Tensor.__dict__.get("__new__")
-        original_new = new.__func__ if isinstance(new, staticmethod) else torch._C.TensorBase.__new__
-        torch.Tensor.__new__ = legacy(original_new)
-        self._patches.append((torch.Tensor, "__new__", new))
 
     # -- start / stop ---------------------------------------------------------------------------
 
@@ -995,44 +704,6 @@ class Observer:
         # traced); a file is linted when its code first runs, and at the end every user module that
         # was imported (its findings that never ran: not-run).
         self.lines.start()
-
-    @contextlib.contextmanager
-    def _dynamo_import(self):
-        self.lines.pause()
-        self._remove_patches()
-        try:
-            yield
-        finally:
-            if not self._stopped:
-                self._dynamo_imported()
-                self._install_patches()
-            self.lines.resume()
-
-    def _dynamo_imported(self) -> None:
-        _Mode.skip_dynamo()  # before anything can compile: Dynamo must never trace our handler
-        _prime_dynamo()
-        try:
-            from torch._dynamo.convert_frame import output_codes
-
-            self._compiled_codes = output_codes.seen_ids
-        except (ImportError, AttributeError):
-            pass
-        try:  # no user line runs while Dynamo or Inductor compiles: the line counter need not either
-            from torch._dynamo.callback import callback_handler
-
-            callback_handler.register_start_callback(self._compile_start)
-            callback_handler.register_end_callback(self._compile_end)
-            self._compile_callbacks = callback_handler
-        except (ImportError, AttributeError):
-            pass
-
-    def _compile_start(self, *_args) -> None:
-        if threading.get_ident() == self._thread:
-            self.lines.pause()
-
-    def _compile_end(self, *_args) -> None:
-        if threading.get_ident() == self._thread:
-            self.lines.resume()
 
     def _remove_patches(self) -> None:
         for owner, name, original in reversed(self._patches):
@@ -1065,22 +736,6 @@ class Observer:
         self._remove_patches()
         self._busy = True  # nothing after this point is the program's
 
-    def _compiled_regions(self) -> None:
-        """Functions of user files that Dynamo compiled: their lines run as compiled code, which
-        neither the line counter nor (with the dispatch mode off) the op observer attributes."""
-        if "torch._dynamo.convert_frame" not in sys.modules:
-            return  # nothing was compiled (and importing it now would cost seconds)
-        try:
-            from torch._dynamo.convert_frame import input_codes
-        except ImportError:
-            return
-        for ref in list(input_codes.seen):
-            code = ref()
-            state = self._state(code.co_filename) if code is not None else None
-            if state is not None:
-                last = max([code.co_firstlineno] + [line for _, _, line in code.co_lines() if line])
-                self.compiled.setdefault((state.path, code.co_name, code.co_firstlineno), last)
-
     def results(self) -> List[Any]:
         from .verdicts import verdicts
 
@@ -1092,102 +747,6 @@ class Observer:
         self._compiled_regions()
 
         return verdicts(self)
-
-
-class _OnImport:
-    """A meta path finder for one module: its import (the module's whole execution, with the imports
-    it makes) runs inside ``around()``. It steps aside once it has found the module."""
-
-    def __init__(self, name: str, around) -> None:
-        self.name = name
-        self.around = around
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != self.name:
-            return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            spec = find(fullname, path, target) if find is not None else None
-            if spec is not None:
-                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _Around(spec.loader, self.around)
-                return spec
-        return None
-
-
-class _Around:
-    def __init__(self, loader, around) -> None:
-        self.loader = loader
-        self.around = around
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        try:
-            with self.around():
-                self.loader.exec_module(module)
-        finally:  # the module keeps the loader it would have had
-            module.__loader__ = self.loader
-            if getattr(module, "__spec__", None) is not None:
-                module.__spec__.loader = self.loader
-
-    def __getattr__(self, name):
-        return getattr(self.loader, name)
-
-
-def _prime_dynamo() -> None:
-    """Dynamo builds its tables of torch functions (which are traced into the graph, which have a
-    handler of their own, such as ``torch.tensor`` of a list of tensors) on first use, by looking the
-    names up in ``torch``; built while our wrappers are installed, they would hold the wrappers and
-    trace the user's compiled regions differently. Build them now, before patching."""
-    try:
-        from torch._dynamo import trace_rules
-        from torch._dynamo.variables.torch import TorchInGraphFunctionVariable
-
-        trace_rules.get_torch_obj_rule_map()
-        TorchInGraphFunctionVariable._get_handlers()
-    except (ImportError, AttributeError):  # another torch: its compile may then see the wrappers
-        pass
-
-
-_REGISTRIES: Dict[str, dict] = {}  # "once per location" for warnings raised inside torch's files
-
-
-def _as_caller(original, *args, **kwargs):
-    """``original(*args, **kwargs)`` called from a wrapper of ours, with the warnings it gives
-    attributed as without us: torch attributes a C++ warning to the innermost Python frame, which
-    would be the wrapper; it goes to the user's line that called the wrapper."""
-    # Not warnings.catch_warnings: entering and leaving it counts as changing the filters, which
-    # empties every "once per location" registry, so a warning the program gives once in a loop
-    # would be given at every iteration. The filter list is changed in place instead (which
-    # invalidates nothing) and what is shown is collected.
-    caught: list = []
-    show = warnings._showwarnmsg
-    always = ("always", None, Warning, None, 0)
-    warnings.filters.insert(0, always)
-    warnings._showwarnmsg = caught.append
-    try:
-        return original(*args, **kwargs)
-    finally:
-        warnings._showwarnmsg = show
-        filters = warnings.filters  # a catch_warnings inside the call may have put back a copy
-        if filters and filters[0] is always:
-            del filters[0]
-        else:  # the call changed the filters itself
-            filters[:] = [f for f in filters if f is not always]
-        frame = sys._getframe(2)  # 0: here, 1: the wrapper, 2: its caller
-        for w in caught:  # re-issued under the user's filters, now restored
-            if w.filename == __file__:
-                where = frame.f_globals
-                warnings.warn_explicit(w.message, w.category, frame.f_code.co_filename, frame.f_lineno,
-                                       module=where.get("__name__"),
-                                       registry=where.setdefault("__warningregistry__", {}), module_globals=where)
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
-                                       registry=_REGISTRIES.setdefault(w.filename, {}))
 
 
 def _prime_device() -> None:
@@ -1202,28 +761,8 @@ def _prime_device() -> None:
         pass
 
 
-def _opt(site: Optional[Site]) -> List[Site]:
-    return [site] if site is not None else []
-
-
 def _node(saved: _Saved) -> str:
     shape = "x".join(str(n) for n in saved.alias.shape) or "scalar"
     if saved.node_name is None:
         return f"a {shape} leaf"
     return f"a {shape} tensor, output {saved.output_nr} of {saved.node_name}"
-
-
-def _containers(obj, depth: int = 3, budget: int = 1000) -> List[int]:
-    """ids of ``obj`` and of the dicts, lists and tuples inside it (a checkpoint dict holding
-    ``model.state_dict()`` and ``opt.state_dict()``), a few levels deep and a bounded number."""
-    out: List[int] = []
-    todo = [(obj, 0)]
-    while todo and len(out) < budget:
-        item, level = todo.pop()
-        if not isinstance(item, (dict, list, tuple)):
-            continue
-        out.append(id(item))
-        if level < depth:
-            values = item.values() if isinstance(item, dict) else item
-            todo.extend((v, level + 1) for v in values if isinstance(v, (dict, list, tuple)))
-    return out

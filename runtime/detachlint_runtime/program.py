@@ -62,7 +62,7 @@ class Program:
                 main.__spec__ = None
                 sys.modules["__main__"] = main
                 with open(self.path, "rb") as handle:
-                    code = compile(handle.read(), self.path, "exec", dont_inherit=True)
+                    code = observer.lines.compile(handle.read(), self.path)
                 exec(code, main.__dict__)
             status = 0
         except SystemExit as exc:

@@ -16,6 +16,10 @@ def pytest_addoption(parser) -> None:
                          "not-run)")
     group.addoption("--detachlint-watch", choices=("flagged", "all"), default="flagged",
                     help="as `detachlint run --watch` (default: flagged)")
+    group.addoption("--detachlint-fail-on", choices=("never", "confirmed", "observed"), default="never",
+                    help="as `detachlint run --fail-on`: exit 1 when the tests passed but a finding is "
+                         "confirmed, or with `observed` also when what a finding describes happened "
+                         "(default: never)")
     group.addoption("--detachlint-output", metavar="FILE", default=None,
                     help="also write the report to FILE (format from --detachlint-output-format)")
     group.addoption("--detachlint-output-format", choices=("text", "json", "sarif"), default="text",
@@ -32,13 +36,25 @@ def pytest_configure(config) -> None:
     observer.start()
 
 
-def pytest_unconfigure(config) -> None:
+def _finish(config) -> bool:
+    """Stop observing and report; whether ``--detachlint-fail-on`` fails the session."""
     observer = getattr(config, "_detachlint_observer", None)
     if observer is None:
-        return
+        return False
     del config._detachlint_observer
     observer.stop()
-    from .report import write_report
+    from .report import failed, write_report
 
-    write_report(observer.results(), config.getoption("detachlint_output"),
-                 config.getoption("detachlint_output_format"))
+    results = observer.results()
+    write_report(results, config.getoption("detachlint_output"), config.getoption("detachlint_output_format"))
+    return failed(results, config.getoption("detachlint_fail_on"))
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    # Here, not at unconfigure: the session's exit status can still be changed.
+    if _finish(session.config) and exitstatus == 0:
+        session.exitstatus = 1
+
+
+def pytest_unconfigure(config) -> None:
+    _finish(config)  # a session that never finished (an internal error)

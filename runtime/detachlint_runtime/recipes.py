@@ -6,7 +6,8 @@ This module imports torch at module level: it is imported inside the reproductio
 torch already), never by the linter process.
 
 A recipe is a function ``(Signature, config) -> result dict``: each rule's module holds its own
-(``rules.RULES``), and an extra recipe module registers more with ``@recipe("TAL001")``. It builds
+(``rules.RULES``), and an extra recipe module registers more with ``@recipe("TAL001")``;
+``rules.reproduce`` picks one (this module is below the rules: it never imports them). It builds
 the smallest program that has the signature's pattern, runs the pattern's body eagerly or under
 ``torch.compile`` (``config.backend``) on ``config.device``, and reports what it *saw*: a gradient
 that differs from the tracked reference, a source whose values changed behind its back, shared
@@ -82,19 +83,6 @@ def recipe(*rules: str):
         return fn
 
     return register
-
-
-def reproduce(signature: Signature, config: Config) -> dict:
-    from .rules import RULES  # the rules' modules import this one
-
-    rule = signature.rule
-    fn = RECIPES.get(rule) or (RULES[rule].recipe if rule in RULES else None)
-    if fn is None:
-        raise NoReproducer(f"no recipe for rule {rule!r}")
-    torch.manual_seed(0)
-    if config.compiled:
-        torch._dynamo.reset()
-    return fn(signature, config)
 
 
 # --------------------------------------------------------------------------------------------

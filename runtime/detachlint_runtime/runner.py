@@ -26,8 +26,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Un
 
 from detachlint.signature import Signature
 
-from . import __version__ as RUNTIME_VERSION
-from .names import DEFAULT_BACKENDS, TorchMissing
+from .names import DEFAULT_BACKENDS, TorchMissing, __version__ as RUNTIME_VERSION
 
 DEVICES: Tuple[str, ...] = ("cpu", "cuda")
 # Seconds one reproduction may take; inductor's first compile is 15-40 s cold on two cores.

@@ -126,7 +126,8 @@ def _confirmation(observer, f: Finding, path: str, ran: int, events: list) -> Di
         return _raised(counts, ran or writes, raised)
     region = next(((name, first) for (where, name, first), last in observer.compiled.items()
                    if where == path and first <= f.location.row <= last), None)
-    if region is not None and not ran and not writes and not calls:
+    # `ran` may count a compiled region's runs (the probes of lines.py run after its graph)
+    if region is not None and not writes and not calls:
         return {"verdict": "unobservable", "source": "run", "origin": "static", "evidence": [], "counts": counts,
                 "why": f"`{region[0]}` (line {region[1]}) ran as code compiled by torch.compile: the ops of a "
                        f"compiled region are not attributed to its lines, so the hazard could not be observed",

@@ -22,6 +22,9 @@ alias.
 
 from __future__ import annotations
 
+import itertools
+import linecache
+import re
 import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
@@ -31,6 +34,36 @@ from .rules import RULES
 Site = Tuple[str, int]  # (absolute file name, line)
 # Ops that replace a tensor's values without reading them: a stale alias they write is refreshed.
 OVERWRITES = frozenset({"copy_", "fill_", "zero_", "set_"})
+
+
+_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*)")
+
+
+def _leading_name(text: str) -> Optional[str]:
+    match = _NAME.match(text)
+    return match.group(1) if match else None
+
+
+def whose_alias(frame, findings: List[Any]) -> List[Any]:
+    """Of the findings whose aliases are made at the frame's line, those whose write names the
+    tensor the running expression starts from (``best, low = scores[0], other[0]``: ``scores[0]``
+    is the alias of the finding that writes ``scores``); all of them where that cannot be told."""
+    try:  # the columns of the instruction running now (3.11+: one position per code unit)
+        row, last, col, end = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None))
+    except (AttributeError, StopIteration, ValueError):
+        return findings
+    if row is None or col is None:
+        return findings
+    line = linecache.getline(frame.f_code.co_filename, row).encode("utf-8")  # columns count UTF-8 bytes
+    name = _leading_name(line[col:end if last == row else None].decode("utf-8", "replace"))
+    if name is None:
+        return findings
+    mine = []
+    for f in findings:
+        text = linecache.getline(frame.f_code.co_filename, f.location.row)
+        if _leading_name(text[max(f.location.column - 1, 0):]) == name:
+            mine.append(f)
+    return mine or findings
 
 
 def finding_rows(finding) -> range:

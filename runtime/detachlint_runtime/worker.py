@@ -49,6 +49,7 @@ def main(argv=None) -> int:
 
     from detachlint.signature import Signature, SignatureError
     from detachlint_runtime import recipes
+    from detachlint_runtime.rules import reproduce
 
     for index, path in enumerate(recipe_files):
         _load_recipe_file(path, index)
@@ -66,7 +67,7 @@ def main(argv=None) -> int:
             result = {"status": "skipped", "observed": "CUDA is not available (torch.cuda.is_available() is False)"}
         else:
             try:
-                result = recipes.reproduce(Signature.from_json(request["signature"]), config)
+                result = reproduce(Signature.from_json(request["signature"]), config)
             except SignatureError as exc:
                 result = {"status": "no-reproducer", "observed": f"not a signature of the contract: {exc}"}
             except recipes.NotApplicable as exc:
