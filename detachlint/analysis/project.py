@@ -332,10 +332,16 @@ class _FunctionScanner(ast.NodeVisitor):
         return out
 
     def _calls_in(self, node: ast.AST, names: Set[str], out: Set[str]) -> None:
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name):
+        # ``ast.walk``'s nodes (sets: the order is not kept) through ``child_nodes``: asked at every
+        # return, the walk with ``ast.iter_child_nodes`` cost a fifth of the index's scan
+        stack = [node]
+        while stack:
+            sub = stack.pop()
+            if sub.__class__ is ast.Name:
                 names.add(sub.id)
-            elif isinstance(sub, ast.Call):
+                continue
+            stack.extend(child_nodes(sub))
+            if sub.__class__ is ast.Call:
                 name = _dotted(sub.func)
                 head = (name or "").partition(".")[0]
                 if name and (head == self.self_name or head not in self.shares) \
