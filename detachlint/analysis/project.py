@@ -753,17 +753,29 @@ def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str]) -> Dict[str, Tu
     return held
 
 
-def _assignments(body: Sequence[ast.stmt]) -> Iterable[ast.Assign]:
+def _assignments(body: Sequence[ast.stmt], out: Optional[List[ast.Assign]] = None) -> List[ast.Assign]:
     """The assignment statements of a block and of the blocks in it (not of nested functions and
-    classes), without walking expressions."""
+    classes), in order, without walking expressions."""
+    out = [] if out is None else out
     for stmt in body:
-        if stmt.__class__ is ast.Assign:
-            yield stmt  # type: ignore[misc]
-        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for block in ("body", "orelse", "finalbody"):
-                yield from _assignments(getattr(stmt, block, ()))
-            for handler in getattr(stmt, "handlers", ()):
-                yield from _assignments(handler.body)
+        cls = stmt.__class__
+        if cls is ast.Assign:
+            out.append(stmt)  # type: ignore[arg-type]
+            continue
+        blocks = _BLOCKS.get(cls)
+        if blocks is None:  # which of the fields a statement class has, once per class (every method's statements)
+            blocks = _BLOCKS[cls] = () if issubclass(cls, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                else tuple(f for f in ("body", "orelse", "finalbody", "handlers") if f in cls._fields)
+        for block in blocks:
+            if block == "handlers":
+                for handler in stmt.handlers:  # type: ignore[attr-defined]
+                    _assignments(handler.body, out)
+            else:
+                _assignments(getattr(stmt, block), out)
+    return out
+
+
+_BLOCKS: Dict[type, Tuple[str, ...]] = {}
 
 
 def _defaults(method: ast.AST) -> Dict[str, ast.AST]:
