@@ -988,6 +988,7 @@ class ProjectIndex:
         self.aliases = dict(aliases or {})
         self._resolved: Dict[Tuple[str, str], Optional[str]] = {}
         self._held: Dict[Tuple[str, str], Optional[ModuleEffect]] = {}  # ``held_module``, once per attribute
+        self._ancestors: Dict[str, List[str]] = {}
 
     def load(self) -> "ProjectIndex":
         """Load the facts and compose them now: before worker processes are made (each would
@@ -1129,7 +1130,15 @@ class ProjectIndex:
         return out
 
     def ancestors(self, cls: str) -> List[str]:
-        """``cls`` and its bases, nearest first, each once (project classes and external names)."""
+        """``cls`` and its bases, nearest first, each once (project classes and external names);
+        once per class (asked for every class of the project by ``_writing_attributes``, and for
+        every held module, method and subclass question). Callers only read the list."""
+        found = self._ancestors.get(cls)
+        if found is None:
+            found = self._ancestors[cls] = self._ancestors_of(cls)
+        return found
+
+    def _ancestors_of(self, cls: str) -> List[str]:
         out: List[str] = []
         todo = [cls]
         while todo and len(out) < 64:
