@@ -291,9 +291,12 @@ def _made_in(origin, statements: Set[int]) -> bool:
 def atoms(test: cst.BaseExpression, holds: bool) -> List[Tuple[cst.BaseExpression, bool]]:
     """What an ``if`` test with outcome ``holds`` says of its parts: ``a and b`` holding says both
     hold, ``a or b`` failing says both fail, ``not a`` says the opposite of ``a``."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    # class identity, not ``isinstance`` (ABCMeta's on LibCST's classes, none subclassed): asked
+    # twice for every ``if`` of every scope the alias analysis runs
+    cls = test.__class__
+    if cls is cst.UnaryOperation and test.operator.__class__ is cst.Not:
         return atoms(test.expression, not holds)
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And if holds else cst.Or):
+    if cls is cst.BooleanOperation and test.operator.__class__ is (cst.And if holds else cst.Or):
         return atoms(test.left, holds) + atoms(test.right, holds)
     return [(test, holds)]
 
@@ -306,10 +309,13 @@ def _literal(atom: cst.BaseExpression) -> Optional[Tuple[str, str, bool]]:
     ``self.training``, ``x is None`` (``x is not None`` is its negation), ``isinstance(x, T)``,
     ``mode == "train"`` (``!=``: the negation). ``subject``: the name whose rebinding would change
     it. None for anything else."""
-    if isinstance(atom, (cst.Name, cst.Attribute)):
+    cls = atom.__class__  # identity, as in ``atoms``
+    if cls is cst.Name or cls is cst.Attribute:
         text = dotted_name(atom)
         return (text, text, True) if text is not None and text not in ("True", "False", "None") else None
-    if isinstance(atom, cst.Comparison) and len(atom.comparisons) == 1:
+    if cls is not cst.Comparison and cls is not cst.Call:
+        return None
+    if cls is cst.Comparison and len(atom.comparisons) == 1:
         subject = dotted_name(atom.left) if isinstance(atom.left, (cst.Name, cst.Attribute)) else None
         op, right = atom.comparisons[0].operator, atom.comparisons[0].comparator
         if subject is None:

@@ -75,7 +75,9 @@ class AliasRule(Rule):
         func = node.func
         if func.__class__ is cst.Name and writes_first_argument(self.analysis(TorchNames).qualified(func)):
             return True
-        held = self.analysis(TensorFacts).held_module(func)  # ``self.act(x)``, ``nn.ReLU(inplace=True)``
+        # ``self.act(x)``, ``nn.ReLU(inplace=True)``: only an attribute (``held_module`` says None to
+        # the rest), asked without the facts' look-up for every other call
+        held = self.analysis(TensorFacts).held_module(func) if func.__class__ is cst.Attribute else None
         if held is not None and held.writes_input:
             return True
         return self.ctx.project is not None \

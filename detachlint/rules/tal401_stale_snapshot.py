@@ -109,9 +109,11 @@ class StaleSnapshot(AliasRule):
         and compared afterwards: it holds the live parameters, so each comparison is of a parameter
         with itself, and a test of "training changed the weights" can never tell."""
         kept = self._kept_name(node)
-        analysis = self._analysis()
         scope = self.ctx.scope
-        if kept is None or analysis is None or not isinstance(scope, cst.FunctionDef):
+        if kept is None or not isinstance(scope, cst.FunctionDef):
+            return  # before the alias analysis: most ``parameters()`` calls are kept under no name
+        analysis = self._analysis()
+        if analysis is None:
             return
         order = self.analysis(ScopeOrder)
         taken_at = order.position(node)
