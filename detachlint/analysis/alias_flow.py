@@ -100,6 +100,10 @@ class ControlFlow:
         one condition that nothing in the scope rebinds: no run reaches both."""
         return self._opposed(self._guards.get(id(a), ()), self._guards.get(id(b), ()))
 
+    def guards(self, statement: object) -> Tuple[Tuple[str, bool], ...]:
+        """The ``if`` conditions (text, outcome) ``statement`` runs under."""
+        return self._guards.get(id(statement), ())
+
     def bound_in(self, node: cst.CSTNode) -> Set[str]:
         """The names and attribute chains bound inside ``node`` (a loop of this scope)."""
         found = self._bound_in.get(id(node))

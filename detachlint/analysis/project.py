@@ -17,6 +17,7 @@ Local facts depend only on a file's text, so they are cached per content (``to_j
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import hashlib
 import os
@@ -37,7 +38,7 @@ from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "19"
+FORMAT = "20"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -149,6 +150,10 @@ class FunctionFacts:
     # ``loss = f(x) + r; loss.backward()``), and the callees whose results are returned
     backprops: Tuple[Tuple[str, int], ...] = ()
     returns_calls: Tuple[str, ...] = ()
+    # (callee as written, argument position, line of the call, line of a later read): a local name
+    # passed to ``f(...)`` or ``self.f(...)`` and read again after the call (issue 40: what a
+    # callee writing that argument in place changes under the caller)
+    rereads: Tuple[Tuple[str, int, int, int], ...] = ()
 
 
 @dataclass
@@ -185,7 +190,7 @@ class ModuleFacts:
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
                               f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked,
-                              f.returns_partial, f.backprops, f.returns_calls]
+                              f.returns_partial, f.backprops, f.returns_calls, f.rereads]
                           for k, f in self.functions.items()},
         }
 
@@ -199,13 +204,14 @@ class ModuleFacts:
             facts.classes[name] = ClassFacts(name, tuple(bases), line, {a: tuple(m) for a, m in modules.items()})
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
-             makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls) = row
+             makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls, rereads) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
                 [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted,
                 makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills), tuple(untracked),
-                partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls))
+                partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls),
+                tuple((c, i, ln, r) for c, i, ln, r in rereads))
         return facts
 
 
@@ -252,6 +258,9 @@ class _FunctionScanner(ast.NodeVisitor):
         # names shown to hold a dict or a list (``isinstance(obj, dict)``, ``obj.items()``): an
         # item write through one writes no tensor (a helper that moves a structure to a device)
         self.containers: Set[str] = set()
+        # calls of ``f(...)``/``self.f(...)`` with local names among their positional arguments:
+        # (callee, ((position, name), ...), line, where the call ends)
+        self.passed: List[Tuple[str, Tuple[Tuple[int, str], ...], int, Tuple[int, int]]] = []
 
     @property
     def _in_branch(self) -> bool:
@@ -314,6 +323,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.facts.returns_partial = bool(self.partial) and all(self.partial)
         self.facts.backprops = tuple(sorted(self.backprops.items()))
         self.facts.returns_calls = tuple(sorted(self.returns_calls))
+        if self.passed:
+            self.facts.rereads = _rereads(body, self.passed)
 
     def _callees_in(self, node: Optional[ast.AST], through: bool = True) -> Set[str]:
         """The functions and methods (as written) whose results the value of ``node`` is computed
@@ -606,6 +617,12 @@ class _FunctionScanner(ast.NodeVisitor):
         for keyword in node.keywords:
             if keyword.arg == "out":
                 self._write(keyword.value)
+        if name and ((func.__class__ is ast.Name and func.id not in _BUILTINS and func.id not in self.imports)
+                     or (func.__class__ is ast.Attribute and self.self_name is not None
+                         and func.value.__class__ is ast.Name and func.value.id == self.self_name)):
+            named = tuple((i, a.id) for i, a in enumerate(node.args) if a.__class__ is ast.Name)
+            if named and not any(isinstance(a, ast.Starred) for a in node.args):
+                self.passed.append((name, named, line, (node.end_lineno or line, node.end_col_offset or 0)))
         if name:
             args = tuple(self._param_arg(a) for a in node.args if not isinstance(a, ast.Starred))
             # ``step_fn(x, y)`` after ``step_fn = self.train_step_fn``: a call of what it may be
@@ -635,6 +652,35 @@ class _FunctionScanner(ast.NodeVisitor):
     def _first(self, what: str, line: int) -> None:
         if getattr(self.facts, what) is None:
             setattr(self.facts, what, line)
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int], ...]:
+    """Of the names passed to calls (``_FunctionScanner.passed``), those read again after the call,
+    before anything binds them anew, in the order of the code (a loop's back edge not counted)."""
+    wanted = {n for _, named, _, _ in passed for _, n in named}
+    events: Dict[str, List[Tuple[Tuple[int, int], bool]]] = {}  # name -> (position, is a read)
+    for statement in body:
+        for node in ast.walk(statement):
+            if node.__class__ is ast.Name and node.id in wanted:
+                events.setdefault(node.id, []).append(((node.lineno, node.col_offset), node.ctx.__class__ is ast.Load))
+            elif node.__class__ in (ast.Assign, ast.AnnAssign) and node.value is not None:
+                # ``x = f(x)``: the target is bound after the call, though it is written before it
+                after = (node.value.end_lineno or node.value.lineno, node.value.end_col_offset or 0)
+                targets = node.targets if node.__class__ is ast.Assign else [node.target]
+                for target in targets:
+                    for name in ast.walk(target):
+                        if name.__class__ is ast.Name and name.id in wanted:
+                            events.setdefault(name.id, []).append((after, False))
+    out = []
+    for callee, named, line, end in passed:
+        for position, name in named:
+            later = sorted(e for e in events.get(name, ()) if e[0] >= end)
+            if later and later[0][1]:
+                out.append((callee, position, line, later[0][0][0]))
+    return tuple(out)
 
 
 def _through_data(target: ast.AST) -> bool:
@@ -1029,6 +1075,7 @@ class ProjectIndex:
         text += repr(sorted((k, c.bases, sorted(c.modules.items())) for k, c in self._classes.items()))
         text += repr(sorted(self.aliases.items()))
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
+        text += repr(sorted((k, f.rereads) for k, f in self._functions.items() if f.rereads))
         text += repr(sorted(self._backpropagated.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -1168,6 +1215,29 @@ class ProjectIndex:
             line = dict(facts.fills).get(index) if owner is not None and root in self.ancestors(owner) else None
             if line is not None:
                 return facts.name, line
+        return None
+
+    def read_after_call(self, qualname: str, index: int) -> Optional[Tuple[str, int, int]]:
+        """A function of ``qualname``'s own module that passes a local name as parameter ``index``
+        of ``qualname`` (``f(x)``, or ``self.f(x)`` in the same class) and reads that name again
+        after the call, as ``(caller, line of the call, line of the read)``; None where none does."""
+        module = self._module_of.get(qualname)
+        facts = self._functions.get(qualname)
+        if module is None or facts is None:
+            return None
+        prefix = f"{module}." if module else ""
+        owner, _, name = qualname[len(prefix):].rpartition(".")
+        offset = 1 if facts.is_method else 0
+        for other, fn in self._functions.items():
+            if not fn.rereads or self._module_of.get(other) != module:
+                continue
+            local = other[len(prefix):]
+            for callee, position, line, read in fn.rereads:
+                head, _, called = callee.rpartition(".")
+                if called != name or bool(head) != bool(owner) or (owner and local.rpartition(".")[0] != owner):
+                    continue
+                if position + (offset if head else 0) == index:
+                    return local, line, read
         return None
 
     def summary(self, qualname: str) -> Optional[Summary]:

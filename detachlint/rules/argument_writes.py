@@ -1,0 +1,286 @@
+"""TAL301's argument writes (issue 40): a function or ``forward`` that writes a tensor parameter in
+place, directly or through a plain alias, a view, ``.detach()`` in the same expression or a
+conversion that may return the same memory, so that the caller's tensor changes.
+
+A mixin of ``ViewAliasMutation``: asked at a write that no alias pair of the function explains.
+Quiet where writing the argument is the function's contract (its name ends in ``_``, it returns
+nothing, it takes an ``inplace`` flag, it is an optimizer ``step``, a ``@torch.no_grad()``
+update, an ``autograd.Function``'s ``forward``/``backward``, a function handed to
+``Module.apply``, or another override of the method writes the argument too), and where nothing
+shows that the parameter is a tensor (an annotation, or an op only tensors and arrays have:
+``param_evidence``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from ..analysis import catalog
+from ..analysis.alias_model import Mutation, Origin, Relation
+from ..analysis.aliases import AliasAnalysis
+from ..analysis.hooks import AppliedFunctions
+from ..analysis.param_evidence import LIST_ACCEPTING, TENSOR, evidence_of
+from ..analysis.tensors import Kind, TensorFacts
+from ..analysis.torchnames import dotted_name
+from ..findings import Severity
+from ..signature import Side
+from ..walk import walk
+
+_THROUGH = (Relation.PLAIN, Relation.VIEW, Relation.CONVERSION, Relation.DETACH)
+# A parameter by one of these names, or a flag by one of these, says the function writes on purpose.
+_DESTINATIONS = frozenset("out dst dest buf buffer".split())
+_FLAG_RE = re.compile(r"in_?place|^copy$")
+_UPDATE_RE = re.compile(r"update|step|ema|momentum", re.IGNORECASE)
+# ``autograd.Function``'s static methods: ``forward`` marks what it writes dirty, ``backward`` may
+# write the incoming gradient it owns.
+_FUNCTION_METHODS = frozenset("forward backward jvp vjp setup_context".split())
+
+
+class ArgumentWrites:
+    """``ViewAliasMutation._argument_write``; see the module docstring."""
+
+    def _argument_write(self, mutation: Mutation, analysis: AliasAnalysis) -> None:
+        scope = self.ctx.scope  # type: ignore[attr-defined]
+        if not isinstance(scope, cst.FunctionDef) or mutation.target is None or not _writes_values(mutation):
+            return
+        found = self._written_parameter(mutation, analysis)
+        if found is None:
+            return
+        param, origin = found
+        first = ("argument_written", id(scope), param)
+        if first in self.ctx.memo or self._contract(scope, param, analysis):  # type: ignore[attr-defined]
+            return  # one finding per parameter: its first write
+        evidence = self._tensor_evidence(scope, param)
+        if evidence is None:
+            return
+        self.ctx.memo[first] = True  # type: ignore[attr-defined]
+        self._report_argument_write(mutation, analysis, scope, param, origin, evidence)
+
+    def _written_parameter(self, mutation: Mutation, analysis: AliasAnalysis) -> Optional[Tuple[str, Origin]]:
+        """The parameter whose caller's tensor the write reaches, and the written origin: the entry
+        itself, or what plain aliases, views and conversions made of it. ``.detach()`` only in the
+        write's own expression with no backward pending (else TAL201 speaks), ``.data`` never
+        (TAL001). An alias bound in another statement counts only where the caller's value is
+        read as changed (``_seeing_reads``: not copied back, not on exclusive branches)."""
+        if isinstance(mutation.node, cst.Assign) and any(_string_index(t.target) for t in mutation.node.targets):
+            return None  # ``sample["image"] = ...``: a container's item
+        for origin in mutation.ordered_origins():
+            chain = origin.chain()
+            root = chain[0]
+            if root.relation is not Relation.ENTRY or root.source not in analysis.params \
+                    or root.source == analysis.self_name:
+                continue
+            below = chain[1:]
+            if any(o.relation not in _THROUGH or o.unsure or o.op in catalog.LAYOUT_CONVERSIONS for o in below):
+                continue
+            detached = [o for o in below if o.relation is Relation.DETACH]
+            if detached and (any(o.statement is not mutation.statement for o in detached)
+                             or self._pending(mutation.node) is not None or _discarded(mutation)):  # type: ignore[attr-defined]
+                continue
+            bound_before = [o for o in below if o.statement is not mutation.statement]
+            if bound_before and not any(r.escape and r.key == root.source
+                                        for r in self._seeing_reads(mutation, analysis)):  # type: ignore[attr-defined]
+                continue
+            if not self._only_defaulted(mutation, root, analysis):
+                return None
+            return root.source, origin
+        return None
+
+    @staticmethod
+    def _only_defaulted(mutation: Mutation, entry: Origin, analysis: AliasAnalysis) -> bool:
+        """Whether every other value the write may reach was bound in place of a missing argument
+        (``if mask is None: mask = torch.ones(n)``): where the parameter was rebound on another
+        path (``img = upsample(img)`` under ``if img is not None``), the caller's tensor reaches
+        the write only on paths the analysis cannot tell apart from impossible ones."""
+        default = (f"{entry.source} is None", True)
+        for other in mutation.origins:
+            root = other.root
+            if root is entry:
+                continue
+            if root.statement is None or default not in analysis.guards(root.statement):
+                return False
+        return True
+
+    def _contract(self, scope: cst.FunctionDef, param: str, analysis: AliasAnalysis) -> bool:
+        """Whether writing the argument is what the function is for."""
+        name = scope.name.value
+        if name.endswith("_") or (name.startswith("__") and name != "__call__") or name == "step":
+            return True
+        params = [p.name.value for p in (*scope.params.posonly_params, *scope.params.params,
+                                         *scope.params.kwonly_params)]
+        if param in _DESTINATIONS or any(_FLAG_RE.search(p) for p in params):
+            return True
+        if name in _FUNCTION_METHODS and params and params[0] == "ctx":
+            return True
+        decorators = [dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
+                      for d in scope.decorators]
+        if any(d.endswith("no_grad") for d in decorators) and _UPDATE_RE.search(name):
+            return True
+        returned = _returned_values(scope)
+        if not returned:
+            return True  # the write is the function's only effect
+        if name not in ("forward", "__call__") and all(_is_parameter(r, param) for r in returned):
+            return True  # ``x.clamp_(0, 1); return x``: a filler that hands its argument back, as in-place ops do
+        if name in self.analysis(AppliedFunctions).functions:  # type: ignore[attr-defined]
+            return True
+        project = self.ctx.project  # type: ignore[attr-defined]
+        if project is not None and analysis.cls is not None and param in analysis.params:
+            module = f"{project.module}." if project.module else ""
+            if project.index.filled_by_override(f"{module}{analysis.cls}.{name}", analysis.params.index(param)):
+                return True
+        return False
+
+    def _tensor_evidence(self, scope: cst.FunctionDef, param: str) -> Optional[Tuple[str, bool]]:
+        """What shows that ``param`` holds a tensor (or an array): its annotation, or an op of the
+        body only tensors and arrays have, and whether a tensor is shown (not only an array);
+        None where nothing does."""
+        facts = self.analysis(TensorFacts)  # type: ignore[attr-defined]
+        for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
+            if p.name.value == param and p.annotation is not None:
+                annotation = p.annotation.annotation
+                kinds = {facts.annotation_kind(annotation), facts.optional_kind(annotation)}
+                if kinds & {Kind.TENSOR, Kind.NDARRAY}:
+                    return (f"`{param}` is annotated `{self._text(annotation, 40)}`",  # type: ignore[attr-defined]
+                            Kind.TENSOR in kinds)
+                return None  # annotated as something else
+        found = self._evidence(scope).get(param)
+        if found is None:
+            return None
+        kind, node = found
+        what = "a tensor" if kind == TENSOR else "a tensor or an array"
+        return (f"`{self._text(node, 40)}` (line {self.ctx.line(node)}) shows `{param}` is {what}",  # type: ignore[attr-defined]
+                kind == TENSOR)
+
+    def _list_accepted(self, param: str) -> bool:
+        """Whether only a conversion that also takes lists and numbers (``torch.as_tensor(f)``) shows
+        that the unannotated parameter ``param`` is a tensor."""
+        scope = self.ctx.scope  # type: ignore[attr-defined]
+        if not isinstance(scope, cst.FunctionDef) or any(
+                p.name.value == param and p.annotation is not None
+                for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params)):
+            return False
+        found = self._evidence(scope).get(param)
+        return found is not None and isinstance(found[1], cst.Call) \
+            and self.analysis(TensorFacts).names.qualified(found[1].func) in LIST_ACCEPTING  # type: ignore[attr-defined]
+
+    def _evidence(self, scope: cst.FunctionDef):
+        key = ("argument_evidence", id(scope))
+        shown = self.ctx.memo.get(key)  # type: ignore[attr-defined]
+        if shown is None:
+            shown = self.ctx.memo[key] = evidence_of(scope, self.analysis(TensorFacts).names)  # type: ignore[attr-defined]
+        return shown
+
+    def _read_by_caller(self, analysis: AliasAnalysis, scope: cst.FunctionDef,
+                        param: str) -> Optional[Tuple[str, int, int]]:
+        """A caller in this module that reads the argument after the call (``ProjectIndex``)."""
+        project = self.ctx.project  # type: ignore[attr-defined]
+        if project is None:
+            return None
+        module = f"{project.module}." if project.module else ""
+        owner = f"{analysis.cls}." if analysis.cls else ""
+        return project.index.read_after_call(f"{module}{owner}{scope.name.value}", analysis.params.index(param))
+
+    def _report_argument_write(self, mutation: Mutation, analysis: AliasAnalysis, scope: cst.FunctionDef,
+                               param: str, origin: Origin, evidence: Tuple[str, bool]) -> None:
+        written = self._text(mutation.node)  # type: ignore[attr-defined]
+        name = mutation.key or self._text(mutation.target)  # type: ignore[attr-defined]
+        below = origin.chain()[1:]
+        through = ""
+        if below and name != param:
+            made = next((o for o in reversed(below) if o.statement is not mutation.statement), below[-1])
+            through = (f" `{name}` is `{self._text(made.node)}` (line {self.ctx.line(self._made(made))}), "  # type: ignore[attr-defined]
+                       f"{_sharing(below)} `{param}`.")
+        elif below:
+            through = f" `{self._text(below[-1].node)}` is {_sharing(below)} `{param}`."  # type: ignore[attr-defined]
+        kind = "function" if analysis.cls is None else "method"
+        severity = Severity.WARNING
+        message = f"`{written}` writes the caller's `{param}` in place"
+        held = f"the caller still holds `{param}` after the {kind} returns: it sees the write, as does any graph that saved it"
+        read = self._read_by_caller(analysis, scope, param)
+        if read is not None:
+            caller, call, line = read
+            message += f", which `{caller}` reads at line {line} after the call at line {call}"
+            held = f"`{caller}` passes `{param}` at line {call} and reads it again at line {line}, changed"
+            if evidence[1]:
+                severity = Severity.ERROR
+            else:
+                held += " (nothing shows a tensor rather than an array: worth a look, not a failed build)"
+        notes = (f"{evidence[0]}, and {held}.{through}",
+                 f"Copy first (`{param} = {param}.clone()`), or name the {kind} with a trailing `_` if "
+                 f"writing the argument is its purpose.")
+        definition = next(p for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params)
+                          if p.name.value == param)
+        related = [(definition, f"`{param}` is the caller's tensor")]
+        signature = self._signature([*origin.ops(), mutation.op], origin, analysis, False, mutation,  # type: ignore[attr-defined]
+                                    Side.ALIAS if below else Side.SOURCE)
+        self.ctx.report(mutation.node, self.code, message, severity, related,  # type: ignore[attr-defined]
+                        signature=signature, notes=notes)
+
+
+def _writes_values(mutation: Mutation) -> bool:
+    """An augmented or item assignment, or a tensor's in-place method (not ``unsqueeze_``, which
+    reshapes the object, nor a call of a project function: that function's own write is reported)."""
+    node = mutation.node
+    if isinstance(node, (cst.AugAssign, cst.Assign)):
+        return True
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+        and node.func.attr.value in catalog.INPLACE_METHODS
+
+
+def _string_index(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Subscript) and any(
+        isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.SimpleString, cst.FormattedString))
+        for e in target.slice)
+
+
+def _discarded(mutation: Mutation) -> bool:
+    """``x.detach().mul_(d)`` as a statement: written through on purpose (an EMA)."""
+    stmt = mutation.statement
+    small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+    return any(isinstance(s, cst.Expr) and s.value is mutation.node for s in small)
+
+
+def _sharing(below: List[Origin]) -> str:
+    relations = {o.relation for o in below}
+    if Relation.CONVERSION in relations:
+        return "the same memory, when no conversion is needed, as"
+    if relations & {Relation.VIEW, Relation.DETACH}:
+        return "a view of"
+    return "the same tensor as"
+
+
+def _is_parameter(node: cst.BaseExpression, param: str) -> bool:
+    """``x``, ``x.clamp_(0, 1)`` (an in-place method returns its receiver), or a conversion of either
+    (``x.to(torch.float32).clamp_(0, 1).to(x.dtype)``)."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+            and (node.func.attr.value in catalog.INPLACE_METHODS or node.func.attr.value in catalog.MAY_ALIAS_CONVERSIONS):
+        node = node.func.value
+    return isinstance(node, cst.Name) and node.value == param
+
+
+def _returned_values(scope: cst.FunctionDef) -> List[cst.BaseExpression]:
+    finder = _ValueReturns()
+    walk(scope.body, finder)
+    return finder.found
+
+
+class _ValueReturns(cst.CSTVisitor):
+    """The values a function returns (or yields), not counting nested scopes."""
+
+    def __init__(self) -> None:
+        self.found: List[cst.BaseExpression] = []
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None and not (isinstance(node.value, cst.Name) and node.value.value == "None"):
+            self.found.append(node.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    visit_ClassDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
