@@ -32,7 +32,7 @@ from ..walk import walk
 _THROUGH = (Relation.PLAIN, Relation.VIEW, Relation.CONVERSION, Relation.DETACH)
 # A parameter by one of these names, or a flag by one of these, says the function writes on purpose.
 _DESTINATIONS = frozenset("out dst dest buf buffer".split())
-_FLAG_RE = re.compile(r"in_?place|^copy$")
+_FLAG_RE = re.compile(r"in_?place", re.IGNORECASE)
 _UPDATE_RE = re.compile(r"update|step|ema|momentum", re.IGNORECASE)
 # ``autograd.Function``'s static methods: ``forward`` marks what it writes dirty, ``backward`` may
 # write the incoming gradient it owns.
@@ -111,8 +111,9 @@ class ArgumentWrites:
             return True
         params = [p.name.value for p in (*scope.params.posonly_params, *scope.params.params,
                                          *scope.params.kwonly_params)]
-        if param in _DESTINATIONS or any(_FLAG_RE.search(p) for p in params):
-            return True
+        if param in _DESTINATIONS or any(_FLAG_RE.search(p) or p == "copy" for p in params) \
+                or _reads_a_flag(scope):
+            return True  # ``x.mul_(g) if self.inplace else x * g``: writing is configured
         if name in _FUNCTION_METHODS and params and params[0] == "ctx":
             return True
         decorators = [dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
@@ -259,6 +260,22 @@ def _is_parameter(node: cst.BaseExpression, param: str) -> bool:
             and (node.func.attr.value in catalog.INPLACE_METHODS or node.func.attr.value in catalog.MAY_ALIAS_CONVERSIONS):
         node = node.func.value
     return isinstance(node, cst.Name) and node.value == param
+
+
+def _reads_a_flag(scope: cst.FunctionDef) -> bool:
+    """Whether the body reads an ``inplace`` flag (``self.inplace``, ``inplace``)."""
+    finder = _FlagReads()
+    walk(scope.body, finder)
+    return finder.found
+
+
+class _FlagReads(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if _FLAG_RE.search(node.value):
+            self.found = True
 
 
 def _returned_values(scope: cst.FunctionDef) -> List[cst.BaseExpression]:
