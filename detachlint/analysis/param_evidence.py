@@ -79,10 +79,49 @@ class _Evidence(cst.CSTVisitor):
 
     visit_ClassDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-                and isinstance(node.value, cst.Name) and node.value.value in self.aliases:
-            self.aliases.setdefault(node.targets[0].target.value, self.aliases[node.value.value])
+    # What a name holds follows the statements: evidence counts only while the name still holds the
+    # caller's value (``keypoints = np.asarray(keypoints).reshape(-1, 3)`` ends it, so later
+    # ``keypoints[:, :2]`` shows nothing of the argument, which may be a list).
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        node.value.visit(self)
+        param = self._kept(node.value)
+        for target in node.targets:
+            for name in _names(target.target):
+                self.aliases.pop(name, None)
+            if param is not None and isinstance(target.target, cst.Name):
+                self.aliases[target.target.value] = param  # ``factor = quality``, ``x = x.float()``
+        return False
+
+    def visit_For(self, node: cst.For) -> bool:
+        node.iter.visit(self)
+        for name in _names(node.target):
+            self.aliases.pop(name, None)
+        node.body.visit(self)
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def visit_If(self, node: cst.If) -> bool:
+        """Branches are apart: a name rebound in one still holds the argument in the other; after
+        the ``if``, only where both leave it so, or where the rebinding filled a missing argument
+        (``if f is None: f = 1``)."""
+        node.test.visit(self)
+        before = dict(self.aliases)
+        node.body.visit(self)
+        after_body, self.aliases = self.aliases, dict(before)
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        defaulted = _none_tested(node.test)
+        self.aliases = {n: p for n, p in before.items()
+                        if (after_body.get(n) == p and self.aliases.get(n) == p) or n in defaulted}
+        return False
+
+    def _kept(self, value: cst.BaseExpression) -> Optional[str]:
+        """The parameter ``value`` still holds: a tracked name, through ops that keep it a tensor or
+        an array of the same memory or values (``x.float()``, ``x.squeeze(0)``)."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _KEEPING:
+            value = value.func.value
+        return self.aliases.get(value.value) if isinstance(value, cst.Name) else None
 
     def _show(self, name: Optional[str], kind: str, node: cst.CSTNode) -> None:
         param = self.aliases.get(name) if name is not None else None
@@ -137,3 +176,24 @@ class _Evidence(cst.CSTVisitor):
             isinstance(e.value, cst.Name) and e.value.value == "None")) for e in elements)
         if multi or special:
             self._show(node.value.value, ARRAY, node)
+
+
+def _names(target: cst.BaseExpression):
+    """The names a target binds (``a``, ``a, (b, c)``; not ``a[i]`` nor ``a.b``)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _names(target.value)
+
+
+def _none_tested(test: cst.BaseExpression) -> Set[str]:
+    """``f`` of ``if f is None:``."""
+    if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if isinstance(target.operator, cst.Is) and isinstance(target.comparator, cst.Name) \
+                and target.comparator.value == "None":
+            return {test.left.value}
+    return set()
