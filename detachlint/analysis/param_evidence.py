@@ -16,7 +16,7 @@ from typing import Dict, Iterable, Optional, Set, Tuple
 import libcst as cst
 
 from . import catalog
-from .torchnames import TorchNames
+from .torchnames import TorchNames, target_names
 
 # Methods (called) and attributes only tensors have, not NumPy arrays nor Python's values: ``x.size(0)``
 # (an array's ``size`` is an int), ``x.dim()``, ``x.detach()``, and every in-place method ``x.add_()``.
@@ -86,7 +86,7 @@ class _Evidence(cst.CSTVisitor):
         node.value.visit(self)
         param = self._kept(node.value)
         for target in node.targets:
-            for name in _names(target.target):
+            for name in target_names(target.target):
                 self.aliases.pop(name, None)
             if param is not None and isinstance(target.target, cst.Name):
                 self.aliases[target.target.value] = param  # ``factor = quality``, ``x = x.float()``
@@ -94,7 +94,7 @@ class _Evidence(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> bool:
         node.iter.visit(self)
-        for name in _names(node.target):
+        for name in target_names(node.target):
             self.aliases.pop(name, None)
         node.body.visit(self)
         if node.orelse is not None:
@@ -176,17 +176,6 @@ class _Evidence(cst.CSTVisitor):
             isinstance(e.value, cst.Name) and e.value.value == "None")) for e in elements)
         if multi or special:
             self._show(node.value.value, ARRAY, node)
-
-
-def _names(target: cst.BaseExpression):
-    """The names a target binds (``a``, ``a, (b, c)``; not ``a[i]`` nor ``a.b``)."""
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _names(target.value)
 
 
 def _none_tested(test: cst.BaseExpression) -> Set[str]:

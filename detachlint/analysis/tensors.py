@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -24,7 +24,7 @@ from .base import Analysis, AnalysisContext
 from .project import ModuleView
 from .torch_facts import ModuleEffect, is_optimizer_class
 from .param_evidence import TENSOR, evidenced_kinds
-from .torchnames import TorchNames, dotted_name
+from .torchnames import TorchNames, dotted_name, target_names
 from ..walk import STATEMENTS_ONLY, Walker, walk
 
 
@@ -168,16 +168,6 @@ def _terminates(body: cst.BaseSuite) -> bool:
     if last.__class__ is cst.SimpleStatementLine and last.body:
         return isinstance(last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
     return False
-
-
-def target_names(target: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            yield from target_names(el.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from target_names(target.value)
 
 
 class _KindFlow:
