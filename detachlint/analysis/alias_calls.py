@@ -118,6 +118,8 @@ class CallTransfer:
         if q in catalog.LIST_ACCEPTING_CONVERSIONS \
                 and self._kind(call.positional[0]) not in (Kind.TENSOR, Kind.NDARRAY):
             return set()  # ``np.asarray(a_list)``, ``torch.as_tensor(rows)``: a new array or tensor
+        if q.rpartition(".")[2] in catalog.LAYOUT_CONVERSIONS and _reversed(call.positional[0]):
+            return set()  # ``np.ascontiguousarray(im[::-1])``: a negative stride is never contiguous: a copy
         return self._derive(call.first, Relation.CONVERSION, q.rpartition(".")[2], call.node)
 
     def _function_views(self, call: "_Call", q: str) -> Set[Origin]:
@@ -552,6 +554,13 @@ def surely_tensor(origins: Set[Origin]) -> bool:
     if not origins:
         return False
     return all(any(op in catalog.TENSOR_EVIDENCE_OPS for op in o.ops()) for o in origins)
+
+
+def _reversed(node: cst.BaseExpression) -> bool:
+    """``a[::-1]``, ``a.transpose(...)[::-1]``: a slice with a negative literal step, outermost."""
+    return isinstance(node, cst.Subscript) and any(
+        isinstance(e.slice, cst.Slice) and isinstance(e.slice.step, cst.UnaryOperation)
+        and isinstance(e.slice.step.operator, cst.Minus) for e in node.slice)
 
 
 def _is_inplace_call(node: cst.BaseExpression) -> bool:

@@ -67,11 +67,25 @@ def evidence_of(function: cst.FunctionDef, names: TorchNames,
     return finder.kinds
 
 
+def tensor_tested(function: cst.FunctionDef, names: TorchNames) -> Set[str]:
+    """The parameters the body tests for a tensor while they hold the argument
+    (``isinstance(images, torch.Tensor)``): a tensor on that path, whatever they are on others."""
+    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
+                                     *function.params.kwonly_params)}
+    if not isinstance(function.body, cst.IndentedBlock):
+        return set()
+    finder = _Evidence(params, names)
+    for statement in function.body.body:
+        statement.visit(finder)
+    return finder.tested & params
+
+
 class _Evidence(cst.CSTVisitor):
     def __init__(self, params: Set[str], names: TorchNames) -> None:
         self.names = names
         self.aliases: Dict[str, str] = {p: p for p in params}  # ``factor = quality``: factor -> quality
         self.kinds: Dict[str, Tuple[str, cst.CSTNode]] = {}
+        self.tested: Set[str] = set()  # parameters tested for a tensor (``isinstance(x, torch.Tensor)``)
 
     # nested scopes have their own parameters
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -133,10 +147,20 @@ class _Evidence(cst.CSTVisitor):
         if not node.args or not isinstance(node.args[0].value, cst.Name) or node.args[0].keyword is not None:
             return
         qualified = self.names.qualified(node.func)
-        if qualified in _TENSOR_TESTS:
+        if isinstance(node.func, cst.Name) and node.func.value == "isinstance" and len(node.args) == 2 \
+                and self._names_tensor(node.args[1].value):
+            # ``isinstance(images, torch.Tensor)``: a tensor on one path, something else on the other
+            self.tested.add(self.aliases.get(node.args[0].value.value, ""))
+        elif qualified in _TENSOR_TESTS:
             self._show(node.args[0].value.value, TENSOR, node)
         elif qualified in _ARRAY_TESTS:
             self._show(node.args[0].value.value, ARRAY, node)
+
+    def _names_tensor(self, node: cst.BaseExpression) -> bool:
+        kinds = node.elements if isinstance(node, cst.Tuple) else None
+        if kinds is not None:
+            return any(self._names_tensor(e.value) for e in kinds)
+        return self.names.qualified(node) in catalog.TENSOR_TYPES
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._chain(node)

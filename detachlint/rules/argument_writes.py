@@ -22,7 +22,7 @@ from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.hooks import AppliedFunctions
-from ..analysis.param_evidence import LIST_ACCEPTING, TENSOR, evidence_of
+from ..analysis.param_evidence import LIST_ACCEPTING, TENSOR, evidence_of, tensor_tested
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import dotted_name
 from ..findings import Severity
@@ -33,6 +33,8 @@ _THROUGH = (Relation.PLAIN, Relation.VIEW, Relation.CONVERSION, Relation.DETACH)
 # A parameter by one of these names, or a flag by one of these, says the function writes on purpose.
 _DESTINATIONS = frozenset("out dst dest buf buffer".split())
 _FLAG_RE = re.compile(r"in_?place", re.IGNORECASE)
+_RATES = frozenset("lr learning_rate step_size".split())
+_COPY_METHODS = frozenset("clone copy".split())
 _UPDATE_RE = re.compile(r"update|step|ema|momentum", re.IGNORECASE)
 # ``autograd.Function``'s static methods: ``forward`` marks what it writes dirty, ``backward`` may
 # write the incoming gradient it owns.
@@ -114,6 +116,10 @@ class ArgumentWrites:
         if param in _DESTINATIONS or any(_FLAG_RE.search(p) or p == "copy" for p in params) \
                 or _reads_a_flag(scope):
             return True  # ``x.mul_(g) if self.inplace else x * g``: writing is configured
+        if any(p in _RATES for p in params):
+            return True  # ``def _single_tensor_adam(p, exp_avg, ..., lr)``: an update rule writes its state
+        if _keeps_a_copy(scope, param):
+            return True  # ``x_orig = x.clone()`` before mixing into ``x``: the author knows ``x`` is written
         if name in _FUNCTION_METHODS and params and params[0] == "ctx":
             return True
         decorators = [dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
@@ -155,17 +161,28 @@ class ArgumentWrites:
         return (f"`{self._text(node, 40)}` (line {self.ctx.line(node)}) shows `{param}` is {what}",  # type: ignore[attr-defined]
                 kind == TENSOR)
 
-    def _list_accepted(self, param: str) -> bool:
-        """Whether only a conversion that also takes lists and numbers (``torch.as_tensor(f)``) shows
-        that the unannotated parameter ``param`` is a tensor."""
+    def _weakly_shown(self, param: str, conversion: cst.CSTNode) -> Optional[str]:
+        """Why the unannotated parameter ``param`` may not share memory with what ``conversion``
+        made of it, where the body shows it only to be an array or a tensor (``.shape``,
+        ``.transpose()``: the caller may pass an image of another dtype) or only through a
+        conversion that also takes lists and numbers (``torch.as_tensor(f)``); None where a tensor
+        is shown (``.detach()``, ``isinstance(x, torch.Tensor)``) or annotated."""
         scope = self.ctx.scope  # type: ignore[attr-defined]
         if not isinstance(scope, cst.FunctionDef) or any(
                 p.name.value == param and p.annotation is not None
                 for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params)):
-            return False
+            return None
         found = self._evidence(scope).get(param)
-        return found is not None and isinstance(found[1], cst.Call) \
-            and self.analysis(TensorFacts).names.qualified(found[1].func) in LIST_ACCEPTING  # type: ignore[attr-defined]
+        if found is None:
+            return None
+        kind, node = found
+        if isinstance(node, cst.Call) and self.analysis(TensorFacts).names.qualified(node.func) in LIST_ACCEPTING:  # type: ignore[attr-defined]
+            return (f"Nothing but `{self._text(conversion)}` shows that `{param}` is a tensor: the caller "  # type: ignore[attr-defined]
+                    f"may pass a list or a number, which the conversion copies.")
+        if kind != TENSOR and param not in tensor_tested(scope, self.analysis(TensorFacts).names):  # type: ignore[attr-defined]
+            return (f"Only `{self._text(node, 40)}` shows what `{param}` is (an array or a tensor, of a dtype "  # type: ignore[attr-defined]
+                    f"not shown): the conversion may copy it.")
+        return None
 
     def _evidence(self, scope: cst.FunctionDef):
         key = ("argument_evidence", id(scope))
@@ -205,10 +222,12 @@ class ArgumentWrites:
             caller, call, line = read
             message += f", which `{caller}` reads at line {line} after the call at line {call}"
             held = f"`{caller}` passes `{param}` at line {call} and reads it again at line {line}, changed"
-            if evidence[1]:
-                severity = Severity.ERROR
-            else:
+            if scope.name.value.startswith("_") or analysis.cls is not None:  # ``self._mix(x)``, ``_helper(x)``
+                held += " (a helper of its caller's, which may count on the write: worth a look)"
+            elif not evidence[1]:
                 held += " (nothing shows a tensor rather than an array: worth a look, not a failed build)"
+            else:
+                severity = Severity.ERROR  # a public function: nothing tells its callers that it writes
         notes = (f"{evidence[0]}, and {held}.{through}",
                  f"Copy first (`{param} = {param}.clone()`), or name the {kind} with a trailing `_` if "
                  f"writing the argument is its purpose.")
@@ -260,6 +279,27 @@ def _is_parameter(node: cst.BaseExpression, param: str) -> bool:
             and (node.func.attr.value in catalog.INPLACE_METHODS or node.func.attr.value in catalog.MAY_ALIAS_CONVERSIONS):
         node = node.func.value
     return isinstance(node, cst.Name) and node.value == param
+
+
+def _keeps_a_copy(scope: cst.FunctionDef, param: str) -> bool:
+    """Whether the body binds a copy of ``param`` to another name (``x_orig = x.clone()``)."""
+    finder = _CopiesKept(param)
+    walk(scope.body, finder)
+    return finder.found
+
+
+class _CopiesKept(cst.CSTVisitor):
+    def __init__(self, param: str) -> None:
+        self.param = param
+        self.found = False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in _COPY_METHODS and isinstance(value.func.value, cst.Name) \
+                and value.func.value.value == self.param \
+                and not any(isinstance(t.target, cst.Name) and t.target.value == self.param for t in node.targets):
+            self.found = True
 
 
 def _reads_a_flag(scope: cst.FunctionDef) -> bool:

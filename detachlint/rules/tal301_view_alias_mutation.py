@@ -291,10 +291,9 @@ class ViewAliasMutation(ArgumentWrites, AliasRule):
                 severity = Severity.WARNING
                 evidence += (f" `{self._text(swapped.node.func)}` returns it only for some iteration counts of a "
                              f"loop that swaps its buffers; for the others the result is a new tensor.")
-            elif read.escape and self._list_accepted(read.key):
+            elif read.escape and self._weakly_shown(read.key, alias.node) is not None:
                 severity = Severity.WARNING
-                evidence += (f" Nothing but `{self._text(alias.node)}` shows that `{read.key}` is a tensor: the caller "
-                             f"may pass a list or a number, which the conversion copies.")
+                evidence += " " + self._weakly_shown(read.key, alias.node)
             elif contract is not None:
                 severity = Severity.WARNING
                 evidence += (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
