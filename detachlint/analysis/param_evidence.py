@@ -17,6 +17,7 @@ import libcst as cst
 
 from . import catalog
 from .torchnames import TorchNames, target_names
+from ..walk import walk
 
 # Methods (called) and attributes only tensors have, not NumPy arrays nor Python's values: ``x.size(0)``
 # (an array's ``size`` is an int), ``x.dim()``, ``x.detach()``, and every in-place method ``x.add_()``.
@@ -63,7 +64,7 @@ def evidence_of(function: cst.FunctionDef, names: TorchNames,
         return {}
     finder = _Evidence(wanted, names)
     for statement in function.body.body:
-        statement.visit(finder)
+        walk(statement, finder)
     return finder.kinds
 
 
@@ -76,7 +77,7 @@ def tensor_tested(function: cst.FunctionDef, names: TorchNames) -> Set[str]:
         return set()
     finder = _Evidence(params, names)
     for statement in function.body.body:
-        statement.visit(finder)
+        walk(statement, finder)
     return finder.tested & params
 
 
@@ -97,7 +98,7 @@ class _Evidence(cst.CSTVisitor):
     # caller's value (``keypoints = np.asarray(keypoints).reshape(-1, 3)`` ends it, so later
     # ``keypoints[:, :2]`` shows nothing of the argument, which may be a list).
     def visit_Assign(self, node: cst.Assign) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         param = self._kept(node.value)
         for target in node.targets:
             for name in target_names(target.target):
@@ -107,24 +108,24 @@ class _Evidence(cst.CSTVisitor):
         return False
 
     def visit_For(self, node: cst.For) -> bool:
-        node.iter.visit(self)
+        walk(node.iter, self)
         for name in target_names(node.target):
             self.aliases.pop(name, None)
-        node.body.visit(self)
+        walk(node.body, self)
         if node.orelse is not None:
-            node.orelse.visit(self)
+            walk(node.orelse, self)
         return False
 
     def visit_If(self, node: cst.If) -> bool:
         """Branches are apart: a name rebound in one still holds the argument in the other; after
         the ``if``, only where both leave it so, or where the rebinding filled a missing argument
         (``if f is None: f = 1``)."""
-        node.test.visit(self)
+        walk(node.test, self)
         before = dict(self.aliases)
-        node.body.visit(self)
+        walk(node.body, self)
         after_body, self.aliases = self.aliases, dict(before)
         if node.orelse is not None:
-            node.orelse.visit(self)
+            walk(node.orelse, self)
         defaulted = _none_tested(node.test)
         self.aliases = {n: p for n, p in before.items()
                         if (after_body.get(n) == p and self.aliases.get(n) == p) or n in defaulted}

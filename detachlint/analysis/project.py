@@ -17,7 +17,6 @@ Local facts depend only on a file's text, so they are cached per content (``to_j
 from __future__ import annotations
 
 import ast
-import builtins
 import functools
 import hashlib
 import os
@@ -261,6 +260,7 @@ class _FunctionScanner(ast.NodeVisitor):
         # calls of ``f(...)``/``self.f(...)`` with local names among their positional arguments:
         # (callee, ((position, name), ...), line, where the call ends)
         self.passed: List[Tuple[str, Tuple[Tuple[int, str], ...], int, Tuple[int, int]]] = []
+        self.defined: FrozenSet[str] = frozenset()  # the module's functions and methods, by name
 
     @property
     def _in_branch(self) -> bool:
@@ -617,8 +617,8 @@ class _FunctionScanner(ast.NodeVisitor):
         for keyword in node.keywords:
             if keyword.arg == "out":
                 self._write(keyword.value)
-        if name and ((func.__class__ is ast.Name and func.id not in _BUILTINS and func.id not in self.imports)
-                     or (func.__class__ is ast.Attribute and self.self_name is not None
+        if name and ((func.__class__ is ast.Name and func.id in self.defined)
+                     or (func.__class__ is ast.Attribute and func.attr in self.defined and self.self_name is not None
                          and func.value.__class__ is ast.Name and func.value.id == self.self_name)):
             named = tuple((i, a.id) for i, a in enumerate(node.args) if a.__class__ is ast.Name)
             if named and not any(isinstance(a, ast.Starred) for a in node.args):
@@ -654,7 +654,13 @@ class _FunctionScanner(ast.NodeVisitor):
             setattr(self.facts, what, line)
 
 
-_BUILTINS = frozenset(dir(builtins))
+def _defined_names(body: Sequence[ast.stmt], out: Set[str]) -> Set[str]:
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.add(stmt.name)
+        elif isinstance(stmt, ast.ClassDef):
+            _defined_names(stmt.body, out)
+    return out
 
 
 def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int], ...]:
@@ -713,7 +719,8 @@ def _params(node: ast.AST) -> Tuple[str, ...]:
     return tuple(a.arg for a in list(args.posonlyargs) + list(args.args))
 
 
-def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFacts) -> None:
+def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFacts,
+                   defined: FrozenSet[str] = frozenset()) -> None:
     decorators = {_dotted(d) for d in node.decorator_list}  # type: ignore[attr-defined]
     params = _params(node)
     is_method = in_class and "staticmethod" not in decorators and bool(params)
@@ -722,7 +729,9 @@ def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFa
     args = node.args  # type: ignore[attr-defined]
     optimizers = [a.arg for a in list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
                   if is_optimizer_class(_qualified(a.annotation, facts.imports))]
-    _FunctionScanner(summary, self_name, facts.imports, optimizers).scan(node.body)  # type: ignore[attr-defined]
+    scanner = _FunctionScanner(summary, self_name, facts.imports, optimizers)
+    scanner.defined = defined
+    scanner.scan(node.body)  # type: ignore[attr-defined]
     if summary.returns_kind is None and _annotated_tensor(node.returns, facts.imports):  # type: ignore[attr-defined]
         summary.returns_kind = "tensor"
     facts.functions[qualname] = summary
@@ -748,15 +757,20 @@ def _annotated_tensor(annotation: Optional[ast.AST], imports: Mapping[str, str])
     return full is not None and (full in catalog.TENSOR_TYPES or full in catalog.TENSOR_CLASSES)
 
 
-def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts) -> None:
+def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts,
+               defined: Optional[FrozenSet[str]] = None) -> None:
+    """``defined``: the names of the functions and methods the module (or the piece of it
+    scanned) defines; only calls of these are followed for reads after the call."""
+    if defined is None:
+        defined = frozenset(_defined_names(body, set()))
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _scan_function(stmt, prefix + stmt.name, in_class, facts)
+            _scan_function(stmt, prefix + stmt.name, in_class, facts, defined)
         elif isinstance(stmt, ast.ClassDef):
             bases = tuple(b for b in (_dotted(base) for base in stmt.bases) if b)
             facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno,
                                                            _held_modules(stmt, facts.imports))
-            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts)
+            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts, defined)
         elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
             # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
             for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):

@@ -58,8 +58,12 @@ class ArgumentWrites:
         evidence = self._tensor_evidence(scope, param)
         if evidence is None:
             return
+        read = self._read_by_caller(analysis, scope, param)
+        name = scope.name.value
+        if read is None and name.startswith("_") and not name.startswith("__"):
+            return  # a private helper, its callers of this module know what it writes
         self.ctx.memo[first] = True  # type: ignore[attr-defined]
-        self._report_argument_write(mutation, analysis, scope, param, origin, evidence)
+        self._report_argument_write(mutation, analysis, scope, param, origin, evidence, read)
 
     def _written_parameter(self, mutation: Mutation, analysis: AliasAnalysis) -> Optional[Tuple[str, Origin]]:
         """The parameter whose caller's tensor the write reaches, and the written origin: the entry
@@ -126,6 +130,8 @@ class ArgumentWrites:
                       for d in scope.decorators]
         if any(d.endswith("no_grad") for d in decorators) and _UPDATE_RE.search(name):
             return True
+        if any(".library." in f".{d}." for d in decorators):
+            return True  # ``@torch.library.impl(...)``: the op's schema declares what it writes
         returned = _returned_values(scope)
         if not returned:
             return True  # the write is the function's only effect
@@ -202,7 +208,8 @@ class ArgumentWrites:
         return project.index.read_after_call(f"{module}{owner}{scope.name.value}", analysis.params.index(param))
 
     def _report_argument_write(self, mutation: Mutation, analysis: AliasAnalysis, scope: cst.FunctionDef,
-                               param: str, origin: Origin, evidence: Tuple[str, bool]) -> None:
+                               param: str, origin: Origin, evidence: Tuple[str, bool],
+                               read: Optional[Tuple[str, int, int]]) -> None:
         written = self._text(mutation.node)  # type: ignore[attr-defined]
         name = mutation.key or self._text(mutation.target)  # type: ignore[attr-defined]
         below = origin.chain()[1:]
@@ -217,7 +224,6 @@ class ArgumentWrites:
         severity = Severity.WARNING
         message = f"`{written}` writes the caller's `{param}` in place"
         held = f"the caller still holds `{param}` after the {kind} returns: it sees the write, as does any graph that saved it"
-        read = self._read_by_caller(analysis, scope, param)
         if read is not None:
             caller, call, line = read
             message += f", which `{caller}` reads at line {line} after the call at line {call}"
