@@ -481,3 +481,25 @@ def test_a_name_read_again_after_a_call_that_may_write_it(tmp_path):
         assert facts.functions[name].rereads == (), name
     again = ModuleFacts.from_json(json.loads(json.dumps(facts.to_json())))
     assert again == facts
+
+
+BRANCHES = """
+    def gate(logits):
+        logits += 1
+        return logits.sum()
+
+    def route(logits, k):
+        if k == 1:
+            out = gate(logits)
+        else:
+            out = other(logits)
+        return out
+
+    def other(x):
+        return x
+"""
+
+
+def test_a_read_in_the_other_branch_is_not_after_the_call(tmp_path):
+    index = build_index(_project(tmp_path, {"m.py": BRANCHES}))
+    assert index.read_after_call("m.gate", 0) is None

@@ -259,7 +259,7 @@ class _FunctionScanner(ast.NodeVisitor):
         self.containers: Set[str] = set()
         # calls of ``f(...)``/``self.f(...)`` with local names among their positional arguments:
         # (callee, ((position, name), ...), line, where the call ends)
-        self.passed: List[Tuple[str, Tuple[Tuple[int, str], ...], int, Tuple[int, int]]] = []
+        self.passed: List[Tuple[str, Tuple[Tuple[int, str], ...], int, ast.Call]] = []
         self.defined: FrozenSet[str] = frozenset()  # the module's functions and methods, by name
 
     @property
@@ -622,7 +622,7 @@ class _FunctionScanner(ast.NodeVisitor):
                          and func.value.__class__ is ast.Name and func.value.id == self.self_name)):
             named = tuple((i, a.id) for i, a in enumerate(node.args) if a.__class__ is ast.Name)
             if named and not any(isinstance(a, ast.Starred) for a in node.args):
-                self.passed.append((name, named, line, (node.end_lineno or line, node.end_col_offset or 0)))
+                self.passed.append((name, named, line, node))
         if name:
             args = tuple(self._param_arg(a) for a in node.args if not isinstance(a, ast.Starred))
             # ``step_fn(x, y)`` after ``step_fn = self.train_step_fn``: a call of what it may be
@@ -665,25 +665,44 @@ def _defined_names(body: Sequence[ast.stmt], out: Set[str]) -> Set[str]:
 
 def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int], ...]:
     """Of the names passed to calls (``_FunctionScanner.passed``), those read again after the call,
-    before anything binds them anew, in the order of the code (a loop's back edge not counted)."""
+    before anything binds them anew, in the order of the code (a loop's back edge not counted),
+    on a path the call is on (not in the other branch of an ``if`` around it)."""
     wanted = {n for _, named, _, _ in passed for _, n in named}
-    events: Dict[str, List[Tuple[Tuple[int, int], bool]]] = {}  # name -> (position, is a read)
-    for statement in body:
-        for node in ast.walk(statement):
-            if node.__class__ is ast.Name and node.id in wanted:
-                events.setdefault(node.id, []).append(((node.lineno, node.col_offset), node.ctx.__class__ is ast.Load))
-            elif node.__class__ in (ast.Assign, ast.AnnAssign) and node.value is not None:
-                # ``x = f(x)``: the target is bound after the call, though it is written before it
-                after = (node.value.end_lineno or node.value.lineno, node.value.end_col_offset or 0)
-                targets = node.targets if node.__class__ is ast.Assign else [node.target]
-                for target in targets:
-                    for name in ast.walk(target):
-                        if name.__class__ is ast.Name and name.id in wanted:
-                            events.setdefault(name.id, []).append((after, False))
+    events: Dict[str, List[Tuple[Tuple[int, int], bool, ast.AST]]] = {}  # name -> (position, is a read, node)
+    branches: Dict[int, Tuple[Tuple[int, bool], ...]] = {}  # node id -> the ifs around it, with the branch
+    def visit(node: ast.AST, around: Tuple[Tuple[int, bool], ...]) -> None:
+        branches[id(node)] = around
+        if node.__class__ is ast.Name and node.id in wanted:
+            events.setdefault(node.id, []).append(((node.lineno, node.col_offset), node.ctx.__class__ is ast.Load, node))
+        elif node.__class__ in (ast.Assign, ast.AnnAssign) and node.value is not None:
+            # ``x = f(x)``: the target is bound after the call, though it is written before it
+            after = (node.value.end_lineno or node.value.lineno, node.value.end_col_offset or 0)
+            for target in (node.targets if node.__class__ is ast.Assign else [node.target]):
+                for name in ast.walk(target):
+                    if name.__class__ is ast.Name and name.id in wanted:
+                        events.setdefault(name.id, []).append((after, False, name))
+        if node.__class__ is ast.If:
+            visit(node.test, around)
+            for child in node.body:
+                visit(child, around + ((id(node), True),))
+            for child in node.orelse:
+                visit(child, around + ((id(node), False),))
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, around)
+    try:
+        for statement in body:
+            visit(statement, ())
+    except RecursionError:  # an expression nested thousands deep: no reads rather than no facts
+        return ()
     out = []
-    for callee, named, line, end in passed:
+    for callee, named, line, call in passed:
+        end = (call.end_lineno or line, call.end_col_offset or 0)
+        mine = dict(branches.get(id(call), ()))
         for position, name in named:
-            later = sorted(e for e in events.get(name, ()) if e[0] >= end)
+            later = sorted(((at, read) for at, read, node in events.get(name, ()) if at >= end
+                            and not any(mine.get(i, branch) != branch for i, branch in branches.get(id(node), ()))),
+                           key=lambda e: e[0])
             if later and later[0][1]:
                 out.append((callee, position, line, later[0][0][0]))
     return tuple(out)
