@@ -24,7 +24,7 @@ from ..analysis.aliases import AliasAnalysis
 from ..analysis.hooks import AppliedFunctions
 from ..analysis.param_evidence import LIST_ACCEPTING, TENSOR, evidence_of, tensor_tested
 from ..analysis.tensors import Kind, TensorFacts
-from ..analysis.torchnames import dotted_name
+from ..analysis.torchnames import dotted_name, target_names
 from ..findings import Severity
 from ..signature import Side
 from ..walk import walk
@@ -232,8 +232,11 @@ class ArgumentWrites:
                 held += " (a helper of its caller's, which may count on the write: worth a look)"
             elif not evidence[1]:
                 held += " (nothing shows a tensor rather than an array: worth a look, not a failed build)"
+            elif not _computes_from(scope, param):
+                held += (f" (the {kind}'s result does not come from `{param}`'s values: the write may be what the "
+                         f"caller wants, as a buffer scaled before a reduction)")
             else:
-                severity = Severity.ERROR  # a public function: nothing tells its callers that it writes
+                severity = Severity.ERROR  # a public function that computes its result from the argument it writes
         notes = (f"{evidence[0]}, and {held}.{through}",
                  f"Copy first (`{param} = {param}.clone()`), or name the {kind} with a trailing `_` if "
                  f"writing the argument is its purpose.")
@@ -305,6 +308,66 @@ class _CopiesKept(cst.CSTVisitor):
                 and value.func.attr.value in _COPY_METHODS and isinstance(value.func.value, cst.Name) \
                 and value.func.value.value == self.param \
                 and not any(isinstance(t.target, cst.Name) and t.target.value == self.param for t in node.targets):
+            self.found = True
+
+
+_METADATA = frozenset("shape dtype device ndim is_cuda requires_grad layout".split()) | catalog.METADATA_METHODS
+
+
+def _computes_from(scope: cst.FunctionDef, param: str) -> bool:
+    """Whether a value the function returns is computed from ``param``'s values (through the
+    assignments of its body), not only from its shape or dtype: a measurement (a score, a norm)
+    that writes the argument on the way, where its callers cannot expect the write."""
+    finder = _Taint(param)
+    for _ in range(4):  # assignments in any order, a few steps deep
+        before = set(finder.tainted)
+        walk(scope.body, finder)
+        if finder.tainted == before:
+            break
+    return finder.returned
+
+
+class _Taint(cst.CSTVisitor):
+    def __init__(self, param: str) -> None:
+        self.tainted = {param}
+        self.returned = False
+
+    def _mentions(self, node: cst.CSTNode) -> bool:
+        finder = _Mentions(self.tainted)
+        walk(node, finder)
+        return finder.found
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._mentions(node.value):
+            for target in node.targets:
+                self.tainted.update(target_names(target.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name) and self._mentions(node.value):
+            self.tainted.add(node.target.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None and self._mentions(node.value):
+            self.returned = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    visit_ClassDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
+
+
+class _Mentions(cst.CSTVisitor):
+    """A tainted name read for its values: not ``x.shape``, ``x.dtype``, ``x.size(0)``."""
+
+    def __init__(self, names) -> None:
+        self.names = names
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return not (isinstance(node.value, cst.Name) and node.attr.value in _METADATA)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.names:
             self.found = True
 
 
