@@ -33,6 +33,7 @@ _THROUGH = (Relation.PLAIN, Relation.VIEW, Relation.CONVERSION, Relation.DETACH)
 # A parameter by one of these names, or a flag by one of these, says the function writes on purpose.
 _DESTINATIONS = frozenset("out dst dest buf buffer".split())
 _FLAG_RE = re.compile(r"in_?place", re.IGNORECASE)
+_REFILLS = catalog.OVERWRITING_METHODS | {"set_"}
 _RATES = frozenset("lr learning_rate step_size".split())
 _COPY_METHODS = frozenset("clone copy".split())
 _UPDATE_RE = re.compile(r"update|step|ema|momentum", re.IGNORECASE)
@@ -52,12 +53,14 @@ class ArgumentWrites:
         if found is None:
             return
         param, origin = found
+        if mutation.op in _REFILLS and origin.parent is None:
+            return  # ``conv_state.copy_(new)``: the whole argument refilled, a cache or buffer updated on purpose
         first = ("argument_written", id(scope), param)
         if first in self.ctx.memo or self._contract(scope, param, analysis):  # type: ignore[attr-defined]
             return  # one finding per parameter: its first write
         evidence = self._tensor_evidence(scope, param)
-        if evidence is None:
-            return
+        if evidence is None or (not evidence[1] and _keyed_item(mutation)):
+            return  # ``spec[key] = v`` where only ``spec.shape`` shows anything: a TensorDict, a spec, a frame
         read = self._read_by_caller(analysis, scope, param)
         name = scope.name.value
         if read is None and name.startswith("_") and not name.startswith("__"):
@@ -257,6 +260,18 @@ def _writes_values(mutation: Mutation) -> bool:
         return True
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
         and node.func.attr.value in catalog.INPLACE_METHODS
+
+
+def _keyed_item(mutation: Mutation) -> bool:
+    """``x[key] = v`` with one plain index (a name, an attribute, a call): what a mapping with a
+    shape (a TensorDict, a spec, a data frame) takes as well as an array."""
+    node = mutation.node
+    if not isinstance(node, cst.Assign):
+        return False
+    return any(isinstance(t.target, cst.Subscript) and len(t.target.slice) == 1
+               and isinstance(t.target.slice[0].slice, cst.Index)
+               and isinstance(t.target.slice[0].slice.value, (cst.Name, cst.Attribute, cst.Call))
+               for t in node.targets)
 
 
 def _string_index(target: cst.BaseExpression) -> bool:
