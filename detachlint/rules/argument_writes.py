@@ -320,10 +320,9 @@ class _CopiesKept(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
-                and value.func.attr.value in _COPY_METHODS and isinstance(value.func.value, cst.Name) \
-                and value.func.value.value == self.param \
+                and value.func.attr.value in _COPY_METHODS and _root_name(value.func.value) == self.param \
                 and not any(isinstance(t.target, cst.Name) and t.target.value == self.param for t in node.targets):
-            self.found = True
+            self.found = True  # ``x_orig = x.clone()``, ``first = x[0].clone()``, ``a = x.detach().cpu().clone()``
 
 
 _METADATA = frozenset("shape dtype device ndim is_cuda requires_grad layout".split()) | catalog.METADATA_METHODS
@@ -384,6 +383,17 @@ class _Mentions(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self.names:
             self.found = True
+
+
+def _root_name(node: cst.BaseExpression) -> Optional[str]:
+    """``x`` of ``x``, ``x[0]``, ``x.detach().cpu()``, ``x.T``."""
+    while True:
+        if isinstance(node, cst.Subscript) or isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        else:
+            return node.value if isinstance(node, cst.Name) else None
 
 
 def _reads_a_flag(scope: cst.FunctionDef) -> bool:
