@@ -433,3 +433,73 @@ def test_optimizer_names_and_names_of_things_about_an_optimizer():
     for name in ("optim_checkpoint_name", "optimizer_path", "optimizer_cls", "optimizer_state", "opt_kwargs",
                  "options", "optional", "adopt"):
         assert not is_optimizer_name(name), name
+
+
+CALLERS = """
+    import torch
+
+    def clamp(x, hi):
+        x.clamp_(max=hi)
+        return x.mean()
+
+    def reads_after(logits):
+        m = clamp(logits, 5.0)
+        return m, logits.max()
+
+    def rebinds(logits):
+        logits = clamp(logits, 5.0)
+        return logits
+
+    def rebinds_in_a_tuple(logits):
+        logits, n = clamp(logits, 5.0), 1
+        return logits + n
+
+    def reads_before(logits):
+        top = logits.max()
+        clamp(logits, 5.0)
+        return top
+
+    class Net:
+        def helper(self, x):
+            x.add_(1)
+            return x.sum()
+
+        def forward(self, x):
+            s = self.helper(x)
+            return s + x
+"""
+
+
+def test_a_name_read_again_after_a_call_that_may_write_it(tmp_path):
+    index = build_index(_project(tmp_path, {"m.py": CALLERS}))
+    assert index.read_after_call("m.clamp", 0) == ("reads_after", 9, 10)
+    assert index.read_after_call("m.clamp", 1) is None  # a literal, not a name
+    assert index.read_after_call("m.Net.helper", 1) == ("Net.forward", 31, 32)
+    facts = module_facts(textwrap.dedent(CALLERS), "m")
+    # rebound by the very statement that calls, or read only before the call: no read after it
+    for name in ("rebinds", "rebinds_in_a_tuple", "reads_before"):
+        assert facts.functions[name].rereads == (), name
+    again = ModuleFacts.from_json(json.loads(json.dumps(facts.to_json())))
+    assert again == facts
+
+
+BRANCHES = """
+    def gate(logits):
+        logits += 1
+        return logits.sum()
+
+    def route(logits, k):
+        if k == 1:
+            out = gate(logits)
+        else:
+            out = other(logits)
+        return out
+
+    def other(x):
+        return x
+"""
+
+
+def test_a_read_in_the_other_branch_is_not_after_the_call(tmp_path):
+    index = build_index(_project(tmp_path, {"m.py": BRANCHES}))
+    assert index.read_after_call("m.gate", 0) is None

@@ -129,6 +129,8 @@ class CallTransfer:
         if q in catalog.LIST_ACCEPTING_CONVERSIONS \
                 and self._kind(call.positional[0]) not in (Kind.TENSOR, Kind.NDARRAY):
             return set()  # ``np.asarray(a_list)``, ``torch.as_tensor(rows)``: a new array or tensor
+        if q.rpartition(".")[2] in catalog.LAYOUT_CONVERSIONS and _reversed(call.positional[0]):
+            return set()  # ``np.ascontiguousarray(im[::-1])``: a negative stride is never contiguous: a copy
         return self._derive(call.first, Relation.CONVERSION, q.rpartition(".")[2], call.node)
 
     def _function_views(self, call: "_Call", q: str) -> Set[Origin]:
@@ -585,6 +587,13 @@ class _TorchInputs(cst.CSTVisitor):
         if first is not None and (self.names.qualified(node.func) or "").startswith("torch.") \
                 and (saves_for_backward(op) or saves_other(op)) and dotted_name(first) == self.key:
             self.found = True
+
+
+def _reversed(node: cst.BaseExpression) -> bool:
+    """``a[::-1]``, ``a.transpose(...)[::-1]``: a slice with a negative literal step, outermost."""
+    return isinstance(node, cst.Subscript) and any(
+        isinstance(e.slice, cst.Slice) and isinstance(e.slice.step, cst.UnaryOperation)
+        and isinstance(e.slice.step.operator, cst.Minus) for e in node.slice)
 
 
 def _is_inplace_call(node: cst.BaseExpression) -> bool:

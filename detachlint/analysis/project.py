@@ -37,7 +37,7 @@ from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "21"
+FORMAT = "22"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -153,6 +153,10 @@ class FunctionFacts:
     tensor_args: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()
     # in a method ``forward``: the callees its returned value is computed from (through arguments too)
     forward_from: Tuple[str, ...] = ()
+    # (callee as written, argument position, line of the call, line of a later read): a local name
+    # passed to ``f(...)`` or ``self.f(...)`` and read again after the call (issue 40: what a
+    # callee writing that argument in place changes under the caller)
+    rereads: Tuple[Tuple[str, int, int, int], ...] = ()
 
 
 @dataclass
@@ -202,7 +206,8 @@ class ModuleFacts:
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
                               f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked,
-                              f.returns_partial, f.backprops, f.returns_calls, f.tensor_args, f.forward_from]
+                              f.returns_partial, f.backprops, f.returns_calls, f.tensor_args, f.forward_from,
+                              f.rereads]
                           for k, f in self.functions.items()},
         }
 
@@ -220,14 +225,15 @@ class ModuleFacts:
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
              makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls,
-             tensor_args, forward_from) = row
+             tensor_args, forward_from, rereads) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
                 [CallSite(c, tuple(a), ln) for c, a, ln in calls], tuple(returns), returns_kind, converted,
                 makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills), tuple(untracked),
                 partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls),
-                tuple((c, tuple(a)) for c, a in tensor_args), tuple(forward_from))
+                tuple((c, tuple(a)) for c, a in tensor_args), tuple(forward_from),
+                tuple((c, i, ln, r) for c, i, ln, r in rereads))
         return facts
 
 
@@ -276,6 +282,10 @@ class _FunctionScanner(ast.NodeVisitor):
         # names shown to hold a dict or a list (``isinstance(obj, dict)``, ``obj.items()``): an
         # item write through one writes no tensor (a helper that moves a structure to a device)
         self.containers: Set[str] = set()
+        # calls of ``f(...)``/``self.f(...)`` with local names among their positional arguments:
+        # (callee, ((position, name), ...), line, where the call ends)
+        self.passed: List[Tuple[str, Tuple[Tuple[int, str], ...], int, ast.Call]] = []
+        self.defined: FrozenSet[str] = frozenset()  # the module's functions and methods, by name
 
     @property
     def _in_branch(self) -> bool:
@@ -340,6 +350,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.facts.returns_calls = tuple(sorted(self.returns_calls))
         self.facts.tensor_args = tuple((c, tuple(sorted(a))) for c, a in sorted(self.tensor_args.items()))
         self.facts.forward_from = tuple(sorted(self.forward_from))
+        if self.passed:
+            self.facts.rereads = _rereads(body, self.passed)
 
     def _callees_in(self, node: Optional[ast.AST], through: bool = True) -> Set[str]:
         """The functions and methods (as written) whose results the value of ``node`` is computed
@@ -643,6 +655,12 @@ class _FunctionScanner(ast.NodeVisitor):
         for keyword in node.keywords:
             if keyword.arg == "out":
                 self._write(keyword.value)
+        if name and ((func.__class__ is ast.Name and func.id in self.defined)
+                     or (func.__class__ is ast.Attribute and func.attr in self.defined and self.self_name is not None
+                         and func.value.__class__ is ast.Name and func.value.id == self.self_name)):
+            named = tuple((i, a.id) for i, a in enumerate(node.args) if a.__class__ is ast.Name)
+            if named and not any(isinstance(a, ast.Starred) for a in node.args):
+                self.passed.append((name, named, line, node))
         if name:
             args = tuple(self._param_arg(a) for a in node.args if not isinstance(a, ast.Starred))
             # ``step_fn(x, y)`` after ``step_fn = self.train_step_fn``: a call of what it may be
@@ -694,6 +712,60 @@ def _target_names(target: ast.AST) -> List[ast.Name]:
     return []
 
 
+def _defined_names(body: Sequence[ast.stmt], out: Set[str]) -> Set[str]:
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.add(stmt.name)
+        elif isinstance(stmt, ast.ClassDef):
+            _defined_names(stmt.body, out)
+    return out
+
+
+def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int], ...]:
+    """Of the names passed to calls (``_FunctionScanner.passed``), those read again after the call,
+    before anything binds them anew, in the order of the code (a loop's back edge not counted),
+    on a path the call is on (not in the other branch of an ``if`` around it)."""
+    wanted = {n for _, named, _, _ in passed for _, n in named}
+    events: Dict[str, List[Tuple[Tuple[int, int], bool, ast.AST]]] = {}  # name -> (position, is a read, node)
+    branches: Dict[int, Tuple[Tuple[int, bool], ...]] = {}  # node id -> the ifs around it, with the branch
+    def visit(node: ast.AST, around: Tuple[Tuple[int, bool], ...]) -> None:
+        branches[id(node)] = around
+        if node.__class__ is ast.Name and node.id in wanted:
+            events.setdefault(node.id, []).append(((node.lineno, node.col_offset), node.ctx.__class__ is ast.Load, node))
+        elif node.__class__ in (ast.Assign, ast.AnnAssign) and node.value is not None:
+            # ``x = f(x)``: the target is bound after the call, though it is written before it
+            after = (node.value.end_lineno or node.value.lineno, node.value.end_col_offset or 0)
+            for target in (node.targets if node.__class__ is ast.Assign else [node.target]):
+                for name in ast.walk(target):
+                    if name.__class__ is ast.Name and name.id in wanted:
+                        events.setdefault(name.id, []).append((after, False, name))
+        if node.__class__ is ast.If:
+            visit(node.test, around)
+            for child in node.body:
+                visit(child, around + ((id(node), True),))
+            for child in node.orelse:
+                visit(child, around + ((id(node), False),))
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, around)
+    try:
+        for statement in body:
+            visit(statement, ())
+    except RecursionError:  # an expression nested thousands deep: no reads rather than no facts
+        return ()
+    out = []
+    for callee, named, line, call in passed:
+        end = (call.end_lineno or line, call.end_col_offset or 0)
+        mine = dict(branches.get(id(call), ()))
+        for position, name in named:
+            later = sorted(((at, read) for at, read, node in events.get(name, ()) if at >= end
+                            and not any(mine.get(i, branch) != branch for i, branch in branches.get(id(node), ()))),
+                           key=lambda e: e[0])
+            if later and later[0][1]:
+                out.append((callee, position, line, later[0][0][0]))
+    return tuple(out)
+
+
 def _through_data(target: ast.AST) -> bool:
     """``p.data``, ``p.data[i]``, ``p.grad.data``: a written expression reached through ``.data``."""
     while isinstance(target, (ast.Attribute, ast.Subscript)):
@@ -724,7 +796,8 @@ def _params(node: ast.AST) -> Tuple[str, ...]:
     return tuple(a.arg for a in list(args.posonlyargs) + list(args.args))
 
 
-def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFacts) -> None:
+def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFacts,
+                   defined: FrozenSet[str] = frozenset()) -> None:
     decorators = {_dotted(d) for d in node.decorator_list}  # type: ignore[attr-defined]
     params = _params(node)
     is_method = in_class and "staticmethod" not in decorators and bool(params)
@@ -733,7 +806,9 @@ def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFa
     args = node.args  # type: ignore[attr-defined]
     optimizers = [a.arg for a in list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
                   if is_optimizer_class(_qualified(a.annotation, facts.imports))]
-    _FunctionScanner(summary, self_name, facts.imports, optimizers).scan(node.body)  # type: ignore[attr-defined]
+    scanner = _FunctionScanner(summary, self_name, facts.imports, optimizers)
+    scanner.defined = defined
+    scanner.scan(node.body)  # type: ignore[attr-defined]
     if summary.returns_kind is None and _annotated_tensor(node.returns, facts.imports):  # type: ignore[attr-defined]
         summary.returns_kind = "tensor"
     facts.functions[qualname] = summary
@@ -782,17 +857,21 @@ def _makers(body: Sequence[ast.stmt]) -> Dict[str, ast.AST]:
 
 
 def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts,
-               makers: Optional[Mapping[str, ast.AST]] = None) -> None:
+               makers: Optional[Mapping[str, ast.AST]] = None, defined: Optional[FrozenSet[str]] = None) -> None:
+    """``defined``: the names of the functions and methods the module (or the piece of it
+    scanned) defines; only calls of these are followed for reads after the call."""
     makers = _makers(body) if makers is None else makers
+    if defined is None:
+        defined = frozenset(_defined_names(body, set()))
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _scan_function(stmt, prefix + stmt.name, in_class, facts)
+            _scan_function(stmt, prefix + stmt.name, in_class, facts, defined)
         elif isinstance(stmt, ast.ClassDef):
             bases = tuple(b for b in (_dotted(base) for base in stmt.bases) if b)
             facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno,
                                                            *_held_modules(stmt, facts.imports, makers),
                                                            saved=_saved_for_backward(stmt))
-            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts, makers)
+            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts, makers, defined)
         elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
             # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
             for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
@@ -1221,6 +1300,7 @@ class ProjectIndex(_HeldModules):
                             for k, c in self._classes.items()))
         text += repr(sorted(self.aliases.items()))
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
+        text += repr(sorted((k, f.rereads) for k, f in self._functions.items() if f.rereads))
         text += repr(sorted(self._backpropagated.items()))
         text += repr(sorted((k, sorted(v)) for k, v in self._tensor_parameters.items()))
         text += repr(sorted(self._forward_reached.items()))
@@ -1363,6 +1443,29 @@ class ProjectIndex(_HeldModules):
             line = dict(facts.fills).get(index) if owner is not None and root in self.ancestors(owner) else None
             if line is not None:
                 return facts.name, line
+        return None
+
+    def read_after_call(self, qualname: str, index: int) -> Optional[Tuple[str, int, int]]:
+        """A function of ``qualname``'s own module that passes a local name as parameter ``index``
+        of ``qualname`` (``f(x)``, or ``self.f(x)`` in the same class) and reads that name again
+        after the call, as ``(caller, line of the call, line of the read)``; None where none does."""
+        module = self._module_of.get(qualname)
+        facts = self._functions.get(qualname)
+        if module is None or facts is None:
+            return None
+        prefix = f"{module}." if module else ""
+        owner, _, name = qualname[len(prefix):].rpartition(".")
+        offset = 1 if facts.is_method else 0
+        for other, fn in self._functions.items():
+            if not fn.rereads or self._module_of.get(other) != module:
+                continue
+            local = other[len(prefix):]
+            for callee, position, line, read in fn.rereads:
+                head, _, called = callee.rpartition(".")
+                if called != name or bool(head) != bool(owner) or (owner and local.rpartition(".")[0] != owner):
+                    continue
+                if position + (offset if head else 0) == index:
+                    return local, line, read
         return None
 
     def summary(self, qualname: str) -> Optional[Summary]:

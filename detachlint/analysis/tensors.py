@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -23,7 +23,8 @@ from . import catalog
 from .base import Analysis, AnalysisContext
 from .project import ModuleView
 from .torch_facts import ModuleEffect, is_optimizer_class
-from .torchnames import TorchNames, dotted_name
+from .param_evidence import TENSOR, evidenced_kinds
+from .torchnames import TorchNames, dotted_name, target_names
 from ..walk import STATEMENTS_ONLY, Walker, walk
 
 
@@ -167,16 +168,6 @@ def _terminates(body: cst.BaseSuite) -> bool:
     if last.__class__ is cst.SimpleStatementLine and last.body:
         return isinstance(last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
     return False
-
-
-def target_names(target: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            yield from target_names(el.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from target_names(target.value)
 
 
 class _KindFlow:
@@ -476,6 +467,7 @@ class TensorFacts(_KindFlow, Analysis):
             walker.frame = Frame(dict(outer.vars), outer.parent, outer.function, outer.cls, outer.self_name,
                                  outer.class_body)
             walker.visit_FunctionDef(scope)
+            walker._evidenced_parameters(scope)
             root: cst.CSTNode = scope.body
         else:
             root = scope
@@ -483,6 +475,30 @@ class TensorFacts(_KindFlow, Analysis):
         # the recorder leaves a node after the facts did: a comprehension's kind outside its own bindings
         Walker([recorder, walker], prune=_NOT_ENTERED).walk(root)
         return ScopeKinds(recorder.kinds, walker.frame.self_name)
+
+    def _evidenced_parameters(self, scope: cst.FunctionDef) -> None:
+        """Unannotated parameters the body shows to be tensors or arrays (``param_evidence``) start
+        the scope's kinds as such: ``out = tensor.squeeze(0).detach().clamp_(0, 1)`` writes one."""
+        unknown = [n for n, k in self.frame.vars.items() if k is Kind.UNKNOWN and n != self.frame.self_name]
+        for name, kind in evidenced_kinds(scope, unknown, self.names).items():
+            self.frame.vars[name] = Kind.TENSOR if kind == TENSOR else Kind.NDARRAY
+        for param in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
+            name = param.name.value
+            if param.annotation is not None and self.frame.vars.get(name) is Kind.UNKNOWN \
+                    and self.optional_kind(param.annotation.annotation) is Kind.TENSOR:
+                self.frame.vars[name] = Kind.TENSOR  # ``mask: Optional[torch.Tensor] = None``
+
+    def optional_kind(self, node: cst.BaseExpression) -> Kind:
+        """The kind of ``X`` in ``Optional[X]``, ``Union[X, None]`` or ``X | None`` (else UNKNOWN)."""
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            sides = [node.left, node.right]
+        elif isinstance(node, cst.Subscript) and (self.names.qualified(node.value) or dotted_name(node.value) or "") \
+                .rsplit(".", 1)[-1] in ("Optional", "Union"):
+            sides = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+        else:
+            return Kind.UNKNOWN
+        kinds = {self.annotation_kind(s) for s in sides if not (isinstance(s, cst.Name) and s.value == "None")}
+        return kinds.pop() if len(kinds) == 1 else Kind.UNKNOWN
 
     # ------------------------------------------------------------------ queries
 

@@ -7,7 +7,7 @@ replaces LibCST's QualifiedNameProvider, which costs several times a parse.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -16,6 +16,17 @@ from .base import Analysis, AnalysisContext
 from . import catalog
 from .catalog import CANONICAL_NAMES
 from ..walk import STATEMENTS_ONLY, walk
+
+
+def target_names(target: cst.BaseExpression) -> Iterator[str]:
+    """The names an assignment target binds (``a``, ``a, (b, *c)``; not ``a[i]`` nor ``a.b``)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from target_names(el.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_names(target.value)
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:

@@ -10,6 +10,7 @@ from ..analysis import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.alias_state import kept_by_caller, strip_aliases
 from ..analysis.aliases import AliasAnalysis
+from ..analysis.hooks import AppliedFunctions
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torch_facts import is_copy_intent_conversion
@@ -17,13 +18,14 @@ from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from ..signature import Side
 from .alias_rule import AliasRule, mutation_ops
+from .argument_writes import ArgumentWrites
 from .base import WRITES
 from .fixkit import UNSAFE, copy_after, make_fix
 from .tal301_lost_write import LostWrite
 from ..walk import walk
 
 
-class ViewAliasMutation(LostWrite, AliasRule):
+class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     """
     ## What it does
     Flags an in-place write to one of two names for the same memory while the other is read
@@ -69,6 +71,19 @@ class ViewAliasMutation(LostWrite, AliasRule):
     or `tmp = x[mask]; tmp.zero_()` with `tmp` never read) is lost: `x` keeps its values. Basic
     indexing (integers, slices, `None`, `...`, a 0-d integer tensor such as `perm[i]`) is a view,
     so `stored = w[:, :, perm[i]]` changes with the next write into that channel.
+    A function or `forward()` that writes a tensor parameter in place, directly (`boxes *= scale`,
+    `mask[:, 0] = True`, `attn_mask += pos`), through a plain alias or a view, or through
+    `.detach()` in the same expression (`t.squeeze(0).detach().clamp_(0, 1)`), changes the tensor
+    its caller still holds: a **warning**, and an **error** where a caller in the same module reads
+    that tensor again after the call. The parameter must be shown to be a tensor (an annotation,
+    `Optional[Tensor]` included, or an op only tensors and arrays have: `.detach()`, `.size(0)`,
+    `.shape`, `x[:, 0]`, `torch.is_tensor(x)`); a number, a list or a dict item is never reported.
+    Where writing the argument is the function's contract, nothing is reported: a name ending in
+    `_`, a function that returns nothing or hands back only the argument it filled, an `inplace`
+    flag, an `out`/`buf` parameter, an optimizer `step`, a `@torch.no_grad()` update, an
+    `autograd.Function`'s `forward`/`backward`, a function given to `Module.apply`, or another
+    override of the method writing the argument too. Only the first write of each parameter is
+    reported.
 
     ## Example
     ```python
@@ -85,8 +100,8 @@ class ViewAliasMutation(LostWrite, AliasRule):
     import torch
 
     def advance(state: torch.Tensor, delta: torch.Tensor):
-        prev = state.clone()
-        state += delta
+        prev = state
+        state = state + delta    # a new tensor: neither `prev` nor the caller's changes
         return state - prev
     ```
     """
@@ -95,6 +110,7 @@ class ViewAliasMutation(LostWrite, AliasRule):
     severity = Severity.ERROR
     summary = "in-place write to a view or alias while the other name is read as if it were a copy"
     sites = WRITES  # reported at the write
+    requires = AliasRule.requires + (AppliedFunctions,)  # functions ``Module.apply`` calls write on purpose
 
     _ALIAS = (Relation.PLAIN, Relation.VIEW, Relation.CONVERSION)
 
@@ -115,6 +131,7 @@ class ViewAliasMutation(LostWrite, AliasRule):
                 if found is not None:
                     self._report(mutation, read, written, *found, analysis=analysis)
                     return
+        self._argument_write(mutation, analysis)
 
     def _stale_copy(self, read: StaleRead, written: Origin, analysis: AliasAnalysis):
         """The written name is the source; the read one was made from it before the write. Not a
@@ -300,6 +317,9 @@ class ViewAliasMutation(LostWrite, AliasRule):
                 severity = Severity.WARNING
                 evidence += (f" `{self._text(swapped.node.func)}` returns it only for some iteration counts of a "
                              f"loop that swaps its buffers; for the others the result is a new tensor.")
+            elif read.escape and self._weakly_shown(read.key, alias.node) is not None:
+                severity = Severity.WARNING
+                evidence += " " + self._weakly_shown(read.key, alias.node)
             elif contract is not None:
                 severity = Severity.WARNING
                 evidence += (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
