@@ -818,8 +818,11 @@ def _scan_module_code(body: Sequence[ast.stmt], facts: ModuleFacts) -> None:
     """The calls whose results the module's own code backpropagates (its functions and classes are
     scanned on their own): a script that calls ``loss_of(x).backward()`` at its top level."""
     code = FunctionFacts("", (), 0)
-    _FunctionScanner(code, None, facts.imports).scan([s for s in body if not isinstance(
-        s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))])
+    try:
+        _FunctionScanner(code, None, facts.imports).scan([s for s in body if not isinstance(
+            s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))])
+    except RecursionError:  # an expression nested thousands deep at top level: the rest of the facts stand
+        return
     facts.backprops += code.backprops
     facts.tensor_args += code.tensor_args
 

@@ -1,6 +1,7 @@
 """TAL301's lost writes: an in-place write into a value that is certainly a fresh copy, whose result
 nobody reads (``out.clone().masked_fill_(mask, 0)`` as a statement, ``hidden[ids].zero_()`` with an
-index array, ``tmp = x[mask]; tmp.zero_()`` with ``tmp`` never read): the write was meant for the
+index array, ``tmp = x[mask]; tmp.zero_()`` with ``tmp`` never read; a named ``.clone()`` only
+written is dead code the code chose, not reported): the write was meant for the
 source, which keeps its values."""
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ class LostWrite:
             if bound is not None:
                 found = indexing.copy_of(bound)
                 named = receiver.value
+                # ``shown = x.clone()`` only written is dead code, not a view mistaken for a copy: the
+                # code chose the copy (TAL201's own fix makes it). ``tmp = x[mask]`` looks like a view.
+                if found is not None and "index" not in found[1]:
+                    found = None
         if found is None:
             return False
         source, how = found
