@@ -299,6 +299,10 @@ NUMPY_INPLACE_FUNCTIONS = frozenset(
 
 # ndarray methods that always return new memory, although the tensor method of the same name
 # may return its receiver (``ndarray.flatten()`` copies; ``Tensor.flatten()`` may not).
+# scipy.sparse conversions: what they return is a sparse matrix, neither a tensor nor an ndarray
+# (``X = X.tolil(); r = X[:, j]`` is a copy). No tensor or ndarray has these methods (test_catalog).
+SPARSE_MATRIX_METHODS = frozenset("tolil tocsr tocsc tocoo todok todia tobsr todense getA1".split())
+
 NDARRAY_COPY_METHODS = frozenset("flatten astype copy tolist".split())
 
 # Methods that return their receiver unchanged in value (no write, no copy).

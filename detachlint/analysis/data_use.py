@@ -24,6 +24,30 @@ class DataUse:
     op: Optional[str] = None  # the in-place method or init function, for messages and signatures
 
 
+def own_data(node: cst.Attribute, parents: List[cst.CSTNode]) -> bool:
+    """``self.data`` in a method of a class that defines ``data`` itself (a property of a tensor
+    subclass, backed by another tensor): the class's own attribute, not ``Tensor.data``."""
+    if not isinstance(node.value, cst.Name):
+        return False
+    function = next((p for p in reversed(parents) if isinstance(p, cst.FunctionDef)), None)
+    if function is None or not function.params.params or function.params.params[0].name.value != node.value.value:
+        return False
+    at = parents.index(function)
+    owner = next((p for p in reversed(parents[:at]) if isinstance(p, (cst.ClassDef, cst.FunctionDef))), None)
+    if not isinstance(owner, cst.ClassDef) or not isinstance(owner.body, cst.IndentedBlock):
+        return False
+    for statement in owner.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "data":
+            return True
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+                isinstance(small, (cst.Assign, cst.AnnAssign)) and any(
+                    isinstance(t, cst.Name) and t.value == "data"
+                    for t in ([x.target for x in small.targets] if isinstance(small, cst.Assign) else [small.target]))
+                for small in statement.body):
+            return True
+    return False
+
+
 def classify_data_use(node: cst.Attribute, parents: List[cst.CSTNode], names: TorchNames) -> DataUse:
     """Follow ``X.data`` up through views and chained in-place calls to what finally uses it."""
     cur: cst.CSTNode = node

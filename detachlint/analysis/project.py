@@ -1220,7 +1220,95 @@ class _HeldModules:
                      if a in self._classes and attr in self._classes[a].modules), None)
 
 
-class ProjectIndex(_HeldModules):
+class _GraphReach:
+    """Which functions' results the project backpropagates, which reach a module's ``forward``,
+    and which parameters its callers give tensors (a part of ``ProjectIndex``: it uses the index's
+    functions and name resolution)."""
+
+    def backpropagated(self, qualname: str) -> Optional[str]:
+        """Where a caller runs backward on the result of the project function ``qualname``
+        (``loss = f(x); loss.backward()``, also through callers that return it): the graph its
+        result belongs to is still to be backpropagated when it returns."""
+        where = self._backpropagated.get(qualname)
+        return where + ")" if where is not None else None  # "`train` (line 40, through `loss_of`)"
+
+    @functools.cached_property
+    def _backpropagated(self) -> Dict[str, str]:
+        out: Dict[str, str] = {}
+        todo: List[str] = []
+        for q, fn in self._functions.items():
+            for callee, line in fn.backprops:
+                target = self._callee(q, CallSite(callee, (), line))
+                if target in self._functions and target not in out:
+                    caller = fn.name if self._module_of[q] == self._module_of[target] else q
+                    out[target] = f"`{caller}` (line {line}"
+                    todo.append(target)
+        for module, facts in self.modules.items():  # a script's own code: ``loss = f(x)``, ``loss.backward()``
+            for callee, line in facts.backprops:
+                target = self.resolve(module, callee)
+                if target in self._functions and target not in out:
+                    out[target] = f"the code of `{module or 'the module'}` (line {line}"
+                    todo.append(target)
+        for _ in range(_FIXPOINT_ROUNDS):  # ``def loss(...): return f(...) * w`` returns f's result up
+            todo, current = [], todo
+            for q in current:
+                for callee in self._functions[q].returns_calls:
+                    target = self._callee(q, CallSite(callee, (), 0))
+                    if target in self._functions and target not in out:
+                        out[target] = f"{out[q]}, through `{self._functions[q].name}`"
+                        todo.append(target)
+            if not todo:
+                break
+        return out
+
+    def reaches_forward(self, qualname: str) -> Optional[str]:
+        """Where the result of the project function ``qualname`` goes into what ``forward`` of a
+        module class returns (``bf = self.vector(x); return self.apply(bf, mix)``): the module's
+        caller backpropagates it, though no backward is seen. "`GEV.forward` (line 12)"."""
+        return self._forward_reached.get(qualname)
+
+    @functools.cached_property
+    def _forward_reached(self) -> Dict[str, str]:
+        out: Dict[str, str] = {}
+        for q, fn in self._functions.items():
+            cls = self.class_of(q)
+            if not fn.forward_from or cls is None or not self.is_module_class(cls):
+                continue
+            for callee in fn.forward_from:
+                target = self._callee(q, CallSite(callee, (), 0))
+                if target in self._functions and target != q:
+                    out.setdefault(target, f"`{fn.name}` (line {fn.line})")
+        return out
+
+    def tensor_parameters(self, qualname: str) -> FrozenSet[int]:
+        """The parameters of the project function ``qualname`` (counting ``self``) that a call in the
+        project passes a tensor it made (``f(torch.randn(3))``, ``h = x * 1.5; f(h)``): evidence that
+        the function's parameter holds a tensor, where nothing in the function says so."""
+        return self._tensor_parameters.get(qualname, frozenset())
+
+    @functools.cached_property
+    def _tensor_parameters(self) -> Dict[str, FrozenSet[int]]:
+        out: Dict[str, Set[int]] = {}
+
+        def add(module_or_caller: Tuple[str, Optional[str]], callee: str, positions: Tuple[int, ...]) -> None:
+            module, caller = module_or_caller
+            target = self._callee(caller, CallSite(callee, (), 0)) if caller else self.resolve(module, callee)
+            fn = self._functions.get(target) if target else None
+            if fn is None:
+                return
+            offset = 1 if fn.is_method and "." in callee else 0  # ``obj.m(x)``: ``x`` is parameter 1
+            out.setdefault(target, set()).update(p + offset for p in positions if p + offset < len(fn.params))
+
+        for q, fn in self._functions.items():
+            for callee, positions in fn.tensor_args:
+                add((self._module_of[q], q), callee, positions)
+        for module, facts in self.modules.items():
+            for callee, positions in facts.tensor_args:
+                add((module, None), callee, positions)
+        return {q: frozenset(v) for q, v in out.items() if v}
+
+
+class ProjectIndex(_GraphReach, _HeldModules):
     """Composed summaries of every function of the linted files, keyed by qualified name.
 
     ``modules``: the local facts by module, or what loads them; nothing is loaded or composed
@@ -1473,88 +1561,6 @@ class ProjectIndex(_HeldModules):
 
     def summary(self, qualname: str) -> Optional[Summary]:
         return self._summaries.get(qualname)
-
-    def backpropagated(self, qualname: str) -> Optional[str]:
-        """Where a caller runs backward on the result of the project function ``qualname``
-        (``loss = f(x); loss.backward()``, also through callers that return it): the graph its
-        result belongs to is still to be backpropagated when it returns."""
-        where = self._backpropagated.get(qualname)
-        return where + ")" if where is not None else None  # "`train` (line 40, through `loss_of`)"
-
-    @functools.cached_property
-    def _backpropagated(self) -> Dict[str, str]:
-        out: Dict[str, str] = {}
-        todo: List[str] = []
-        for q, fn in self._functions.items():
-            for callee, line in fn.backprops:
-                target = self._callee(q, CallSite(callee, (), line))
-                if target in self._functions and target not in out:
-                    caller = fn.name if self._module_of[q] == self._module_of[target] else q
-                    out[target] = f"`{caller}` (line {line}"
-                    todo.append(target)
-        for module, facts in self.modules.items():  # a script's own code: ``loss = f(x)``, ``loss.backward()``
-            for callee, line in facts.backprops:
-                target = self.resolve(module, callee)
-                if target in self._functions and target not in out:
-                    out[target] = f"the code of `{module or 'the module'}` (line {line}"
-                    todo.append(target)
-        for _ in range(_FIXPOINT_ROUNDS):  # ``def loss(...): return f(...) * w`` returns f's result up
-            todo, current = [], todo
-            for q in current:
-                for callee in self._functions[q].returns_calls:
-                    target = self._callee(q, CallSite(callee, (), 0))
-                    if target in self._functions and target not in out:
-                        out[target] = f"{out[q]}, through `{self._functions[q].name}`"
-                        todo.append(target)
-            if not todo:
-                break
-        return out
-
-    def reaches_forward(self, qualname: str) -> Optional[str]:
-        """Where the result of the project function ``qualname`` goes into what ``forward`` of a
-        module class returns (``bf = self.vector(x); return self.apply(bf, mix)``): the module's
-        caller backpropagates it, though no backward is seen. "`GEV.forward` (line 12)"."""
-        return self._forward_reached.get(qualname)
-
-    @functools.cached_property
-    def _forward_reached(self) -> Dict[str, str]:
-        out: Dict[str, str] = {}
-        for q, fn in self._functions.items():
-            cls = self.class_of(q)
-            if not fn.forward_from or cls is None or not self.is_module_class(cls):
-                continue
-            for callee in fn.forward_from:
-                target = self._callee(q, CallSite(callee, (), 0))
-                if target in self._functions and target != q:
-                    out.setdefault(target, f"`{fn.name}` (line {fn.line})")
-        return out
-
-    def tensor_parameters(self, qualname: str) -> FrozenSet[int]:
-        """The parameters of the project function ``qualname`` (counting ``self``) that a call in the
-        project passes a tensor it made (``f(torch.randn(3))``, ``h = x * 1.5; f(h)``): evidence that
-        the function's parameter holds a tensor, where nothing in the function says so."""
-        return self._tensor_parameters.get(qualname, frozenset())
-
-    @functools.cached_property
-    def _tensor_parameters(self) -> Dict[str, FrozenSet[int]]:
-        out: Dict[str, Set[int]] = {}
-
-        def add(module_or_caller: Tuple[str, Optional[str]], callee: str, positions: Tuple[int, ...]) -> None:
-            module, caller = module_or_caller
-            target = self._callee(caller, CallSite(callee, (), 0)) if caller else self.resolve(module, callee)
-            fn = self._functions.get(target) if target else None
-            if fn is None:
-                return
-            offset = 1 if fn.is_method and "." in callee else 0  # ``obj.m(x)``: ``x`` is parameter 1
-            out.setdefault(target, set()).update(p + offset for p in positions if p + offset < len(fn.params))
-
-        for q, fn in self._functions.items():
-            for callee, positions in fn.tensor_args:
-                add((self._module_of[q], q), callee, positions)
-        for module, facts in self.modules.items():
-            for callee, positions in facts.tensor_args:
-                add((module, None), callee, positions)
-        return {q: frozenset(v) for q, v in out.items() if v}
 
     def function(self, module: str, dotted: str, qualified: Optional[str] = None) -> Optional[Summary]:
         """The summary of what ``dotted``, called in ``module``, refers to (asked for every call

@@ -430,7 +430,98 @@ class _KindFlow:
         self._leave_loop()
 
 
-class TensorFacts(_KindFlow, Analysis):
+class _AnnotationKinds:
+    """What annotations and type names say a value is (a part of ``TensorFacts``: it uses the
+    scope's imports, names and the project index)."""
+
+    def type_kind(self, node: cst.BaseExpression) -> Kind:
+        """What ``isinstance(x, node)`` being true says about ``x``."""
+        if isinstance(node, cst.Tuple):
+            kinds = [self.type_kind(el.value) for el in node.elements]
+            result = kinds[0] if kinds else Kind.UNKNOWN
+            for k in kinds[1:]:
+                result = join(result, k)
+            return result
+        q = self.names.qualified(node)
+        if q is not None:
+            if q in catalog.TENSOR_TYPES or q in catalog.TENSOR_CLASSES:
+                return Kind.TENSOR
+            if q == "numpy.ndarray":
+                return Kind.NDARRAY
+            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+                return Kind.MODULE
+            if is_optimizer_class(q):
+                return Kind.OPTIMIZER
+            if self._project_tensor_class(q):
+                return Kind.TENSOR  # ``isinstance(p, ShardedParam)``: a Parameter subclass of the project
+            return Kind.OTHER if not q.startswith("torch") else Kind.UNKNOWN
+        if isinstance(node, cst.Name):
+            if self._builtin(node) in ("list", "tuple", "dict", "set", "int", "float", "str", "bool", "bytes"):
+                return Kind.OTHER
+            info = self.classes.get(node.value)
+            if info is not None:
+                return Kind.TENSOR if self._project_tensor_class(node.value) else info.self_kind
+            if self.project is not None and node.value not in self.names.bindings:
+                # a class of the project (``from .ir import TensorBox``: relative imports are not
+                # torch's, so ``names`` leaves them out)
+                index = self.project.index
+                resolved = index.resolve(self.project.module, node.value)
+                if resolved is not None and index.is_class(resolved):
+                    return Kind.TENSOR if index.is_tensor_class(resolved) else \
+                        Kind.MODULE if index.is_module_class(resolved) else Kind.OTHER
+        return Kind.UNKNOWN
+
+    def _names_tensor_itself(self, node: Optional[cst.BaseExpression]) -> bool:
+        """``torch.Tensor`` / ``nn.Parameter`` (or a tuple holding one), not a subclass of them: what
+        failing ``isinstance`` says is not a tensor (``torch.is_tensor`` has no class: None)."""
+        if node is None:
+            return True
+        if isinstance(node, cst.Tuple):
+            return any(self._names_tensor_itself(el.value) for el in node.elements)
+        return self.names.qualified(node) in catalog.TENSOR_TYPES
+
+    def _project_tensor_class(self, name: str) -> bool:
+        """Whether ``name`` (as imported or defined here) is a class of the project that subclasses
+        ``torch.Tensor`` or ``nn.Parameter``."""
+        project = self.project
+        if project is None:
+            return False
+        index = project.index
+        resolved = index.resolve(project.module, name) or index.lookup(name)
+        return resolved is not None and index.is_tensor_class(resolved)
+
+    def annotation_kind(self, node: cst.BaseExpression) -> Kind:
+        q = self.names.qualified(node)
+        if q in catalog.TENSOR_TYPES:
+            return Kind.TENSOR
+        if q == "numpy.ndarray":
+            return Kind.NDARRAY
+        if node.__class__ is cst.Name and node.value in self.classes and node.value not in self.names.bindings:
+            return self.classes[node.value].self_kind  # a class of this module: a module, or not a tensor
+        if node.__class__ is cst.SimpleString and node.value.strip("'\"") in ("Tensor", "torch.Tensor"):
+            return Kind.TENSOR if "Tensor" in self.names.bindings or "torch" in self.names.bindings else Kind.UNKNOWN
+        if q is not None and q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+            return Kind.MODULE
+        if is_optimizer_class(q):
+            return Kind.OPTIMIZER
+        if node.__class__ is cst.Name and self._builtin(node) in ("int", "float", "str", "bool", "list", "dict", "tuple"):
+            return Kind.OTHER
+        if node.__class__ is cst.Subscript:
+            base = self.names.qualified(node.value) or (node.value.value if node.value.__class__ is cst.Name else "")
+            inner = node.slice[0].slice if node.slice else None
+            if base.rsplit(".", 1)[-1] in catalog.SEQUENCE_ANNOTATIONS and inner.__class__ is cst.Index:
+                if self.annotation_kind(inner.value) is Kind.TENSOR:
+                    return Kind.TENSOR_SEQ
+            return Kind.OTHER if base.rsplit(".", 1)[-1] in ("List", "list", "Dict", "dict") else Kind.UNKNOWN
+        return Kind.UNKNOWN
+
+    def _builtin(self, node: cst.BaseExpression) -> Optional[str]:
+        if isinstance(node, cst.Name) and node.value not in self.names.bindings and self.frame.lookup(node.value) is None:
+            return node.value
+        return None
+
+
+class TensorFacts(_AnnotationKinds, _KindFlow, Analysis):
     """Flow-sensitive kinds of names and expressions; a participant in the engine traversal."""
 
     walks = True
@@ -675,93 +766,7 @@ class TensorFacts(_KindFlow, Analysis):
             return (Kind.OTHER,)
         return (Kind.UNKNOWN,)
 
-    def type_kind(self, node: cst.BaseExpression) -> Kind:
-        """What ``isinstance(x, node)`` being true says about ``x``."""
-        if isinstance(node, cst.Tuple):
-            kinds = [self.type_kind(el.value) for el in node.elements]
-            result = kinds[0] if kinds else Kind.UNKNOWN
-            for k in kinds[1:]:
-                result = join(result, k)
-            return result
-        q = self.names.qualified(node)
-        if q is not None:
-            if q in catalog.TENSOR_TYPES or q in catalog.TENSOR_CLASSES:
-                return Kind.TENSOR
-            if q == "numpy.ndarray":
-                return Kind.NDARRAY
-            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
-                return Kind.MODULE
-            if is_optimizer_class(q):
-                return Kind.OPTIMIZER
-            if self._project_tensor_class(q):
-                return Kind.TENSOR  # ``isinstance(p, ShardedParam)``: a Parameter subclass of the project
-            return Kind.OTHER if not q.startswith("torch") else Kind.UNKNOWN
-        if isinstance(node, cst.Name):
-            if self._builtin(node) in ("list", "tuple", "dict", "set", "int", "float", "str", "bool", "bytes"):
-                return Kind.OTHER
-            info = self.classes.get(node.value)
-            if info is not None:
-                return Kind.TENSOR if self._project_tensor_class(node.value) else info.self_kind
-            if self.project is not None and node.value not in self.names.bindings:
-                # a class of the project (``from .ir import TensorBox``: relative imports are not
-                # torch's, so ``names`` leaves them out)
-                index = self.project.index
-                resolved = index.resolve(self.project.module, node.value)
-                if resolved is not None and index.is_class(resolved):
-                    return Kind.TENSOR if index.is_tensor_class(resolved) else \
-                        Kind.MODULE if index.is_module_class(resolved) else Kind.OTHER
-        return Kind.UNKNOWN
-
-    def _names_tensor_itself(self, node: Optional[cst.BaseExpression]) -> bool:
-        """``torch.Tensor`` / ``nn.Parameter`` (or a tuple holding one), not a subclass of them: what
-        failing ``isinstance`` says is not a tensor (``torch.is_tensor`` has no class: None)."""
-        if node is None:
-            return True
-        if isinstance(node, cst.Tuple):
-            return any(self._names_tensor_itself(el.value) for el in node.elements)
-        return self.names.qualified(node) in catalog.TENSOR_TYPES
-
-    def _project_tensor_class(self, name: str) -> bool:
-        """Whether ``name`` (as imported or defined here) is a class of the project that subclasses
-        ``torch.Tensor`` or ``nn.Parameter``."""
-        project = self.project
-        if project is None:
-            return False
-        index = project.index
-        resolved = index.resolve(project.module, name) or index.lookup(name)
-        return resolved is not None and index.is_tensor_class(resolved)
-
-    def annotation_kind(self, node: cst.BaseExpression) -> Kind:
-        q = self.names.qualified(node)
-        if q in catalog.TENSOR_TYPES:
-            return Kind.TENSOR
-        if q == "numpy.ndarray":
-            return Kind.NDARRAY
-        if node.__class__ is cst.Name and node.value in self.classes and node.value not in self.names.bindings:
-            return self.classes[node.value].self_kind  # a class of this module: a module, or not a tensor
-        if node.__class__ is cst.SimpleString and node.value.strip("'\"") in ("Tensor", "torch.Tensor"):
-            return Kind.TENSOR if "Tensor" in self.names.bindings or "torch" in self.names.bindings else Kind.UNKNOWN
-        if q is not None and q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
-            return Kind.MODULE
-        if is_optimizer_class(q):
-            return Kind.OPTIMIZER
-        if node.__class__ is cst.Name and self._builtin(node) in ("int", "float", "str", "bool", "list", "dict", "tuple"):
-            return Kind.OTHER
-        if node.__class__ is cst.Subscript:
-            base = self.names.qualified(node.value) or (node.value.value if node.value.__class__ is cst.Name else "")
-            inner = node.slice[0].slice if node.slice else None
-            if base.rsplit(".", 1)[-1] in catalog.SEQUENCE_ANNOTATIONS and inner.__class__ is cst.Index:
-                if self.annotation_kind(inner.value) is Kind.TENSOR:
-                    return Kind.TENSOR_SEQ
-            return Kind.OTHER if base.rsplit(".", 1)[-1] in ("List", "list", "Dict", "dict") else Kind.UNKNOWN
-        return Kind.UNKNOWN
-
     # ------------------------------------------------------------------ expression helpers
-
-    def _builtin(self, node: cst.BaseExpression) -> Optional[str]:
-        if isinstance(node, cst.Name) and node.value not in self.names.bindings and self.frame.lookup(node.value) is None:
-            return node.value
-        return None
 
     def _root_kind(self, node: cst.BaseExpression) -> Kind:
         while isinstance(node, (cst.Attribute, cst.Subscript)):
@@ -859,6 +864,8 @@ class TensorFacts(_KindFlow, Analysis):
                 return Kind.TENSOR_SEQ
             if method == "numpy":
                 return Kind.NDARRAY
+            if method in catalog.SPARSE_MATRIX_METHODS:
+                return Kind.OTHER
             if method == "state_dict" and receiver is not Kind.OPTIMIZER:
                 return Kind.STATE_DICT if receiver is not Kind.OTHER else Kind.UNKNOWN
             callee = self._attribute_kind(func)

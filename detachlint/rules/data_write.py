@@ -9,7 +9,7 @@ from typing import ClassVar, Optional, Set, Tuple
 
 import libcst as cst
 
-from ..analysis.data_use import DataUse, classify_data_use
+from ..analysis.data_use import DataUse, classify_data_use, own_data
 from ..analysis.graph_use import GraphUse, neg_inf_fill
 from ..analysis.hooks import AppliedFunctions, ForwardHooks
 from ..analysis.order import ScopeOrder
@@ -35,7 +35,7 @@ class DataWrite(Rule):
         self._statements: Set[int] = set()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value != "data":
+        if node.attr.value != "data" or own_data(node, self.ctx.parents):
             return
         kind = self.analysis(TensorFacts).kind(node.value)
         if kind is not Kind.TENSOR and kind is not Kind.UNKNOWN:

@@ -7,7 +7,7 @@ from typing import List
 import libcst as cst
 
 from ..analysis import catalog
-from ..analysis.data_use import classify_data_use
+from ..analysis.data_use import classify_data_use, own_data
 from ..analysis.tensors import TensorFacts
 from ..analysis.torch_facts import shares_receiver_memory
 from ..analysis.torchnames import TorchNames
@@ -65,7 +65,9 @@ def _value_only(node: cst.CSTNode, parents: List[cst.CSTNode]) -> bool:
 class DataRead(Rule):
     """
     ## What it does
-    Flags reads of `Tensor.data` (off by default; enable with `--extend-select TAL002`).
+    Flags reads of `Tensor.data` (off by default; enable with `--extend-select TAL002`). In a
+    tensor subclass that defines `data` itself (a property backed by another tensor), `self.data`
+    is that property, not `Tensor.data`, and is not flagged (nor written, for TAL001/TAL003).
 
     ## Why is this bad?
     `x.data` and `x.detach()` both return a tensor that shares `x`'s storage and is cut from the
@@ -101,7 +103,8 @@ class DataRead(Rule):
     sites = Sites(attributes=catalog.UNTRACKED_ALIAS_ATTRIBUTES)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value != "data" or not self.analysis(TensorFacts).is_tensor(node.value):
+        if node.attr.value != "data" or not self.analysis(TensorFacts).is_tensor(node.value) \
+                or own_data(node, self.ctx.parents):
             return
         if classify_data_use(node, self.ctx.parents, self.analysis(TorchNames)).write is not None:
             return

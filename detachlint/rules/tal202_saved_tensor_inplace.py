@@ -54,6 +54,7 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
     A step of an optimizer between two passes of a retained graph (`fake = G(z)`, then a loop of
     `D(fake)...backward(retain_graph=True)` and `opt_g.step()`) writes parameters `G(z)` saved.
     A parameter holds a tensor where the project's callers pass one (`f(torch.randn(3))`).
+    What `.detach()` makes (`lm(x).detach().clone()`) has no graph: an op on it saves nothing.
     Which ops and modules save or write what is measured with torch itself (`tools/saved_for_backward.py`).
     A graph whose result feeds only ops with integer or boolean results (`argmin`, `argmax`, comparisons)
     or `.detach()` is not backpropagated; a helper that writes its argument only through `.data`
@@ -472,8 +473,8 @@ class _ScopeFlow(cst.CSTVisitor):
 
     # questions
     def _graph_free(self, node: cst.CSTNode) -> bool:
-        """A value made by a ``torch`` factory with no ``requires_grad`` (``torch.randn(n)``, and
-        what methods make of it): no graph is behind it, so no op on it saves anything. Also what
+        """A value made by a ``torch`` factory with no ``requires_grad`` (``torch.randn(n)``), or by
+        ``.detach()`` (``lm(x).detach().clone()``), and what methods make of it: no graph is behind it, so no op on it saves anything. Also what
         torch functions, arithmetic and comparisons make of such values and numbers
         (``torch.where(m == 1, m, torch.tensor(-inf))``, ``torch.cat((zeros, eye), 1)``)."""
         while True:
@@ -485,6 +486,8 @@ class _ScopeFlow(cst.CSTVisitor):
                     and self.names.qualified(node.func) is None:
                 if node.func.attr.value == "requires_grad_":
                     return False
+                if node.func.attr.value in catalog.GRAPH_CUTTING_METHODS:
+                    return True  # ``m(x).detach().clone()``: no graph behind what it makes
                 node = node.func.value
             elif isinstance(node, cst.Call):
                 q = self.names.qualified(node.func) or ""
