@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from detachlint.analysis import catalog
+from detachlint.knowledge import catalog
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -184,7 +184,7 @@ def _saved_tool():
 
 
 def test_saved_ops_are_what_the_installed_torch_saves():
-    from detachlint.analysis import saved_ops
+    from detachlint.knowledge import saved_ops
 
     result, first = _saved_tool().measure()
     assert saved_ops.SAVES_RESULT == frozenset(result)
@@ -196,7 +196,7 @@ def test_saved_ops_are_what_the_installed_torch_saves():
 def test_saved_modules_are_what_the_installed_torch_modules_save():
     """The module table (``saved_ops.MODULE_*``) is what ``tools/saved_for_backward.py`` measures
     on the installed torch, and says what a reader of ``torch.nn`` expects of the usual ones."""
-    from detachlint.analysis import saved_ops
+    from detachlint.knowledge import saved_ops
 
     tool = _saved_tool()
     measured = tool.measure_modules()
@@ -218,7 +218,7 @@ def test_weight_writing_modules_are_what_the_installed_torch_modules_write():
     """``saved_ops.MODULE_WRITES_WEIGHT`` is measured, and a lookup with ``max_norm`` after an op
     saved the weight raises at backward, as TAL202 says (and not with the weight cloned)."""
     import torch
-    from detachlint.analysis import saved_ops
+    from detachlint.knowledge import saved_ops
 
     assert saved_ops.MODULE_WRITES_WEIGHT == _saved_tool().measure_weight_writes()
     assert saved_ops.MODULE_WRITES_WEIGHT["Embedding"] == "max_norm"
@@ -325,7 +325,7 @@ def test_optimizer_classes_are_what_torch_optim_calls_optimizers():
     import inspect
     import pkgutil
 
-    from detachlint.analysis.torch_facts import is_optimizer_class
+    from detachlint.knowledge.torch_facts import is_optimizer_class
 
     names = ["torch.optim"] + [f"torch.optim.{m.name}" for m in pkgutil.iter_modules(torch.optim.__path__)
                                if not m.name.startswith("_")]

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-from detachlint.analysis import catalog
+from detachlint.knowledge import catalog
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")

@@ -14,7 +14,9 @@ PACKAGE = Path(__file__).parents[1] / "detachlint"
 LAYERS: List[List[str]] = [
     ["detachlint", "detachlint.signature", "detachlint.findings", "detachlint.edits", "detachlint.noqa", "detachlint.cstcompat",
      "detachlint.walk"],
-    ["detachlint.files", "detachlint.analysis", "detachlint.frontend"],
+    ["detachlint.files", "detachlint.knowledge"],  # PyTorch as data: read by the front end and the analyses
+    ["detachlint.frontend"],
+    ["detachlint.analysis"],
     ["detachlint.context", "detachlint.rules"],
     ["detachlint.config", "detachlint.engine", "detachlint.docs"],
     ["detachlint.notebook", "detachlint.incremental"],

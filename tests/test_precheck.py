@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from detachlint.analysis import catalog
+from detachlint.knowledge import catalog
 from detachlint.frontend.precheck import ATTRIBUTE_EVIDENCE, WORD_EVIDENCE, may_have_findings
 from detachlint.engine import every_site, lint_source
 from detachlint.findings import PARSE_ERROR_CODE

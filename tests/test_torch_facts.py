@@ -1,5 +1,5 @@
-"""PyTorch facts are decided in one place: ``analysis/torch_facts.py``, over the data of
-``analysis/catalog.py`` (issue 32: "optimizer class" was decided three ways, and a parameter
+"""PyTorch facts are decided in one place: ``knowledge/torch_facts.py``, over the data of
+``knowledge/catalog.py`` (issue 32: "optimizer class" was decided three ways, and a parameter
 annotated ``torch.optim.SGD`` was not an optimizer where one named ``optimizer`` was). A module
 that spells one of these facts again fails here, with the predicate to call instead."""
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from detachlint.analysis import catalog, saved_ops
+from detachlint.knowledge import catalog, saved_ops
 
 PACKAGE = Path(__file__).resolve().parents[1] / "detachlint"
-HOME = {"analysis/catalog.py", "analysis/saved_ops.py", "analysis/torch_facts.py"}
+HOME = {"knowledge/__init__.py", "knowledge/catalog.py", "knowledge/saved_ops.py", "knowledge/torch_facts.py"}
 # Vocabularies of names, not decisions: the rules' sites (``WRITES``: numpy's in-place functions by
 # name) and the pre-check's evidence words (``Tensor``, ``numpy``).
 VOCABULARY = {"rules/base.py", "frontend/precheck.py"}

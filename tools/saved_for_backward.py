@@ -5,10 +5,10 @@ Each op is run on inputs that require grad under ``torch.autograd.graph.saved_te
 saved tensor that shares storage with the result (or with the first input) is what an in-place
 write to it before ``backward()`` breaks ("one of the variables needed for gradient computation has
 been modified by an inplace operation"). The answer is written, as data, to
-``detachlint/analysis/saved_ops.py``, which rule TAL202 reads; ``tests/test_catalog.py`` runs
+``detachlint/knowledge/saved_ops.py``, which rule TAL202 reads; ``tests/test_catalog.py`` runs
 ``measure()`` again and compares, so a torch that saves differently fails the test.
 
-    python tools/saved_for_backward.py            # rewrite detachlint/analysis/saved_ops.py
+    python tools/saved_for_backward.py            # rewrite detachlint/knowledge/saved_ops.py
     python tools/saved_for_backward.py --check    # exit 1 if it is out of date
 """
 
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
-OUT = Path(__file__).resolve().parents[1] / "detachlint" / "analysis" / "saved_ops.py"
+OUT = Path(__file__).resolve().parents[1] / "detachlint" / "knowledge" / "saved_ops.py"
 
 # name -> how to call it on (x, other): one input, or two (``other`` a second tensor that does not
 # require grad, so that what is saved is saved because of ``x`` alone: ``x * w`` saves ``x`` only

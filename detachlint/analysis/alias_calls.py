@@ -11,13 +11,13 @@ from typing import Callable, Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 
-from . import catalog
+from ..knowledge import catalog
 from .alias_flow import atoms
 from .alias_model import EMPTY, Origin, Relation
 from .dtypes import KEEP, DtypeClasses
 from .project import Summary
 from .tensors import Kind, target_names
-from .torch_facts import (ModuleEffect, is_optimizer_class, saves_for_backward, saves_input, saves_other,
+from ..knowledge.torch_facts import (ModuleEffect, is_optimizer_class, saves_for_backward, saves_input, saves_other,
                           stepped_optimizer, writes_receiver)
 from .torchnames import TorchNames, dotted_name, sliced_name
 from ..walk import walk

@@ -11,12 +11,12 @@ from typing import Iterable, Optional, Set
 
 import libcst as cst
 
-from . import catalog
+from ..knowledge import catalog
 from .alias_calls import surely_tensor
 from .alias_model import EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, Storage
 from .copies import Indexing, multi_dimensional
 from .tensors import Kind
-from .torch_facts import is_view_attribute, is_view_method, may_alias_conversion, may_return_receiver
+from ..knowledge.torch_facts import is_view_attribute, is_view_method, may_alias_conversion, may_return_receiver
 from .torchnames import dotted_name
 
 

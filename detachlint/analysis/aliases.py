@@ -32,7 +32,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tup
 
 import libcst as cst
 
-from . import catalog
+from ..knowledge import catalog
 from .alias_calls import CallTransfer, fed_to_torch_op, surely_tensor
 from .alias_flow import ControlFlow, Loop
 from .alias_state import NameState
@@ -41,7 +41,7 @@ from .alias_model import (HANDLES, Mutation, Origin, Relation, StaleRead, State,
 from .base import Analysis, AnalysisContext
 from .copies import VIEW, multi_dimensional, written_back
 from .project import ModuleView
-from .torch_facts import is_optimizer_name, is_view_attribute
+from ..knowledge.torch_facts import is_optimizer_name, is_view_attribute
 from .tensors import Kind, ScopeKinds, TensorFacts
 from .torchnames import TorchNames, dotted_name
 

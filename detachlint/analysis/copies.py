@@ -15,11 +15,11 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from . import catalog
+from ..knowledge import catalog
 from .alias_model import Relation
 from .dtypes import DtypeClasses, _Bindings
 from .tensors import Kind
-from .torch_facts import is_view_method
+from ..knowledge.torch_facts import is_view_method
 from .torchnames import TorchNames, dotted_name
 from ..walk import walk
 

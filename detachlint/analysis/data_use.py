@@ -8,8 +8,8 @@ from typing import List, Optional
 
 import libcst as cst
 
-from . import catalog
-from .torch_facts import is_view_attribute, is_view_method, writes_receiver
+from ..knowledge import catalog
+from ..knowledge.torch_facts import is_view_attribute, is_view_method, writes_receiver
 from .torchnames import TorchNames
 
 

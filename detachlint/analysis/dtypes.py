@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from . import catalog
+from ..knowledge import catalog
 from .torchnames import TorchNames, dotted_name
 from ..walk import walk
 

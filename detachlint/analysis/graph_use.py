@@ -14,7 +14,7 @@ from typing import Iterable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from .order import ScopeOrder
-from .torch_facts import (carries_no_gradient, cuts_graph, is_view_attribute, is_view_method, makes_leaf,
+from ..knowledge.torch_facts import (carries_no_gradient, cuts_graph, is_view_attribute, is_view_method, makes_leaf,
                           may_return_receiver, saves_nothing_of_input, saves_result, zero_gradient_at_neg_inf)
 from .torchnames import TorchNames, dotted_name
 from ..walk import significant_children, walk

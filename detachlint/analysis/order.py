@@ -9,7 +9,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from . import catalog
+from ..knowledge import catalog
 from .base import Analysis, AnalysisContext
 from .torchnames import TorchNames, dotted_name
 from ..walk import significant_children

@@ -15,7 +15,7 @@ from typing import Dict, Iterable, Optional, Set, Tuple
 
 import libcst as cst
 
-from . import catalog
+from ..knowledge import catalog
 from .torchnames import TorchNames, target_names
 from ..walk import walk
 

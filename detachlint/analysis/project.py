@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
-from . import catalog
-from .torch_facts import (LIST_MARK, MODULE_LISTS, SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument,
+from ..knowledge import catalog
+from ..knowledge.torch_facts import (LIST_MARK, MODULE_LISTS, SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument,
                           element_effect, is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
                           flipped, module_effect, module_entry, shares_receiver_memory, stepped_optimizer,
                           writes_first_argument, writes_receiver)

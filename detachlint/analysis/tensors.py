@@ -19,10 +19,10 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from . import catalog
+from ..knowledge import catalog
 from .base import Analysis, AnalysisContext
 from .project import ModuleView
-from .torch_facts import ModuleEffect, is_optimizer_class
+from ..knowledge.torch_facts import ModuleEffect, is_optimizer_class
 from .param_evidence import TENSOR, evidenced_kinds
 from .torchnames import TorchNames, dotted_name, target_names
 from ..walk import STATEMENTS_ONLY, Walker, walk

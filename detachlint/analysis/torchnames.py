@@ -13,8 +13,8 @@ import libcst as cst
 
 from .base import Analysis, AnalysisContext
 
-from . import catalog
-from .catalog import CANONICAL_NAMES
+from ..knowledge import catalog
+from ..knowledge.catalog import CANONICAL_NAMES
 from ..walk import STATEMENTS_ONLY, walk
 
 

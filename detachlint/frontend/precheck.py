@@ -31,7 +31,7 @@ import functools
 import re
 from typing import FrozenSet, Optional
 
-from ..analysis import catalog
+from ..knowledge import catalog
 from .sites import Sites
 
 # Names that are evidence wherever they appear (imports, annotations, keyword arguments).

@@ -56,7 +56,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
-from ..analysis import catalog
+from ..knowledge import catalog
 from .sites import Sites
 
 _Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]

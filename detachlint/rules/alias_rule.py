@@ -9,13 +9,13 @@ from typing import Any, Callable, List, Optional, Sequence, Set
 
 import libcst as cst
 
-from ..analysis import catalog
+from ..knowledge import catalog
 from ..analysis.alias_model import HANDLES, Mutation, Origin, Relation, StaleRead
 from ..analysis.alias_state import strip_aliases
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
-from ..analysis.torch_facts import is_view_attribute, is_view_method, writes_first_argument, writes_receiver
+from ..knowledge.torch_facts import is_view_attribute, is_view_method, writes_first_argument, writes_receiver
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..signature import Side, Signature, Source
 from .base import Rule

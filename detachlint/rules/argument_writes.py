@@ -18,7 +18,8 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from ..analysis import catalog
+from ..knowledge import catalog
+from ..knowledge.torch_facts import may_alias_conversion
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.hooks import AppliedFunctions
@@ -300,7 +301,7 @@ def _is_parameter(node: cst.BaseExpression, param: str) -> bool:
     """``x``, ``x.clamp_(0, 1)`` (an in-place method returns its receiver), or a conversion of either
     (``x.to(torch.float32).clamp_(0, 1).to(x.dtype)``)."""
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-            and (node.func.attr.value in catalog.INPLACE_METHODS or node.func.attr.value in catalog.MAY_ALIAS_CONVERSIONS):
+            and (node.func.attr.value in catalog.INPLACE_METHODS or may_alias_conversion(node.func.attr.value)):
         node = node.func.value
     return isinstance(node, cst.Name) and node.value == param
 

@@ -25,7 +25,7 @@ import inspect
 import re
 from typing import TYPE_CHECKING, ClassVar, Dict, Optional, Tuple, Type, TypeVar
 
-from ..analysis import catalog
+from ..knowledge import catalog
 from ..analysis.base import Analysis
 from ..frontend.sites import Sites
 from ..findings import Severity, rules_doc_uri

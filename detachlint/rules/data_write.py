@@ -13,9 +13,9 @@ from ..analysis.data_use import DataUse, classify_data_use, own_data
 from ..analysis.graph_use import GraphUse, neg_inf_fill
 from ..analysis.hooks import AppliedFunctions, ForwardHooks
 from ..analysis.order import ScopeOrder
-from ..analysis import catalog
+from ..knowledge import catalog
 from ..analysis.tensors import Kind, TensorFacts
-from ..analysis.torch_facts import is_view_method, may_return_receiver
+from ..knowledge.torch_facts import is_view_method, may_return_receiver
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from .base import Rule, Sites

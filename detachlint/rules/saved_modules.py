@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..analysis.graph_use import GraphUse
 from ..analysis.order import ScopeOrder
-from ..analysis.torch_facts import SEQUENTIAL, UNKNOWN_MODULE, chain_hazards, module_entry, writes_own_weight
+from ..knowledge.torch_facts import SEQUENTIAL, UNKNOWN_MODULE, chain_hazards, module_entry, writes_own_weight
 from ..analysis.torchnames import TorchNames
 from ..signature import Signature, Source
 

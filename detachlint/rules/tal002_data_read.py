@@ -6,10 +6,10 @@ from typing import List
 
 import libcst as cst
 
-from ..analysis import catalog
+from ..knowledge import catalog
 from ..analysis.data_use import classify_data_use, own_data
 from ..analysis.tensors import TensorFacts
-from ..analysis.torch_facts import shares_receiver_memory
+from ..knowledge.torch_facts import shares_receiver_memory
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity
 from ..signature import Signature

@@ -11,9 +11,9 @@ import libcst as cst
 from ..analysis.data_use import DataUse
 from ..analysis.hooks import AppliedFunctions
 from ..analysis.order import ScopeOrder
-from ..analysis import catalog
+from ..knowledge import catalog
 from ..analysis.tensors import Kind, TensorFacts
-from ..analysis.torch_facts import converts_dtype_or_device, writes_own_metadata
+from ..knowledge.torch_facts import converts_dtype_or_device, writes_own_metadata
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Edit, Fix, Location, Severity
 from ..signature import Signature, Source

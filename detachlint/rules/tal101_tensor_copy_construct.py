@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..analysis import catalog
+from ..knowledge import catalog
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity

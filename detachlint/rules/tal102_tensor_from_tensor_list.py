@@ -6,10 +6,10 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from ..analysis import catalog
+from ..knowledge import catalog
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
-from ..analysis.torch_facts import shares_receiver_memory
+from ..knowledge.torch_facts import shares_receiver_memory
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity
 from ..signature import Signature, Source

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import catalog
+from ..knowledge import catalog
 from ..analysis.tensors import TensorFacts
 from ..analysis.torchnames import TorchNames
 from ..findings import Severity

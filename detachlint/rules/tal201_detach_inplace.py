@@ -7,7 +7,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from ..analysis.alias_model import Mutation, Origin, Relation
-from ..analysis.torch_facts import is_copy_intent_conversion
+from ..knowledge.torch_facts import is_copy_intent_conversion
 from ..findings import Severity
 from .alias_rule import AliasRule, mutation_ops
 from .base import WRITES

@@ -8,11 +8,11 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from ..analysis import catalog
+from ..knowledge import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.order import ScopeOrder
 from ..analysis.graph_use import names_and_calls, names_in as _names_in
-from ..analysis.torch_facts import saves_input, saves_other, saves_result
+from ..knowledge.torch_facts import saves_input, saves_other, saves_result
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name, sliced_name
 from ..findings import Severity

@@ -10,7 +10,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..analysis import catalog
+from ..knowledge import catalog
 from ..analysis.aliases import AliasAnalysis
 from ..findings import Severity
 from ..walk import walk

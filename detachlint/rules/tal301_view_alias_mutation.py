@@ -6,14 +6,14 @@ from typing import List, Set
 
 import libcst as cst
 
-from ..analysis import catalog
+from ..knowledge import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.alias_state import kept_by_caller, strip_aliases
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.hooks import AppliedFunctions
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
-from ..analysis.torch_facts import is_copy_intent_conversion
+from ..knowledge.torch_facts import is_copy_intent_conversion
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from ..signature import Side

@@ -6,13 +6,13 @@ from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
-from ..analysis import catalog
+from ..knowledge import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation, StaleRead
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.base import Analysis, AnalysisContext
 from ..analysis.order import ScopeOrder
 from ..analysis.project import SnapshotHazard
-from ..analysis.torch_facts import is_optimizer_name, stepped_optimizer
+from ..knowledge.torch_facts import is_optimizer_name, stepped_optimizer
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
