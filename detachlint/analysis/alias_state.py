@@ -25,7 +25,8 @@ class NameState:
     interpreter's ``state``, ``_kind`` and the receivers' tests ``_is_optimizer``)."""
 
     # what the scope's indexes give (a 0-d tensor index: a view), and its certain copies
-    indexing = functools.cached_property(lambda self: Indexing(self.scope, self.names, self._kind))
+    # (``self._kinds.kind``, not the bound ``self._kind``: that would make a cycle through the nodes)
+    indexing = functools.cached_property(lambda self: Indexing(self.scope, self.names, self._kinds.kind))
 
     def _storage(self, key: str) -> Storage:
         storage = self._storages.get(key)

@@ -37,7 +37,7 @@ from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "22"
+FORMAT = "23"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -712,15 +712,6 @@ def _target_names(target: ast.AST) -> List[ast.Name]:
     return []
 
 
-def _defined_names(body: Sequence[ast.stmt], out: Set[str]) -> Set[str]:
-    for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out.add(stmt.name)
-        elif isinstance(stmt, ast.ClassDef):
-            _defined_names(stmt.body, out)
-    return out
-
-
 def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int], ...]:
     """Of the names passed to calls (``_FunctionScanner.passed``), those read again after the call,
     before anything binds them anew, in the order of the code (a loop's back edge not counted),
@@ -753,6 +744,8 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
             visit(statement, ())
     except RecursionError:  # an expression nested thousands deep: no reads rather than no facts
         return ()
+    finally:
+        visit = None  # noqa: F841 -- the closure refers to itself: a cycle that would keep the nodes
     out = []
     for callee, named, line, call in passed:
         end = (call.end_lineno or line, call.end_col_offset or 0)
@@ -814,13 +807,18 @@ def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFa
     facts.functions[qualname] = summary
 
 
+def _module_code(body: Sequence[ast.stmt]) -> List[ast.stmt]:
+    """The statements of a module body that are its own code (not definitions or imports)."""
+    return [s for s in body if not isinstance(
+        s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))]
+
+
 def _scan_module_code(body: Sequence[ast.stmt], facts: ModuleFacts) -> None:
     """The calls whose results the module's own code backpropagates (its functions and classes are
     scanned on their own): a script that calls ``loss_of(x).backward()`` at its top level."""
     code = FunctionFacts("", (), 0)
     try:
-        _FunctionScanner(code, None, facts.imports).scan([s for s in body if not isinstance(
-            s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))])
+        _FunctionScanner(code, None, facts.imports).scan(_module_code(body))
     except RecursionError:  # an expression nested thousands deep at top level: the rest of the facts stand
         return
     facts.backprops += code.backprops
@@ -860,12 +858,10 @@ def _makers(body: Sequence[ast.stmt]) -> Dict[str, ast.AST]:
 
 
 def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts,
-               makers: Optional[Mapping[str, ast.AST]] = None, defined: Optional[FrozenSet[str]] = None) -> None:
-    """``defined``: the names of the functions and methods the module (or the piece of it
-    scanned) defines; only calls of these are followed for reads after the call."""
+               makers: Optional[Mapping[str, ast.AST]] = None, defined: FrozenSet[str] = frozenset()) -> None:
+    """``defined``: the names of the functions and methods the module defines (``_DEF_RE``); only
+    calls of these are followed for reads after the call."""
     makers = _makers(body) if makers is None else makers
-    if defined is None:
-        defined = frozenset(_defined_names(body, set()))
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _scan_function(stmt, prefix + stmt.name, in_class, facts, defined)
@@ -878,9 +874,9 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
         elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
             # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
             for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
-                _scan_body(block, prefix, in_class, facts, makers)
+                _scan_body(block, prefix, in_class, facts, makers, defined)
             for handler in getattr(stmt, "handlers", []):
-                _scan_body(handler.body, prefix, in_class, facts, makers)
+                _scan_body(handler.body, prefix, in_class, facts, makers, defined)
 
 
 def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str], makers: Mapping[str, ast.AST] = {}
@@ -1044,6 +1040,9 @@ def _imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
     return out
 
 
+_DEF_RE = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+
+
 def module_facts(source: str, module: str, is_package: bool = False,
                  vocabulary: Optional[Sites] = None) -> Optional[ModuleFacts]:
     """The local facts of one file; None when Python cannot parse it. With ``vocabulary`` (the
@@ -1053,19 +1052,29 @@ def module_facts(source: str, module: str, is_package: bool = False,
 
 
 def _module_facts(source: str, module: str, is_package: bool, vocabulary: Optional[Sites]) -> Optional[ModuleFacts]:
+    # the module's functions and methods by name, from the text: the same whether the module is
+    # scanned whole or a piece at a time (a call of one is followed for reads after it)
+    defined = frozenset(_DEF_RE.findall(source))
     if len(source) > PIECES_SIZE:  # a piece at a time: no tree of the whole module
         facts = ModuleFacts()
 
+        top: List[ast.stmt] = []  # the module's own code, scanned as one after the last piece
+        # module functions that return a module, from this piece and those before it (one defined
+        # after the class that calls it, in a later piece, is not seen: a module this large only)
+        makers: Dict[str, ast.AST] = {}
+
         def scan(tree: ast.Module) -> None:
             facts.imports.update(_imports(tree, module, is_package))
-            _scan_body(tree.body, "", False, facts)
-            _scan_module_code(tree.body, facts)
+            makers.update(_makers(tree.body))
+            _scan_body(tree.body, "", False, facts, makers, defined)
+            top.extend(_module_code(tree.body))
 
         try:
             first = first_pass_in_pieces(source, vocabulary, scan)
         except RecursionError:
             return None
         if first is not None:
+            _scan_module_code(top, facts)
             facts.deep, facts.quiet, facts.elements = first.deep, first.quiet or [], first.elements or []
             facts.sites = first.sites
             return facts
@@ -1082,7 +1091,7 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
         if deep is None and vocabulary is not None:
             facts.quiet, facts.elements = quiet_code(tree, lines, vocabulary)
             facts.sites = vocabulary
-        _scan_body(tree.body, "", False, facts)
+        _scan_body(tree.body, "", False, facts, defined=defined)
         _scan_module_code(tree.body, facts)
     except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
         return None
