@@ -25,7 +25,7 @@ from ..analysis.aliases import AliasAnalysis
 from ..analysis.hooks import AppliedFunctions
 from ..analysis.param_evidence import LIST_ACCEPTING, TENSOR, evidence_of, tensor_tested
 from ..analysis.tensors import Kind, TensorFacts
-from ..analysis.torchnames import dotted_name, target_names
+from ..analysis.torchnames import TorchNames, dotted_name, target_names
 from ..findings import Severity
 from ..signature import Side
 from ..walk import walk
@@ -56,6 +56,8 @@ class ArgumentWrites:
         param, origin = found
         if mutation.op in _REFILLS and origin.parent is None:
             return  # ``conv_state.copy_(new)``: the whole argument refilled, a cache or buffer updated on purpose
+        if self._grad_disabled():
+            return  # ``with torch.no_grad(): p.mul_(d)``: an update outside autograd, as ``p.data.mul_(d)`` is
         first = ("argument_written", id(scope), param)
         if first in self.ctx.memo or self._contract(scope, param, analysis):  # type: ignore[attr-defined]
             return  # one finding per parameter: its first write
@@ -68,6 +70,19 @@ class ArgumentWrites:
             return  # a private helper, its callers of this module know what it writes
         self.ctx.memo[first] = True  # type: ignore[attr-defined]
         self._report_argument_write(mutation, analysis, scope, param, origin, evidence, read)
+
+    def _grad_disabled(self) -> bool:
+        """Whether the write being visited runs in a ``with torch.no_grad():`` (or ``inference_mode``)
+        block of its function."""
+        names = self.analysis(TorchNames)  # type: ignore[attr-defined]
+        for node in reversed(self.ctx.parents):  # type: ignore[attr-defined]
+            if isinstance(node, cst.FunctionDef):
+                return False
+            if isinstance(node, cst.With) and any(
+                    isinstance(item.item, cst.Call) and names.qualified(item.item.func) in catalog.GRAD_DISABLING
+                    for item in node.items):
+                return True
+        return False
 
     def _written_parameter(self, mutation: Mutation, analysis: AliasAnalysis) -> Optional[Tuple[str, Origin]]:
         """The parameter whose caller's tensor the write reaches, and the written origin: the entry

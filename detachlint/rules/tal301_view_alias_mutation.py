@@ -80,7 +80,7 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     `.shape`, `x[:, 0]`, `torch.is_tensor(x)`); a number, a list or a dict item is never reported.
     Where writing the argument is the function's contract, nothing is reported: a name ending in
     `_`, a function that returns nothing or hands back only the argument it filled, an `inplace`
-    flag, an `out`/`buf` parameter, an optimizer `step`, a `@torch.no_grad()` update, an
+    flag, an `out`/`buf` parameter, an optimizer `step`, a `@torch.no_grad()` update or a write in a `with torch.no_grad():` block, an
     `autograd.Function`'s `forward`/`backward`, a function given to `Module.apply`, or another
     override of the method writing the argument too. Only the first write of each parameter is
     reported.
