@@ -11,7 +11,7 @@ in-place write into it that nobody reads is known to be lost.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
@@ -56,6 +56,16 @@ class _LoopBindings(_Bindings):
             self.values.setdefault(node.target.value, []).append(_RANGE)  # type: ignore[arg-type]
         else:
             self._unknown(node.target)
+
+
+class Copy(NamedTuple):
+    """What ``Indexing.copy_of`` found: the value copied, how the code shows it is a copy, and
+    whether the copy comes from indexing (``x[idx]``: read as a view by mistake) rather than an
+    explicit copy (``.clone()``, ``copy.deepcopy``, ``torch.tensor``, a dtype conversion)."""
+
+    source: cst.BaseExpression
+    how: str
+    by_index: bool = False
 
 
 class Indexing:
@@ -198,8 +208,8 @@ class Indexing:
 
     # ------------------------------------------------------------------ certain copies
 
-    def copy_of(self, node: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, str]]:
-        """``(source, how)`` where ``node`` is certainly new memory made from ``source`` (through
+    def copy_of(self, node: cst.BaseExpression) -> Optional[Copy]:
+        """The ``Copy`` where ``node`` is certainly new memory made from ``source`` (through
         views of such a copy too: ``x.clone().view(-1)``); None where it may share memory."""
         while True:
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
@@ -212,7 +222,7 @@ class Indexing:
                 break
         if isinstance(node, cst.Subscript):
             if self.kind_of(node.value) in _TENSORS and self.of(node.slice) == COPY:
-                return node.value, "indexing with an integer array, a list or a mask makes a copy"
+                return Copy(node.value, "indexing with an integer array, a list or a mask makes a copy", by_index=True)
             return None
         if not isinstance(node, cst.Call):
             return None
@@ -223,17 +233,17 @@ class Indexing:
                 and isinstance(positional[0], (cst.Name, cst.Attribute, cst.Subscript)) \
                 and self.kind_of(positional[0]) in (*_TENSORS, Kind.UNKNOWN):
             how = "`torch.tensor` always copies" if q == "torch.tensor" else f"`{q}` copies"
-            return positional[0], how
+            return Copy(positional[0], how)
         if q:
             return None  # another function of a module: not a method of a tensor
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             receiver = func.value
             if method == "clone" and not positional and self.kind_of(receiver) in (*_TENSORS, Kind.UNKNOWN):
-                return receiver, "`.clone()` always copies"
+                return Copy(receiver, "`.clone()` always copies")
             if method in catalog.CLASS_METHODS and not node.args and self.kind_of(receiver) is Kind.TENSOR:
                 source = self._class(receiver)
                 if source is not None and source != catalog.CLASS_METHODS[method]:
-                    return receiver, f"`.{method}()` of a tensor of the {source} class converts, so it copies"
+                    return Copy(receiver, f"`.{method}()` of a tensor of the {source} class converts, so it copies")
             return None
         return None

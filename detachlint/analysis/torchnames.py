@@ -173,6 +173,11 @@ class TorchNames(Analysis):
         return any(isinstance(item.item, cst.Call) and self.qualified(item.item.func) in catalog.GRAD_DISABLING
                    for item in node.items)
 
+    def decorated_grad_off(self, function: cst.FunctionDef) -> bool:
+        """``@torch.no_grad()`` (or ``inference_mode``) on ``function``: autograd is off in its body."""
+        return any(self.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                   in catalog.GRAD_DISABLING for d in function.decorators)
+
     def grad_disabled(self, parents: Sequence[cst.CSTNode]) -> bool:
         """Whether the node below ``parents`` runs with autograd off: inside ``with
         torch.no_grad():`` (or ``inference_mode``) or in a function decorated with one, looking
@@ -182,8 +187,7 @@ class TorchNames(Analysis):
                 if self.disables_grad(node):
                     return True
             elif isinstance(node, cst.FunctionDef):
-                return any(self.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
-                           in catalog.GRAD_DISABLING for d in node.decorators)
+                return self.decorated_grad_off(node)
             elif isinstance(node, (cst.ClassDef, cst.Lambda)):
                 return False
         return False

@@ -73,14 +73,13 @@ class ArgumentWrites:
 
     def _grad_disabled(self) -> bool:
         """Whether the write being visited runs in a ``with torch.no_grad():`` (or ``inference_mode``)
-        block of its function."""
+        block of its function (``TorchNames.grad_disabled`` without the decorator: a decorated
+        function is a contract only for an update's name, ``_contract``)."""
         names = self.analysis(TorchNames)  # type: ignore[attr-defined]
         for node in reversed(self.ctx.parents):  # type: ignore[attr-defined]
             if isinstance(node, cst.FunctionDef):
                 return False
-            if isinstance(node, cst.With) and any(
-                    isinstance(item.item, cst.Call) and names.qualified(item.item.func) in catalog.GRAD_DISABLING
-                    for item in node.items):
+            if isinstance(node, cst.With) and names.disables_grad(node):
                 return True
         return False
 

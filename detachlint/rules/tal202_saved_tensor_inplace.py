@@ -349,9 +349,8 @@ class _ScopeFlow(cst.CSTVisitor):
         self.loops: List[cst.CSTNode] = []  # ``for`` and ``while`` statements, outer first
         self._augmented: Set[int] = set()  # positions of ``x += v``: a write of a tensor, not a new binding
         self._statement: Optional[cst.CSTNode] = None
-        self._no_grad = int(isinstance(scope, cst.FunctionDef) and any(  # ``@torch.no_grad()``: nothing is saved
-            names.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
-            in catalog.GRAD_DISABLING for d in scope.decorators))
+        # ``@torch.no_grad()``: nothing is saved
+        self._no_grad = int(isinstance(scope, cst.FunctionDef) and names.decorated_grad_off(scope))
         self._self_names: Set[str] = set()  # names computed from ``self``
         self._constants: Set[str] = set()  # names bound to a tensor no graph is behind (``torch.randn(...)``)
         self._self = scope.params.params[0].name.value \

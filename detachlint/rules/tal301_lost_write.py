@@ -46,11 +46,11 @@ class LostWrite:
                 named = receiver.value
                 # ``shown = x.clone()`` only written is dead code, not a view mistaken for a copy: the
                 # code chose the copy (TAL201's own fix makes it). ``tmp = x[mask]`` looks like a view.
-                if found is not None and "index" not in found[1]:
+                if found is not None and not found.by_index:
                     found = None
         if found is None:
             return False
-        source, how = found
+        source, how, by_index = found
         source_text = self._text(source)
         copy_text = self._text(receiver if named is None else bound)
         if named is None:
@@ -61,7 +61,7 @@ class LostWrite:
                        f"values")
             where = f"`{named} = {copy_text}` is new memory ({how}), and `{named}` is only ever written."
         advice = ("Assign through the index instead (`x[idx] = v`), or keep the result."
-                  if "index" in how
+                  if by_index
                   else f"Write into `{source_text}` itself, or keep the result.")
         related = [(bound, "the copy is made here")] if named is not None else []
         self.ctx.report(node, self.code, message, Severity.ERROR, related, notes=(where, advice))
