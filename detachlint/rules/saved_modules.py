@@ -90,10 +90,11 @@ class ModuleChecks:
         names = self.analysis(TorchNames)
         out: Dict[str, cst.Call] = {}
         bound: Set[str] = set()
-        body = scope.body.body if isinstance(scope, cst.FunctionDef) and isinstance(scope.body, cst.IndentedBlock) \
-            else getattr(scope, "body", ())
-        for statement in body:
-            for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
+        block = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        # ``def f(i): return emb(i)`` has a suite of small statements, not a block of lines
+        for statement in block.body if isinstance(block, (cst.IndentedBlock, cst.Module)) else [block]:
+            for small in statement.body if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) \
+                    else ():
                 if not (isinstance(small, cst.Assign) and len(small.targets) == 1
                         and isinstance(small.targets[0].target, cst.Name)):
                     continue
