@@ -354,10 +354,25 @@ def walk(root: CSTNode, visitor: cst.CSTVisitor, prune: Tuple[type, ...] = ()) -
     generic ``on_visit``/``on_leave`` hooks are handed to LibCST unchanged. ``prune``: node types
     whose children the visitor does not need (for example ``cst.BaseExpression`` for a visitor
     that only looks at statements)."""
+    key = (id(visitor), prune)
+    walker = _WALKING.get(key)
+    if walker is not None:  # a visitor walking a part of the tree from its own hook: its walker again
+        walker.walk(root)
+        return
     cls = type(visitor)
     generic = all(getattr(cls, hook) is getattr(cst.CSTVisitor, hook)
                   for hook in ("on_visit", "on_leave", "on_visit_attribute", "on_leave_attribute"))
     if not generic:
         root.visit(visitor)
         return
-    Walker([visitor], honour_false=True, prune=prune).walk(root)
+    _WALKING[key] = walker = Walker([visitor], honour_false=True, prune=prune)
+    try:
+        walker.walk(root)
+    finally:
+        del _WALKING[key]
+
+
+# The walkers of the ``walk`` calls under way, by visitor: a visitor that walks its node's parts
+# itself (``walk(node.value, self)``) reuses its walker's bound plans instead of making another
+# per call. Only while the outer walk runs, so that no walker outlives its visitor in a cycle.
+_WALKING: Dict[Tuple[int, Tuple[type, ...]], Walker] = {}

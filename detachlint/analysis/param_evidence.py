@@ -63,8 +63,7 @@ def evidence_of(function: cst.FunctionDef, names: TorchNames,
     if not wanted or not isinstance(function.body, cst.IndentedBlock):
         return {}
     finder = _Evidence(wanted, names)
-    for statement in function.body.body:
-        walk(statement, finder)
+    walk(function.body, finder)
     return finder.kinds
 
 
@@ -76,8 +75,7 @@ def tensor_tested(function: cst.FunctionDef, names: TorchNames) -> Set[str]:
     if not isinstance(function.body, cst.IndentedBlock):
         return set()
     finder = _Evidence(params, names)
-    for statement in function.body.body:
-        walk(statement, finder)
+    walk(function.body, finder)
     return finder.tested & params
 
 

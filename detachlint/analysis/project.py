@@ -666,10 +666,11 @@ class _FunctionScanner(ast.NodeVisitor):
             # ``step_fn(x, y)`` after ``step_fn = self.train_step_fn``: a call of what it may be
             for callee in sorted(self.attr_names.get(name, ())) or [name]:
                 self.facts.calls.append(CallSite(callee, args, line))
-            tensors = {i for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)
-                       and self._value_kind(a) == "tensor"}
-            if tensors and not name.startswith(("torch.", "np.", "numpy.")):
-                self.tensor_args.setdefault(name, set()).update(tensors)
+            if not name.startswith(("torch.", "np.", "numpy.")):
+                tensors = {i for i, a in enumerate(node.args) if a.__class__ is not ast.Starred
+                           and self._value_kind(a) == "tensor"}
+                if tensors:
+                    self.tensor_args.setdefault(name, set()).update(tensors)
         self.generic_visit(node)
 
     def _is_optimizer(self, node: ast.AST) -> bool:
@@ -717,35 +718,35 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
     before anything binds them anew, in the order of the code (a loop's back edge not counted),
     on a path the call is on (not in the other branch of an ``if`` around it)."""
     wanted = {n for _, named, _, _ in passed for _, n in named}
+    # a node that ends before the first call does holds neither a call nor anything after one
+    first = min((call.end_lineno or line, call.end_col_offset or 0) for _, _, line, call in passed)
     events: Dict[str, List[Tuple[Tuple[int, int], bool, ast.AST]]] = {}  # name -> (position, is a read, node)
     branches: Dict[int, Tuple[Tuple[int, bool], ...]] = {}  # node id -> the ifs around it, with the branch
-    def visit(node: ast.AST, around: Tuple[Tuple[int, bool], ...]) -> None:
+    stack: List[Tuple[ast.AST, Tuple[Tuple[int, bool], ...]]] = [(s, ()) for s in reversed(body)]
+    while stack:  # depth first, in the code's order, without recursion (expressions nest deep)
+        node, around = stack.pop()
+        end_line = getattr(node, "end_lineno", None)
+        if end_line is not None and (end_line, node.end_col_offset) < first:
+            continue
         branches[id(node)] = around
-        if node.__class__ is ast.Name and node.id in wanted:
-            events.setdefault(node.id, []).append(((node.lineno, node.col_offset), node.ctx.__class__ is ast.Load, node))
-        elif node.__class__ in (ast.Assign, ast.AnnAssign) and node.value is not None:
+        if node.__class__ is ast.Name:
+            if node.id in wanted:
+                events.setdefault(node.id, []).append(((node.lineno, node.col_offset), node.ctx.__class__ is ast.Load, node))
+            continue
+        if node.__class__ in (ast.Assign, ast.AnnAssign) and node.value is not None:
             # ``x = f(x)``: the target is bound after the call, though it is written before it
             after = (node.value.end_lineno or node.value.lineno, node.value.end_col_offset or 0)
             for target in (node.targets if node.__class__ is ast.Assign else [node.target]):
                 for name in ast.walk(target):
                     if name.__class__ is ast.Name and name.id in wanted:
+                        branches[id(name)] = around  # also where the target ends before the call
                         events.setdefault(name.id, []).append((after, False, name))
         if node.__class__ is ast.If:
-            visit(node.test, around)
-            for child in node.body:
-                visit(child, around + ((id(node), True),))
-            for child in node.orelse:
-                visit(child, around + ((id(node), False),))
-            return
-        for child in ast.iter_child_nodes(node):
-            visit(child, around)
-    try:
-        for statement in body:
-            visit(statement, ())
-    except RecursionError:  # an expression nested thousands deep: no reads rather than no facts
-        return ()
-    finally:
-        visit = None  # noqa: F841 -- the closure refers to itself: a cycle that would keep the nodes
+            stack.extend((child, around + ((id(node), False),)) for child in reversed(node.orelse))
+            stack.extend((child, around + ((id(node), True),)) for child in reversed(node.body))
+            stack.append((node.test, around))
+            continue
+        stack.extend((child, around) for child in reversed(child_nodes(node)))
     out = []
     for callee, named, line, call in passed:
         end = (call.end_lineno or line, call.end_col_offset or 0)

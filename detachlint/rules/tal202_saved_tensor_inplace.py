@@ -17,7 +17,7 @@ from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name, sliced_name
 from ..findings import Severity
 from ..signature import Signature, Source
-from ..walk import walk
+from ..walk import significant_children, walk
 from .alias_rule import AliasRule
 from .base import WRITES, Sites
 from .fixkit import UNSAFE, make_fix, replace
@@ -509,9 +509,12 @@ class _ScopeFlow(cst.CSTVisitor):
     def finished(self, node: cst.CSTNode) -> int:
         """The position of the last node of ``node``'s subtree: where ``node`` is done running
         (the arguments and the value of a write run before the write itself)."""
-        last = _Last(self.order)
-        walk(node, last)
-        return last.at
+        at, stack, position = -1, [node], self.order.position
+        while stack:  # the order numbers no trivia: only the significant children can hold the last
+            part = stack.pop()
+            at = max(at, position(part))
+            stack.extend(significant_children(part))
+        return at
 
     def calls_on(self, name: str, before: int, own: int = -1, other: bool = False) -> List[_Op]:
         """Op calls on ``name`` (``other``: as a tensor after the first, ``torch.mm(w, name)``) before
@@ -619,15 +622,6 @@ def _saves_result(call: cst.Call, names: TorchNames, facts: TensorFacts, owner: 
     """Whether the op or the held module ``call`` calls saves its result for backward."""
     held = facts.held_module(call.func)
     return held.saves_result if held is not None else saves_result(names.tensor_op(call, owner)[0])
-
-
-class _Last(cst.CSTVisitor):
-    def __init__(self, order: ScopeOrder) -> None:
-        self.order, self.at = order, -1
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.at = max(self.at, self.order.position(node))
-        return True
 
 
 def out_of_place_fix(ctx, node: cst.CSTNode):
