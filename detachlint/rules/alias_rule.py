@@ -228,7 +228,7 @@ class AliasRule(Rule):
 
     def _refilled_with(self, write: cst.CSTNode) -> Optional[str]:
         """The name a write's own result is stored into whole, in the same statement: ``K`` of
-        ``K.copy_(<write>)``, ``K.data = <write>`` or ``K[...] = <write>``."""
+        ``K.copy_(<write>)``, ``K.data = <write>``, ``K[:] = <write>`` or ``K[...] = <write>``."""
         parents = self.ctx.parents  # those of the write being visited: ``parent.value is write`` checks it
         if not parents:
             return None
@@ -242,8 +242,8 @@ class AliasRule(Rule):
             target = parent.targets[0].target
             if isinstance(target, cst.Attribute) and target.attr.value == "data":
                 return dotted_name(target.value)
-            if isinstance(target, cst.Subscript):
-                return dotted_name(target.value)
+            if isinstance(target, cst.Subscript) and all(_whole(e.slice) for e in target.slice):
+                return dotted_name(target.value)  # ``x[:]``, ``x[...]``: every element; ``x[0]`` leaves the rest written
         return None
 
     def _value_use_after(self, mutation: Mutation) -> Optional[cst.CSTNode]:
@@ -394,6 +394,13 @@ class _Subscripts(cst.CSTVisitor):
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if node.value is self.of:
             self.found = node
+
+
+def _whole(index: cst.BaseSlice) -> bool:
+    """``:`` or ``...`` in an index: every element along the dimensions it covers."""
+    if isinstance(index, cst.Slice):
+        return index.lower is None and index.upper is None and index.step is None
+    return isinstance(index, cst.Index) and isinstance(index.value, cst.Ellipsis)
 
 
 def _ascending_range(iterable: cst.BaseExpression) -> bool:
