@@ -483,3 +483,27 @@ def test_index_facts_are_torchs():
     ones.clone().masked_fill_(ones > 0, 0.0)
     ones[np.array([1, 2])].zero_()
     assert (ones == 1).all()  # both writes reached only a dropped copy
+
+
+def test_what_each_dtype_or_device_conversion_may_change():
+    """TAL003's message names what a conversion may change: ``cuda``/``cpu`` only the device, the
+    dtype methods only the dtype, ``to``/``type``/``type_as`` either."""
+    t = torch.ones(2)
+    other = torch.ones(2, device="meta", dtype=torch.float64)
+    for name in catalog.DEVICE_METHODS:
+        if name == "cpu" or torch.cuda.is_available():
+            assert getattr(torch.ones(2, dtype=torch.float64), name)().dtype == torch.float64, name
+    dtype_only = catalog.DTYPE_DEVICE_CONVERSIONS - catalog.DEVICE_OR_DTYPE_CONVERSIONS - set(catalog.DEVICE_METHODS)
+    for name in dtype_only:
+        assert getattr(t, name)().device == t.device, name
+        with pytest.raises(TypeError):
+            getattr(t, name)(device="meta")
+    assert catalog.DEVICE_OR_DTYPE_CONVERSIONS <= catalog.DTYPE_DEVICE_CONVERSIONS
+    for moved in (t.to(other), t.type_as(other)):
+        assert (moved.device.type, moved.dtype) == ("meta", torch.float64)
+    try:  # a legacy type name carries the device: a CUDA tensor, or torch trying to start CUDA
+        legacy = t.type("torch.cuda.DoubleTensor")
+    except RuntimeError as e:
+        assert "CUDA" in str(e), e
+    else:
+        assert legacy.is_cuda

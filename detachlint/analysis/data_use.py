@@ -80,6 +80,13 @@ def classify_data_use(node: cst.Attribute, parents: List[cst.CSTNode], names: To
                    and isinstance(parent(k + 1), cst.Call) and parent(k + 1).func is parent(k)):
                 top, k = parent(k + 1), k + 2
             return DataUse(node, "inplace", top, method)
+    # ``(a.data, b.data) = f()``: an element of an unpacking target is assigned as a whole target is
+    target, k = cur, 0
+    while isinstance(parent(k), (cst.Element, cst.StarredElement)) and parent(k).value is target \
+            and isinstance(parent(k + 1), (cst.Tuple, cst.List)):
+        target, k = parent(k + 1), k + 2
+    if k and isinstance(parent(k), cst.AssignTarget) and parent(k).target is target:
+        return DataUse(node, "assign" if cur is node else "setitem", cur)
     if isinstance(p, cst.AssignTarget) and p.target is cur:
         return DataUse(node, "assign" if cur is node else "setitem", cur)
     if isinstance(p, cst.AugAssign) and p.target is cur:

@@ -396,6 +396,9 @@ DTYPE_METHODS = {"float": "float32", "double": "float64", "half": "float16", "bf
 DTYPE_DEVICE_CONVERSIONS = frozenset(
     "to type type_as cpu cuda float double half bfloat16 long int short char byte bool cfloat cdouble".split()
 )
+# Of those, the ones that may change the device as well as the dtype (``x.type("torch.cuda.HalfTensor")``);
+# the others change only the device (``DEVICE_METHODS``) or only the dtype (``half``, ``long``).
+DEVICE_OR_DTYPE_CONVERSIONS = frozenset("to type type_as".split())
 DTYPE_NAMES = {
     "float": "float32", "float32": "float32", "double": "float64", "float64": "float64", "half": "float16",
     "float16": "float16", "bfloat16": "bfloat16", "int": "int32", "int32": "int32", "long": "int64",

@@ -212,13 +212,39 @@ class AliasRule(Rule):
             keys = self.ctx.memo[("no_value_reads", id(analysis.scope))] = finder.keys
         return id(read.node) in keys
 
-    @staticmethod
-    def _copied_back(mutation: Mutation, analysis: AliasAnalysis) -> Set[str]:
-        """The names that the written alias is later copied back into (``p.copy_(p_fp32)``)."""
-        if mutation.key is None:
-            return set()
-        return {m.key for m in analysis.mutations() if m.op == "copy_" and m.key is not None
-                and isinstance(m.node, cst.Call) and m.node.args and dotted_name(m.node.args[0].value) == mutation.key}
+    def _copied_back(self, mutation: Mutation, analysis: AliasAnalysis) -> Set[str]:
+        """The names that the written alias is copied back into: later (``p.copy_(p_fp32)``), or
+        by the statement that writes it (``x.copy_(x.cpu().normal_())``, ``x.data = x.cpu().mul_(2)``,
+        ``x[:] = ...``), whose name then ends with the written values whether or not it shared them."""
+        names = set()
+        if mutation.key is not None:
+            names = {m.key for m in analysis.mutations() if m.op == "copy_" and m.key is not None
+                     and isinstance(m.node, cst.Call) and m.node.args
+                     and dotted_name(m.node.args[0].value) == mutation.key}
+        refilled = self._refilled_with(mutation.node)
+        if refilled is not None:
+            names.add(refilled)
+        return names
+
+    def _refilled_with(self, write: cst.CSTNode) -> Optional[str]:
+        """The name a write's own result is stored into whole, in the same statement: ``K`` of
+        ``K.copy_(<write>)``, ``K.data = <write>``, ``K[:] = <write>`` or ``K[...] = <write>``."""
+        parents = self.ctx.parents  # those of the write being visited: ``parent.value is write`` checks it
+        if not parents:
+            return None
+        parent = parents[-1]
+        if isinstance(parent, cst.Arg) and len(parents) > 1 and parent.value is write:
+            call = parents[-2]
+            if isinstance(call, cst.Call) and call.args and call.args[0] is parent \
+                    and isinstance(call.func, cst.Attribute) and call.func.attr.value == "copy_":
+                return dotted_name(call.func.value)
+        if isinstance(parent, cst.Assign) and parent.value is write and len(parent.targets) == 1:
+            target = parent.targets[0].target
+            if isinstance(target, cst.Attribute) and target.attr.value == "data":
+                return dotted_name(target.value)
+            if isinstance(target, cst.Subscript) and all(_whole(e.slice) for e in target.slice):
+                return dotted_name(target.value)  # ``x[:]``, ``x[...]``: every element; ``x[0]`` leaves the rest written
+        return None
 
     def _value_use_after(self, mutation: Mutation) -> Optional[cst.CSTNode]:
         """The first use of the written name as a value after ``mutation`` in this scope (passed
@@ -368,6 +394,13 @@ class _Subscripts(cst.CSTVisitor):
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if node.value is self.of:
             self.found = node
+
+
+def _whole(index: cst.BaseSlice) -> bool:
+    """``:`` or ``...`` in an index: every element along the dimensions it covers."""
+    if isinstance(index, cst.Slice):
+        return index.lower is None and index.upper is None and index.step is None
+    return isinstance(index, cst.Index) and isinstance(index.value, cst.Ellipsis)
 
 
 def _ascending_range(iterable: cst.BaseExpression) -> bool:

@@ -128,16 +128,33 @@ class ArgumentWrites:
                 return False
         return True
 
+    def _meant_to_fill(self, scope: cst.FunctionDef, param: str) -> Optional[str]:
+        """Why the function evidently exists to write ``param`` (its name, the parameter's, an
+        ``inplace`` parameter, ``Module.apply``), as a sentence for a message; None where nothing says so."""
+        name = scope.name.value
+        if name.endswith("_") and not name.endswith("__"):
+            return f"`{name}` ends in `_`, as in-place ops do: writing its argument may be what it is for."
+        if param in _DESTINATIONS:
+            return f"`{param}` names a destination: writing it may be what `{name}` is for."
+        params = [p.name.value for p in (*scope.params.posonly_params, *scope.params.params,
+                                         *scope.params.kwonly_params)]
+        if any(_FLAG_RE.search(p) for p in params):
+            return f"`{name}` takes an in-place flag: writing its argument may be configured."
+        if name in self.analysis(AppliedFunctions).functions:  # type: ignore[attr-defined]
+            return f"`{name}` is given to `Module.apply`, as initialisers that fill a module's tensors are."
+        return None
+
     def _contract(self, scope: cst.FunctionDef, param: str, analysis: AliasAnalysis) -> bool:
         """Whether writing the argument is what the function is for."""
         name = scope.name.value
         if name.endswith("_") or (name.startswith("__") and name != "__call__") or name == "step":
             return True
+        if self._meant_to_fill(scope, param) is not None:
+            return True  # ``def normal_(w)``, ``Module.apply(init)``: writing is its purpose
         params = [p.name.value for p in (*scope.params.posonly_params, *scope.params.params,
                                          *scope.params.kwonly_params)]
-        if param in _DESTINATIONS or any(_FLAG_RE.search(p) or p == "copy" for p in params) \
-                or _reads_a_flag(scope):
-            return True  # ``x.mul_(g) if self.inplace else x * g``: writing is configured
+        if "copy" in params or _reads_a_flag(scope):
+            return True  # ``x.mul_(g) if self.inplace else x * g``, a ``copy=False`` flag: writing is configured
         if any(p in _RATES for p in params):
             return True  # ``def _single_tensor_adam(p, exp_avg, ..., lr)``: an update rule writes its state
         if _keeps_a_copy(scope, param):
@@ -155,8 +172,6 @@ class ArgumentWrites:
             return True  # the write is the function's only effect
         if name not in ("forward", "__call__") and all(_is_parameter(r, param) for r in returned):
             return True  # ``x.clamp_(0, 1); return x``: a filler that hands its argument back, as in-place ops do
-        if name in self.analysis(AppliedFunctions).functions:  # type: ignore[attr-defined]
-            return True
         project = self.ctx.project  # type: ignore[attr-defined]
         if project is not None and analysis.cls is not None and param in analysis.params:
             module = f"{project.module}." if project.module else ""

@@ -68,6 +68,8 @@ class DataRead(Rule):
     Flags reads of `Tensor.data` (off by default; enable with `--extend-select TAL002`). In a
     tensor subclass that defines `data` itself (a property backed by another tensor), `self.data`
     is that property, not `Tensor.data`, and is not flagged (nor written, for TAL001/TAL003).
+    A `.data` that is assigned, on its own or as an element of an unpacking target
+    (`(bn.running_mean.data, bn.running_var.data) = stats()`), is a write: TAL001/TAL003's.
 
     ## Why is this bad?
     `x.data` and `x.detach()` both return a tensor that shares `x`'s storage and is cut from the

@@ -47,7 +47,9 @@ class DataWriteIdiom(DataWrite):
     (`p.data = p.data.to(torch.bfloat16)`, `.half()`, `.cuda()`), `copy_` would convert back to the
     old one: that is the one use of `.data =` without a tracked equivalent for a lone tensor;
     `module.to(...)` converts a module's parameters (and its buffers), and
-    `torch.utils.swap_tensors(p, nn.Parameter(p.to(dtype)))` swaps one.
+    `torch.utils.swap_tensors(p, nn.Parameter(p.to(dtype)))` swaps one. The message names the
+    conversion and what it may change (`.cuda()` the device, `.half()` the dtype, `.to()` either):
+    whether it does depends on what the tensor already is.
 
     ## Example
     ```python
@@ -103,8 +105,9 @@ class DataWriteIdiom(DataWrite):
         what = self.what(use)
         if use.write == "assign":
             value = statement.value if isinstance(statement, cst.Assign) else None
-            if value is not None and _converts(value):
-                return (f"{what} changes its dtype or device behind autograd's back",
+            method = _conversion(value) if value is not None else None
+            if method is not None:  # what the conversion may change, never that it did: its source's may match
+                return (f"{what} a `.{method}()` result may change its {_may_change(method)} behind autograd's back",
                         f"`{owner}.copy_(...)` would keep the old dtype and device. `module.to(...)` converts a "
                         f"module's parameters and buffers, `torch.utils.swap_tensors` swaps one tensor; "
                         f"`.data =` is acceptable where no graph saved `{owner}`.")
@@ -169,14 +172,21 @@ def _static(function: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
 
 
-def _converts(value: cst.BaseExpression) -> bool:
-    """``p.data.to(torch.bfloat16)``, ``q.half().contiguous()``: a chain of tensor method calls
-    with one that may change the dtype or device."""
+def _conversion(value: cst.BaseExpression) -> Optional[str]:
+    """``to`` of ``p.data.to(torch.bfloat16)``, ``half`` of ``q.half().contiguous()``: the outermost
+    method of a chain of tensor method calls that may change the dtype or device; None for none."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         if converts_dtype_or_device(value.func.attr.value):
-            return True
+            return value.func.attr.value
         value = value.func.value
-    return False
+    return None
+
+
+def _may_change(method: str) -> str:
+    """What a conversion method can change: ``cuda`` the device, ``half`` the dtype, ``to`` either."""
+    if method in catalog.DEVICE_METHODS:
+        return "device"
+    return "dtype or device" if method in catalog.DEVICE_OR_DTYPE_CONVERSIONS else "dtype"
 
 
 def no_grad_fix(ctx, use: DataUse, parents: Sequence[cst.CSTNode], statement: cst.CSTNode,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Set
+from typing import List, Optional, Set
 
 import libcst as cst
 
@@ -55,6 +55,12 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     bound before the write, and returns that alias as its result
     (`scaled = features; scaled *= w; return scaled`), is a **warning**: the caller's tensor
     changes (a cached dataset, every epoch) while the result reads as a new one.
+    A write whose result the same statement stores whole back into the name it may alias
+    (`x.copy_(x.cpu().normal_())`, `x.data = x.cpu().mul_(2)`, `x[:] = ...`) leaves that name with
+    the written values either way and is not flagged. A write reaching the caller's argument
+    through a conversion is a **warning** where the function evidently exists to write it: a
+    name ending in `_` (`def normal_(w)`), a parameter named as a destination (`out`, `buf`), an
+    `inplace` parameter, or a function given to `Module.apply`.
     An alias made under one outcome of a test (`w = x.clone() if flag else x`, or under
     `if flag:`) never meets a write under the other; an alias a conditional expression chose is
     reported only with a write under the same outcome (the code chose it where it writes nothing
@@ -256,6 +262,15 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
         return project.index.filled_by_override(f"{module}{analysis.cls}.{scope.name.value}",
                                                 analysis.params.index(read.key))
 
+    def _filler(self, read: StaleRead, analysis: AliasAnalysis) -> Optional[str]:
+        """Why writing the parameter that ``read`` (the caller's, at the function's end) names may be
+        what the function is for (``def normal_(w)``, a function given to ``Module.apply``):
+        ``ArgumentWrites._meant_to_fill``."""
+        scope = self.ctx.scope
+        if not read.escape or not isinstance(scope, cst.FunctionDef) or read.key not in analysis.params:
+            return None  # a read of the function's own after the write takes the argument for a value
+        return self._meant_to_fill(scope, read.key)
+
     def _arrays_only(self, mutation: Mutation, read: StaleRead, written: Origin) -> bool:
         """The written expression is a NumPy array and no tensor is on the way to either name: no
         ``.numpy()``, ``torch.from_numpy``, ``torch.as_tensor``, no name known to be a tensor."""
@@ -324,6 +339,9 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
                 severity = Severity.WARNING
                 evidence += (f" `{contract[0]}` (line {contract[1]}) writes this argument in place too, so the "
                              f"write may be meant to reach the caller.")
+            elif self._filler(read, analysis) is not None:
+                severity = Severity.WARNING  # the write reaching the argument is the function's purpose
+                evidence += " " + self._filler(read, analysis)
             message = f"`{written_text}` also changes `{read.key}`" + (f" through `{name}`" if name != read.key else "")
             notes = (f"{shared}, and {self._where(read)}.{evidence}",
                      "Copy first (`.clone()`, or `.copy()` for an array).")
