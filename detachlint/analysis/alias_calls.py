@@ -398,7 +398,7 @@ class CallTransfer:
             return False
         for arg in args:
             if isinstance(arg.value, (cst.Name, cst.Attribute)) and self._is_optimizer(arg.value):
-                self._optimizer_step(node, arg.value)
+                self._optimizer_step(node, arg.value, _handed(node))
                 return True
         return False
 
@@ -454,9 +454,11 @@ class CallTransfer:
         index, module = self.project.index, self.project.module
         head, _, rest = name.partition(".")
         handed: List[cst.BaseExpression] = []
+        made_with: List[cst.BaseExpression] = []
         bound = False
         if head in self._instances and rest and "." not in rest:
             cls, made = self._instances[head]
+            made_with = [a.value for a in made.args]
             qualname = index.method(cls, rest)
             handed = [a.value for a in made.args if isinstance(a.value, (cst.Name, cst.Attribute))
                       and self._is_optimizer(a.value)]
@@ -472,7 +474,8 @@ class CallTransfer:
         if summary is None:
             return
         if summary.steps is not None:
-            self._optimizer_step(node, handed[0] if handed else None)
+            # it reaches what it is handed: its arguments, the receiver and what that was made with
+            self._optimizer_step(node, handed[0] if handed else None, [*_handed(node), *made_with])
         elif (summary.writes or summary.array_writes) and values is not None:
             self._written_by_callee(node, summary, bound, values, name)
 
@@ -557,6 +560,12 @@ def _dtype(node: cst.BaseExpression) -> Optional[str]:
     if name is None or "." not in name:
         return None
     return catalog.DTYPE_NAMES.get(name.rsplit(".", 1)[1])
+
+
+def _handed(node: cst.Call) -> List[cst.BaseExpression]:
+    """What a call hands the code it runs: its arguments and, of a method, the receiver."""
+    receiver = [node.func.value] if isinstance(node.func, cst.Attribute) else []
+    return [*receiver, *(a.value for a in node.args)]
 
 
 def surely_tensor(origins: Set[Origin]) -> bool:

@@ -7,7 +7,7 @@ the scope at a return.
 from __future__ import annotations
 
 import functools
-from typing import Iterable, Optional, Set
+from typing import Iterable, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -18,6 +18,7 @@ from .copies import Indexing, multi_dimensional
 from .tensors import Kind
 from ..knowledge.torch_facts import is_view_attribute, is_view_method, may_alias_conversion, may_return_receiver
 from .torchnames import dotted_name
+from ..walk import walk
 
 
 class NameState:
@@ -316,30 +317,83 @@ class NameState:
         return False
 
     def _update_state(self, node: cst.Call, keys: Iterable[str], op: str, born: Optional[int] = None,
-                      optimizer: Optional[str] = None) -> None:
+                      optimizer: Optional[str] = None, reach: Optional[Set[str]] = None) -> None:
         """``born``: the creation order of the stepped ``optimizer``, when it is not known which modules
-        it updates: it cannot update a module made after it (``model = make_model()`` after it)."""
+        it updates: it cannot update a module made after it (``model = make_model()`` after it).
+        ``reach``: the names the stepping code was handed (``_reached``), None when it may reach any."""
         mutation = self._mutation(node, op, "update", None, None)
         written = {o for k in keys for o in self._handles(k)
-                   if born is None or k == optimizer or o.relation is not Relation.FRESH or o.serial < born}
+                   if (born is None or k == optimizer or o.relation is not Relation.FRESH or o.serial < born)
+                   and (reach is None or k == optimizer or self._reached(o, reach))}
         mutation.origins |= written
         self._apply(mutation, written, None)
 
-    def _optimizer_step(self, node: cst.Call, optimizer: Optional[cst.BaseExpression]) -> None:
+    def _optimizer_step(self, node: cst.Call, optimizer: Optional[cst.BaseExpression],
+                        handed: Optional[Sequence[cst.CSTNode]] = None) -> None:
+        """``handed``: what the stepping call was given (its arguments, receiver), when it steps an
+        optimizer that is not known (a project function's, or one handed to it)."""
         keys: Set[str] = set()
         opt_key = dotted_name(optimizer) if optimizer is not None else None
         born = None
+        made = [o for o in (self.state or {}).get(opt_key, ()) if o.relation is Relation.FRESH] if opt_key else []
         if opt_key is not None:
             keys.add(opt_key)
             linked = self.optimizer_links.get(opt_key)
             keys |= linked if linked else set(self.model_roots)
             if not linked:  # an optimizer of the caller's (or made here before): not of a module made later
-                made = [o.serial for o in (self.state or {}).get(opt_key, ()) if o.relation is Relation.FRESH]
-                born = min(made) if made else -1
+                born = min(o.serial for o in made) if made else -1
         else:
             keys |= set(self.model_roots)
-        if keys:
-            self._update_state(node, keys, "step", born, opt_key)
+        if not keys:
+            return
+        reach = None
+        if (handed is not None or made) and (opt_key is None or not self.optimizer_links.get(opt_key)):
+            # which modules it updates is not known: of those made here, the ones it was handed, or
+            # that the call making its optimizer was handed or made (``m2, opt2 = make()``: not ``m1``)
+            reach = self._names_handed([*(handed or ()), *(o.statement for o in made)])
+        self._update_state(node, keys, "step", born, opt_key, reach)
+
+    def _names_handed(self, nodes: Sequence[Optional[cst.CSTNode]]) -> Optional[Set[str]]:
+        """The names in ``nodes`` (a call's arguments and receiver, the statement that made an
+        optimizer) and, through the function's bindings, the names they were made from
+        (``params = filter(..., model.parameters())`` hands ``model``); None at module level, where
+        any function reads the module's names."""
+        if not isinstance(self.scope, cst.FunctionDef) or any(n is None for n in nodes):
+            return None
+        finder = _Names()
+        for n in nodes:
+            walk(n, finder)
+        bindings = self._bindings
+        reach, todo = set(finder.names), list(finder.names)
+        while todo:
+            for name in bindings.get(todo.pop(), ()):
+                if name not in reach:
+                    reach.add(name)
+                    todo.append(name)
+        return reach
+
+    @functools.cached_property
+    def _bindings(self):
+        """Each name of the function: the names read where it is bound."""
+        finder = _Bindings()
+        walk(self.scope.body, finder)
+        return finder.made_from
+
+    def _reached(self, handle: Origin, reach: Set[str]) -> bool:
+        """Whether stepping code handed the names ``reach`` can update the module ``handle``: one
+        made in this function (``m1 = make()``) only when a handed name holds it, a member or owner
+        of it, or its parameters; a ``state_dict()`` of it is not the module (loading copies it in)."""
+        if handle.relation is not Relation.FRESH:
+            return True  # the caller's, or a global: reachable from anywhere
+        storage = handle.storage
+        for key, values in (self.state or {}).items():
+            if key.lstrip("^").partition(".")[0] not in reach:
+                continue
+            for o in values:
+                if (o.storage is storage or o.storage.is_ancestor_of(storage) or storage.is_ancestor_of(o.storage)) \
+                        and o.find(Relation.SNAPSHOT) is None:
+                    return True
+        return False
 
     def _escape(self, node: cst.CSTNode) -> None:
         """Parameters and ``self`` attributes outlive the function: a last read at every exit."""
@@ -385,3 +439,69 @@ def _entry_key(target: cst.Subscript) -> Optional[str]:
             and isinstance(target.slice[0].slice.value, cst.SimpleString):
         return target.slice[0].slice.value.value
     return None
+
+
+class _Names(cst.CSTVisitor):
+    """The names read in an expression or statement (its targets included: ``m, opt = make()``);
+    not those of a ``state_dict()``: handing the values over is not handing the module (loading
+    them copies them in)."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        walk(node.value, self)  # ``a.fit``: the name ``a``, not ``fit``
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        return not (node.func.__class__ is cst.Attribute and node.func.attr.value in catalog.STATE_SNAPSHOT_METHODS)
+
+
+class _Bindings(cst.CSTVisitor):
+    """A function's names, each with the names read where it is bound (assignments, loop targets,
+    ``with ... as``; ``decay.append(p)`` binds ``decay`` to ``p`` too), nested scopes left out."""
+
+    def __init__(self) -> None:
+        self.made_from: dict = {}
+
+    def _bind(self, targets: Iterable[cst.CSTNode], value: Optional[cst.CSTNode]) -> None:
+        if value is None:
+            return
+        read, bound = _Names(), _Names()
+        walk(value, read)
+        for target in targets:
+            walk(target, bound)
+        for name in bound.names:
+            self.made_from.setdefault(name, set()).update(read.names)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._bind([t.target for t in node.targets], node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind([node.target], node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind([node.target], node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind([node.target], node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind([node.target], node.iter)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind([node.asname.name], node.item)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if node.func.__class__ is cst.Attribute and node.func.value.__class__ is cst.Name \
+                and node.func.attr.value in ("append", "extend", "add", "update", "insert"):
+            self._bind([node.func.value], cst.Tuple([cst.Element(a.value) for a in node.args]))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    visit_ClassDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]

@@ -57,7 +57,12 @@ class StaleSnapshot(AliasRule):
     parameters kept as "before" (`before = list(model.parameters())`, or the generator itself)
     and compared after an update: each is compared with itself, so such a test can never tell
     whether training changed the weights. A read after
-    `load_state_dict` alone sees the loaded values on purpose and is not reported.
+    `load_state_dict` alone sees the loaded values on purpose and is not reported. Stepping code
+    whose optimizer is not known updates only the modules made in the function that it is handed
+    (its arguments, its receiver and what that was built with, or what the call that made its
+    optimizer was handed or returned with it): training `m2` from `m2, opt2 = make()`, or calling
+    `other.fit(..., init=snapshot)` on another instance, does not update `m1` or the snapshot's
+    source (a `state_dict()` handed over is loaded, that is copied, not trained).
 
     ## Why is this bad?
     `state_dict()` and `.detach()` return references to the live tensors, not copies. Every
