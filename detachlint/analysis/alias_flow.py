@@ -5,6 +5,7 @@ under (``exclusive``: an alias made under ``if flag:`` and a write under ``if no
 
 from __future__ import annotations
 
+import ast
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -79,6 +80,8 @@ class ControlFlow:
         self._tests = tests + ((node.test, False),)
         self._guard = outer + self._conditions(node.test, False)
         self.state = self._feasible(start) if start is not None else None
+        if self.state is not None and self._covered(self._guard):
+            self.state = None  # every value a validated subject may have took a branch before
         if isinstance(node.orelse, cst.If):
             self._statement = node.orelse
             self._note_guard(node.orelse)
@@ -94,7 +97,42 @@ class ControlFlow:
         else:
             self._guard = outer
         self._tests = tests
+        if after_body is None and node.orelse is None:
+            self._note_domain(node)
         self.state = join_states([after_body, self.state])
+
+    def _note_domain(self, node: cst.If) -> None:
+        """``if mode not in ("a", "b", None): raise ...`` as a statement of the function's body: after
+        it, ``mode`` (bound nowhere in the scope) is one of those literals (``_covered``)."""
+        test = node.test
+        if not isinstance(self.scope, cst.FunctionDef) or node not in self.scope.body.body \
+                or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 \
+                or not isinstance(test.comparisons[0].operator, cst.NotIn):
+            return
+        subject = dotted_name(test.left) if isinstance(test.left, (cst.Name, cst.Attribute)) else None
+        values = _literal_values(self._constant(test.comparisons[0].comparator))
+        if subject is not None and values is not None and not self._rebound(subject):
+            self._domains[subject] = values
+
+    def _constant(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """``node``, or the value of the name it is where the function's body binds it once."""
+        if isinstance(node, cst.Name) and not self._rebound(node.value):  # unbound, or bound once (``_bound_once``)
+            for line in self.scope.body.body:
+                for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                            and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == node.value:
+                        return small.value
+        return node
+
+    def _covered(self, guard: Tuple[Tuple[str, bool], ...]) -> bool:
+        """Whether ``guard`` says a validated subject (``_note_domain``) differs from each value it
+        may have: no run gets here (the fall-through of ``if m == "a": ... elif m == "b": ...``)."""
+        for subject, domain in self._domains.items():
+            excluded = [self._compared[text][1] for text, holds in guard
+                        if not holds and self._compared.get(text, (None,))[0] == subject]
+            if all(any(_same(v, e) for e in excluded) for v in domain):
+                return True
+        return False
 
     def _conditions(self, test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, bool], ...]:
         """What the outcome ``holds`` of ``test`` says, as ``(text, holds)`` of conditions that read
@@ -107,6 +145,9 @@ class ControlFlow:
             if found is not None:
                 text, subject, positive = found
                 self._subjects[text] = subject
+                compared = _compared_value(atom)
+                if compared is not _UNKNOWN:
+                    self._compared[text] = (subject, compared)
                 out.append((text, truth is positive))
         return tuple(out)
 
@@ -302,6 +343,41 @@ def atoms(test: cst.BaseExpression, holds: bool) -> List[Tuple[cst.BaseExpressio
 
 
 _LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
+_UNKNOWN = object()
+
+
+def _value(node: cst.BaseExpression) -> object:
+    """The Python value of a literal (``None`` too); ``_UNKNOWN`` for anything else."""
+    if isinstance(node, cst.Name) and node.value == "None":
+        return None
+    if isinstance(node, _LITERALS):
+        try:
+            return ast.literal_eval(node.value)
+        except (ValueError, SyntaxError):
+            return _UNKNOWN
+    return _UNKNOWN
+
+
+def _literal_values(node: cst.BaseExpression) -> Optional[List[object]]:
+    """The values of a tuple, list or set display of literals; None otherwise."""
+    if not isinstance(node, (cst.Tuple, cst.List, cst.Set)) or not node.elements:
+        return None
+    values = [_value(e.value) if isinstance(e, cst.Element) else _UNKNOWN for e in node.elements]
+    return None if any(v is _UNKNOWN for v in values) else values
+
+
+def _compared_value(atom: cst.BaseExpression) -> object:
+    """The literal ``x == <literal>`` or ``x is None`` compares with (``_UNKNOWN``: another test)."""
+    if not isinstance(atom, cst.Comparison) or len(atom.comparisons) != 1:
+        return _UNKNOWN
+    op, right = atom.comparisons[0].operator, atom.comparisons[0].comparator
+    if isinstance(op, (cst.Is, cst.IsNot)):
+        return None if isinstance(right, cst.Name) and right.value == "None" else _UNKNOWN
+    return _value(right) if isinstance(op, (cst.Equal, cst.NotEqual)) else _UNKNOWN
+
+
+def _same(a: object, b: object) -> bool:
+    return type(a) is type(b) and a == b
 
 
 def _literal(atom: cst.BaseExpression) -> Optional[Tuple[str, str, bool]]:

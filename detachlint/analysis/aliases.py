@@ -39,7 +39,7 @@ from .alias_state import NameState
 from .alias_model import (HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
                           join_states)
 from .base import Analysis, AnalysisContext
-from .copies import VIEW, multi_dimensional, written_back
+from .copies import COPY, VIEW, multi_dimensional, written_back
 from .project import ModuleView
 from ..knowledge.torch_facts import is_optimizer_name, is_view_attribute
 from .tensors import Kind, ScopeKinds, TensorFacts
@@ -110,6 +110,8 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         self._tests: Tuple[Tuple[cst.BaseExpression, bool], ...] = ()  # every ``if`` test around, with its outcome
         # statement ids by a condition they run under (``_feasible``)
         self._made_under: Dict[Tuple[str, bool], Set[int]] = {}
+        self._compared: Dict[str, Tuple[str, object]] = {}  # ``m == "a"`` -> (``m``, "a"), ``_covered``
+        self._domains: Dict[str, List[object]] = {}  # a validated name -> the literals it may be
         self._subjects: Dict[str, str] = {}  # a condition's text -> the name it tests (``_rebound``)
         self._rebound_texts: Dict[str, bool] = {}  # ``_rebound``'s answers
         self._dtype_names: Optional[Dict[str, str]] = None  # ``dtype = x.dtype``: name -> ``x``
@@ -441,9 +443,12 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         if cls is cst.BooleanOperation:
             return self._eval(node.left) | self._eval(node.right)
         if cls is cst.Comparison:
-            self._eval(node.left)
-            for c in node.comparisons:
-                self._eval(c.comparator)
+            # ``x is None`` / ``x is not y`` test identity: they read no values, so a write before
+            # them is seen by no read there (a name or attribute alone is not even evaluated)
+            identity = all(c.operator.__class__ in (cst.Is, cst.IsNot) for c in node.comparisons)
+            for operand in (node.left, *(c.comparator for c in node.comparisons)):
+                if not (identity and operand.__class__ in (cst.Name, cst.Attribute)):
+                    self._eval(operand)
             return set()
         if cls is cst.IfExp:
             self._eval(node.test)
@@ -520,7 +525,8 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
                                         for e in node.slice):
             return set()  # ``a[i]`` of an array of unknown rank: a scalar copy when it is 1-D
         if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and multi_dimensional(node)):
-            if _is_basic_index(node.slice, self._kind, self._int_names) or self.indexing.of(node.slice) == VIEW:
+            given = self.indexing.of(node.slice)
+            if given != COPY and (_is_basic_index(node.slice, self._kind, self._int_names) or given == VIEW):
                 return self._derive(base, Relation.VIEW, "__getitem__", node)
             return set()
         # An element of a container of aliases (a state_dict snapshot, a list of detached params).

@@ -163,7 +163,7 @@ class Indexing:
         if isinstance(value, (cst.Ellipsis, cst.Integer)) or (isinstance(value, cst.Name) and value.value == "None") \
                 or self._is_int(value):
             return VIEW
-        if isinstance(value, (cst.List, cst.ListComp)):
+        if isinstance(value, (cst.List, cst.ListComp)) or self._list_name(value):
             return COPY
         kind = self.kind_of(value)
         if kind not in _TENSORS:
@@ -178,6 +178,23 @@ class Indexing:
         if kind is Kind.NDARRAY and self._annotated_array(value):
             return COPY
         return None
+
+    def _list_name(self, value: cst.BaseExpression) -> bool:
+        """A name every binding of which is a Python list: a display, a comprehension, ``list(...)``
+        or an annotation ``List[...]``/``list[...]`` (an index that is a list is advanced: a copy)."""
+        if not isinstance(value, cst.Name) or self.kind_of(value) in _TENSORS:
+            return False
+        for bound in self.bindings(value.value):
+            if isinstance(bound, cst.Annotation):
+                bound = bound.annotation
+                head = bound.value if isinstance(bound, cst.Subscript) else bound
+                if (dotted_name(head) or "").rpartition(".")[2] not in ("List", "list"):
+                    return False
+            elif not (isinstance(bound, (cst.List, cst.ListComp)) or (
+                    isinstance(bound, cst.Call) and isinstance(bound.func, cst.Name) and bound.func.value == "list"
+                    and "list" not in self.names.bindings)):
+                return False
+        return True
 
     def _annotated_array(self, value: cst.BaseExpression) -> bool:
         """A parameter annotated as an array, or a 1-D integer array numpy makes: used as an index,

@@ -65,7 +65,11 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     `if flag:`) never meets a write under the other; an alias a conditional expression chose is
     reported only with a write under the same outcome (the code chose it where it writes nothing
     else). A write only on a range loop's last iteration (`if step == 0:` in
-    `for step in reversed(range(n))`) is not seen by the reads of a next iteration.
+    `for step in reversed(range(n))`) is not seen by the reads of a next iteration. After
+    `if mode not in ("a", "b", None): raise ...` in the function's body, an `if`/`elif` chain
+    testing `mode` against each allowed value leaves no path on which no branch runs, so an
+    alias every branch rebinds is not what a write after the chain reaches. An identity test
+    (`x is not None`) reads no values: it sees no write.
     A value kept under another attribute (`batch.orig_rew = batch.rew`) or passed by keyword to a
     record's constructor (`Batch(orig_rew=batch.rew)`) is the same array: writing the source in
     place changes the "original" too. Kept under an attribute of a parameter whose name says it
@@ -73,7 +77,8 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     the caller; through a constructor, whose storing the code does not show, it is a **warning**.
     The converse is flagged too: an in-place write into a value that is certainly new memory
     (`x.clone()`, `copy.deepcopy(x)`, `torch.tensor(x)`, `x[idx]` with an integer array, a list or
-    a mask as index) whose result is dropped (`out.clone().masked_fill_(mask, 0)` as a statement,
+    a mask as index, `idx` also a name bound to a list display, comprehension or `list(...)`, or
+    annotated `List[...]`) whose result is dropped (`out.clone().masked_fill_(mask, 0)` as a statement,
     or `tmp = x[mask]; tmp.zero_()` with `tmp` never read) is lost: `x` keeps its values. Basic
     indexing (integers, slices, `None`, `...`, a 0-d integer tensor such as `perm[i]`) is a view,
     so `stored = w[:, :, perm[i]]` changes with the next write into that channel.
