@@ -102,10 +102,10 @@ class ControlFlow:
         self.state = join_states([after_body, self.state])
 
     def _note_domain(self, node: cst.If) -> None:
-        """``if mode not in ("a", "b", None): raise ...`` as a statement of the function's body: after
-        it, ``mode`` (bound nowhere in the scope) is one of those literals (``_covered``)."""
+        """``if mode not in ("a", "b", None): raise ...`` (or ``return``) as a statement of the
+        function's body: after it, ``mode`` (bound nowhere in the scope) is one of those literals."""
         test = node.test
-        if not isinstance(self.scope, cst.FunctionDef) or node not in self.scope.body.body \
+        if not isinstance(self.scope, cst.FunctionDef) or not any(s is node for s in self.scope.body.body) \
                 or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 \
                 or not isinstance(test.comparisons[0].operator, cst.NotIn):
             return
@@ -119,8 +119,8 @@ class ControlFlow:
         if isinstance(node, cst.Name) and not self._rebound(node.value):  # unbound, or bound once (``_bound_once``)
             for line in self.scope.body.body:
                 for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
-                    if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                            and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == node.value:
+                    target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
+                    if isinstance(target, cst.Name) and target.value == node.value:
                         return small.value
         return node
 
