@@ -257,7 +257,11 @@ def _tensor_evidence(use: DataUse, value: Optional[cst.BaseExpression] = None,
             for arg in use.reported.args))
     if use.write in ("init", "collective"):
         return True
-    if value is not None and any(r != receiver and not _same_record(r, receiver) for r in _data_roots(value, kind)):
+    # a bare ``Y.data`` of the same object tree is a field moved, as likely as the receiver's own;
+    # a tensor op on it (``p.shard.data.to(d).view(s)``) shows a tensor
+    moved = isinstance(value, cst.Attribute) and value.attr.value == "data"
+    if value is not None and any(r != receiver and not (moved and _same_record(r, receiver))
+                                 for r in _data_roots(value, kind)):
         return True  # another tensor: the receiver's own ``.data`` is as likely a record's field
     return inplace
 
