@@ -127,6 +127,20 @@ def test_functions_and_classes_exist():
         assert not hasattr(torch.Tensor, name) and not hasattr(numpy.ndarray, name), name
 
 
+def test_matmul_is_the_left_operands():
+    """What ``TensorFacts`` says of ``a @ b``: a tensor on the left gives a tensor (an ndarray on
+    the right too); an ndarray on the left does not, so an operand of unknown kind there (a
+    scipy.sparse matrix gives an ndarray) leaves the product unknown."""
+    numpy = pytest.importorskip("numpy")
+    t, a = torch.ones(2, 2), numpy.ones((2, 2))
+    assert isinstance(t @ a, torch.Tensor)
+    try:
+        product = a @ t
+    except TypeError:
+        product = None
+    assert not isinstance(product, torch.Tensor)
+
+
 def test_tensor_attributes():
     x = torch.randn(2, 2, requires_grad=True)
     (x * 2).sum().backward()

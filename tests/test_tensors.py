@@ -75,6 +75,9 @@ T, U, O = Kind.TENSOR, Kind.UNKNOWN, Kind.OTHER
         ("import torch\nx = torch.ones(1)\nprobe([v for v in x])", [Kind.TENSOR_SEQ]),
         ("import torch\nsd = model.state_dict()\nprobe(sd)\nprobe(sd['w'])", [Kind.STATE_DICT, T]),
         ("import torch\nopt = torch.optim.SGD(ps, lr=1)\nprobe(opt)", [Kind.OPTIMIZER]),
+        # the left operand's ``__matmul__`` decides (test_catalog checks it against torch)
+        ("import torch, numpy as np\nx = torch.ones(2, 2)\na = np.ones((2, 2))\n"
+         "probe(x @ a)\nprobe(x @ u)\nprobe(u @ x)\nprobe(a @ x)\nprobe(u + x)", [T, T, U, U, T]),
     ],
 )
 def test_kinds(source, expected):

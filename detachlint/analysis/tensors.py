@@ -695,6 +695,10 @@ class TensorFacts(_AnnotationKinds, _KindFlow, Analysis):
             return self._call_kind(node)
         if cls is cst.BinaryOperation:
             left, right = self.kind(node.left), self.kind(node.right)
+            if node.operator.__class__ is cst.MatrixMultiply and left is not Kind.TENSOR and right is Kind.TENSOR:
+                # the left operand's ``__matmul__`` runs first: a scipy.sparse matrix's returns an
+                # ndarray, an ndarray's raises; only a tensor on the left makes it torch's
+                return Kind.UNKNOWN
             if Kind.TENSOR in (left, right):
                 return Kind.TENSOR
             if Kind.NDARRAY in (left, right):

@@ -5,7 +5,7 @@ the idiom off and keep the hazards."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Optional, Set, Tuple
+from typing import Callable, ClassVar, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -103,7 +103,7 @@ class DataWrite(Rule):
         (``torch.empty(...)``, ``t.narrow(...)``) or another name's ``.data``."""
         statement = self.ctx.statement()
         value = statement.value if use.write in ("assign", "setitem") and isinstance(statement, cst.Assign) else None
-        if _tensor_evidence(use, value):
+        if _tensor_evidence(use, value, self.analysis(TensorFacts).kind):
             return True
         # not made from the receiver's own field (``rec.data = rec.data.detach()``, or by a function
         # of the project, ``rec.data = dequantize(rec.data)``: a record's tensor field, as likely)
@@ -232,11 +232,14 @@ class _OwnData(cst.CSTVisitor):
             self.found = True
 
 
-def _tensor_evidence(use: DataUse, value: Optional[cst.BaseExpression] = None) -> bool:
+def _tensor_evidence(use: DataUse, value: Optional[cst.BaseExpression] = None,
+                     kind: Optional[Callable[[cst.BaseExpression], Kind]] = None) -> bool:
     """``x.data.add_(...)`` / ``nn.init.normal_(x.data)`` / ``dist.all_reduce(x.data)`` on a name
     (``p``, ``self.fc.weight``): only a tensor's ``.data`` has these; ``x.data = q.data`` /
     ``x.data[:n] = 0.9 * q.data`` / ``x.data = layer.weight``: the value assigned is another
-    tensor. On an item of a container or a call result only with more than the write
+    tensor, unless ``kind`` shows its owner is no tensor (``cfg.data = self.data`` in a dataclass) or
+    it is the ``data`` field of the same record tree (``cfg.sub.data = cfg.data``). On an item of a
+    container or a call result only with more than the write
     (``bindings[k].data.resize_()`` reads the ``data`` field of a record): an item of
     ``module._buffers``, a tensor method's result (``w.reshape(-1).data.copy_(...)``), or an
     in-place write from another tensor's ``.data`` (``bufs[0].data.add_(bufs[i].data)``)."""
@@ -254,7 +257,11 @@ def _tensor_evidence(use: DataUse, value: Optional[cst.BaseExpression] = None) -
             for arg in use.reported.args))
     if use.write in ("init", "collective"):
         return True
-    if value is not None and _data_roots(value) - {receiver}:
+    # a bare ``Y.data`` of the same object tree is a field moved, as likely as the receiver's own;
+    # a tensor op on it (``p.shard.data.to(d).view(s)``) shows a tensor
+    moved = isinstance(value, cst.Attribute) and value.attr.value == "data"
+    if value is not None and any(r != receiver and not (moved and _same_record(r, receiver))
+                                 for r in _data_roots(value, kind)):
         return True  # another tensor: the receiver's own ``.data`` is as likely a record's field
     return inplace
 
@@ -273,12 +280,25 @@ def _tensor_method(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
 _TENSOR_FIELDS = frozenset({"data", *catalog.MODULE_TENSOR_ATTRIBUTES})
 
 
-def _data_roots(value: cst.BaseExpression) -> Set[str]:
+def _same_record(root: str, receiver: str) -> bool:
+    """``config`` and ``config.pipeline.datamanager``, ``self.config`` and ``self.config.dataparser``:
+    one reaches the other through attributes none of which is a tensor's (``p`` and ``p.grad`` are
+    two tensors): a ``data`` field moved within one object tree, as configs and records do."""
+    short, long = sorted((root.split("."), receiver.split(".")), key=len)
+    return long[:len(short)] == short and not any(
+        part in catalog.TENSOR_ATTRIBUTES or part in catalog.MODULE_TENSOR_ATTRIBUTES for part in long[len(short):])
+
+
+def _data_roots(value: cst.BaseExpression, kind: Optional[Callable[[cst.BaseExpression], Kind]] = None) -> Set[str]:
     """The expressions whose tensor the value is made from by tensor ops only, where the value
     shows it is a tensor: ``q`` for ``q.data``, ``q.data.cuda()``, ``0.9 * q.data``, ``q.data[:4]``,
     ``q[i].narrow(0, 0, n).data``, ``layer.weight``; ``(...)`` for the ``.data`` of an arithmetic
-    result; none for ``check_yaml(opt.data)`` (a field handed to a function)."""
+    result; none for ``check_yaml(opt.data)`` (a field handed to a function), nor for the ``.data``
+    of what ``kind`` shows is no tensor (``self.data`` of a dataclass, a module's ``self.data``)."""
     while True:
+        if isinstance(value, cst.Attribute) and value.attr.value == "data" and kind is not None \
+                and kind(value.value) not in (Kind.TENSOR, Kind.UNKNOWN):
+            return set()
         if isinstance(value, cst.Attribute) and value.attr.value in _TENSOR_FIELDS:
             inner = value.value
             while True:  # ``groups[i][j].data``, ``t.narrow(0, 0, n).view(s).data``: made from ``groups``, ``t``
@@ -293,7 +313,7 @@ def _data_roots(value: cst.BaseExpression) -> Set[str]:
             name = dotted_name(inner)
             return {name if value.attr.value == "data" else f"{name}.{value.attr.value}"} if name is not None else set()
         if isinstance(value, cst.BinaryOperation):
-            return _data_roots(value.left) | _data_roots(value.right)
+            return _data_roots(value.left, kind) | _data_roots(value.right, kind)
         if isinstance(value, cst.UnaryOperation):
             value = value.expression
         elif isinstance(value, cst.Subscript):

@@ -34,6 +34,9 @@ class DataWriteIdiom(DataWrite):
     update after `backward()`, an EMA, a rebinding (`p.data = new`). The values are right; the
     idiom is discouraged. Where a graph is pending the same write is TAL001 (data-mutation), a
     hazard; this rule is the nudge, and `ignore = ["TAL003"]` drops it and keeps TAL001.
+    A `data` field of a config or record is not a tensor's: `cfg.data = self.data` in a
+    dataclass, or `cfg.loader.data = cfg.data` (a field moved within one object tree), is not
+    flagged where nothing else shows a tensor.
 
     ## Why is this bad?
     `p.data` is an alias of `p`'s storage with a fresh version counter, so autograd cannot see

@@ -48,7 +48,9 @@ class LegacyConstructorAlias(Rule):
     With a tensor argument they do not copy: `torch.Tensor(t)` returns an alias that shares
     `t`'s storage (and its graph, through `AliasBackward0`), so writing to the "copy" changes the
     original. The typed ones keep the alias when the dtype matches and raise `TypeError`
-    when it does not. Size arguments (`torch.FloatTensor(3, 4)`) are not flagged.
+    when it does not. Size arguments (`torch.FloatTensor(3, 4)`) are not flagged, nor a matrix
+    product whose left operand is not shown to be a tensor: its `__matmul__` runs first, and
+    `A @ t` with `A` a scipy.sparse matrix is a NumPy array, which `torch.Tensor()` copies.
 
     ## Example
     ```python
