@@ -9,7 +9,7 @@ read. Built on demand for one write: a walk of the function body with the parent
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -38,8 +38,11 @@ class _Use:
 class GraphUse:
     """The uses of ``names`` (dotted) in ``body``, and the statements that rebind them."""
 
-    def __init__(self, body: cst.CSTNode, order: ScopeOrder, torch_names: TorchNames, names: Iterable[str]) -> None:
+    def __init__(self, body: cst.CSTNode, order: ScopeOrder, torch_names: TorchNames, names: Iterable[str],
+                 call_keeps: Optional[Callable[[str, int], bool]] = None) -> None:
         self.order, self.torch_names = order, torch_names
+        # ``ModuleView.call_keeps``: whether a call of the project may save its argument (None: any may)
+        self.call_keeps = call_keeps
         self.names = set(names)
         self.uses: List[_Use] = []
         # (name, first and last position of the statement, the statement)
@@ -134,7 +137,21 @@ class GraphUse:
             return op is not None and saves_result(op)
         if kind in ("method", "torch"):
             return not (saves_nothing_of_input(op) or cuts_graph(op))
-        return kind in ("call", "operator", "held")
+        if kind == "call":
+            return self._call_may_save(use)
+        return kind in ("operator", "held")
+
+    def _call_may_save(self, use: _Use) -> bool:
+        """A call that takes the tensor: not one the project index knows computes nothing from it."""
+        node, parents = self._through_views(use.node, use.parents)
+        arg, call = parents[-1], parents[-2]
+        name = dotted_name(call.func)
+        if self.call_keeps is None or name is None or arg.keyword is not None or arg.star:
+            return True
+        position = next(i for i, a in enumerate(call.args) if a is arg)
+        if any(a.star for a in call.args[:position]):
+            return True
+        return self.call_keeps(name, position)
 
     def gradient_read_after(self, name: str, write: cst.CSTNode, statement: cst.CSTNode,
                             neg_inf_fill: bool) -> Optional[cst.CSTNode]:
