@@ -14,6 +14,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from .order import ScopeOrder
+from ..knowledge import catalog
 from ..knowledge.torch_facts import (carries_no_gradient, cuts_graph, is_view_attribute, is_view_method, makes_leaf,
                           may_return_receiver, saves_nothing_of_input, saves_result, zero_gradient_at_neg_inf)
 from .torchnames import TorchNames, dotted_name
@@ -80,14 +81,15 @@ class GraphUse:
                        and not (binding and statement in use.parents)  # the binding itself
                        for bound, _, last, statement in self.rebinds)
 
-    def saved_before(self, name: str, write: cst.CSTNode,
-                     calls: Sequence[str] = ()) -> Optional[Tuple[cst.CSTNode, Optional[str]]]:
+    def saved_before(self, name: str, write: cst.CSTNode, calls: Sequence[str] = (),
+                     written_saves: bool = True) -> Optional[Tuple[cst.CSTNode, Optional[str]]]:
         """A use of ``name`` before ``write`` (the same tensor still) in an op that may have saved
         it for backward: any op except those known to keep nothing of it (views, sums, ``+``,
         comparisons, ...), a call of a module in ``calls`` (``self.fc(x)`` keeps ``self.fc.weight``),
         or the binding of ``name`` to the result of an op that saves its result (``softmax``): the
         use, and that op for a binding. Not in a graph that is never backpropagated
-        (``feeds_gradient``)."""
+        (``feeds_gradient``). ``written_saves=False``: for a tensor that requires no gradient (a
+        ``.grad``), whose own in-place methods (``g.zero_()``) save nothing of it."""
         at = self.order.position(write)
         for use in self.uses:
             used = dotted_name(use.node)
@@ -98,6 +100,8 @@ class GraphUse:
                 return use.node, None
             if used == name and self._may_save(use):
                 kind, op = self._consumer(use)
+                if not written_saves and kind == "method" and op in catalog.INPLACE_METHODS:
+                    continue
                 if kind == "bound":
                     return use.node, op
                 if self.feeds_gradient(use.node):

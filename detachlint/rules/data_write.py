@@ -114,10 +114,10 @@ class DataWrite(Rule):
         creates = _CreateGraph()
         walk(function, creates)
         graph = GraphUse(function.body, self.analysis(ScopeOrder), self.analysis(TorchNames), [name])
-        if creates.found or graph.saved_before(name, node) is not None:
+        if creates.found or graph.saved_before(name, node, written_saves=False) is not None:
             return None
-        return (f"`{name}` is a gradient: no backward here builds a graph through it (no `create_graph=True`) "
-                f"and no op before the write takes it, so no graph saved it")
+        return (f"`{name}` is a gradient: no backward here makes it part of a graph (no `create_graph=True`) "
+                f"and no op before the write saved it")
 
     def _evidence(self, use: DataUse) -> bool:
         """Whether a write through ``X.data`` on an ``X`` of unknown kind is a tensor's: by the
