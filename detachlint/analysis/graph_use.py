@@ -127,7 +127,7 @@ class GraphUse:
             return True
         for _, _, later in (s for s in self.statements if s[0] > at):
             value = getattr(later, "value", None)
-            if value is None or not (names_in(value, self.torch_names) & derived):
+            if value is None or not (names_in(value, self.torch_names) & derived) or _into_untracked(later):
                 continue
             targets = _local_targets(later)
             if targets is None:
@@ -291,6 +291,17 @@ def _bound(targets: Sequence[cst.BaseExpression]) -> List[str]:
             if name is not None:
                 out.append(name)
     return out
+
+
+def _into_untracked(statement: cst.CSTNode) -> bool:
+    """``p.data.copy_(v)``, ``p.data = v``: the values go where autograd does not look, so no
+    gradient flows back through this statement into the graph that computed ``v``."""
+    if isinstance(statement, cst.Assign):
+        return all(isinstance(t.target, cst.Attribute) and t.target.attr.value == "data" for t in statement.targets)
+    call = statement.value if isinstance(statement, cst.Expr) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+        and call.func.attr.value in catalog.INPLACE_METHODS and isinstance(call.func.value, cst.Attribute) \
+        and call.func.value.attr.value == "data"
 
 
 def _local_targets(statement: cst.CSTNode) -> "Optional[Set[str]]":

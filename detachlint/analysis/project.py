@@ -1022,6 +1022,9 @@ def _metadata_read(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
 def _inert_parameters(function: ast.AST, params: Sequence[str]) -> Tuple[int, ...]:
     """``FunctionFacts.inert``: the parameters, never rebound, whose every read is for metadata
     or a bare positional argument of a call (nested functions count as reads)."""
+    body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # type: ignore[attr-defined]
+    if len(body) == 1 and isinstance(body[0], ast.Raise) and "NotImplementedError" in ast.dump(body[0]):
+        return ()  # an abstract method: what its overrides compute from the arguments is unseen
     parents = {id(c): n for n in ast.walk(function) for c in ast.iter_child_nodes(n)}
     reads: Dict[str, List[ast.Name]] = {}
     rebound: Set[str] = set()
@@ -1557,6 +1560,25 @@ class ProjectIndex(_GraphReach, _HeldModules):
                 return candidate
         return next((a for a in map(self._aliased, candidates) if a is not None), None)
 
+    def reexported(self, module: str, dotted: str) -> Optional[str]:
+        """``resolve``, also through a package that re-exports the name (``import pkg as p;
+        p.matmul(...)`` with ``from .ops import matmul`` in ``pkg/__init__.py``), a few hops deep."""
+        found = self.resolve(module, dotted)
+        head, _, rest = dotted.partition(".")
+        target = self.modules[module].imports.get(head) if module in self.modules else None
+        for _ in range(4):
+            if found is not None or target is None or not rest:
+                return found
+            package, _, member = f"{target}.{rest}".rpartition(".")
+            facts = self.modules.get(package)
+            if facts is None or member not in facts.imports:
+                return None
+            target, rest = facts.imports[member], ""
+            found = self.lookup(target)
+            if found is None and "." in target:  # ``from .ops import f``: ``ops`` relative to the package
+                found = self.lookup(f"{package}.{target}")
+        return found
+
     def _aliased(self, candidate: str) -> Optional[str]:
         """``candidate`` through a namespace package: ``stepbystep.v2.StepByStep``."""
         prefix, _, member = candidate.rpartition(".")
@@ -1945,7 +1967,7 @@ class ModuleView:
             kept = index.apply_keeps(index.resolve(self.module, head))
             if kept is not None:
                 return position in kept
-        resolved = index.resolve(self.module, dotted)
+        resolved = index.reexported(self.module, dotted)
         if resolved is not None and resolved in index._functions:
             candidates = [resolved]
         elif head:  # ``tracer.get_outliers(w)``, ``self.quantize(w)``: every method of that name (overrides too)
