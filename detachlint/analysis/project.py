@@ -1571,7 +1571,12 @@ class ProjectIndex(_GraphReach, _HeldModules):
                 return found
             package, _, member = f"{target}.{rest}".rpartition(".")
             facts = self.modules.get(package)
-            if facts is None or member not in facts.imports:
+            if facts is None:  # a package ``__init__`` the index holds no facts of (it defines nothing):
+                # the one project function of that name inside the package, if only one
+                inside = [q for q, f in self._functions.items() if q.startswith(package + ".")
+                          and q.rpartition(".")[2] == member and not f.is_method]
+                return inside[0] if len(inside) == 1 else None
+            if member not in facts.imports:
                 return None
             target, rest = facts.imports[member], ""
             found = self.lookup(target)
