@@ -1829,7 +1829,8 @@ class ProjectIndex(_GraphReach, _HeldModules):
     def apply_keeps(self, cls: Optional[str]) -> Optional[Tuple[int, ...]]:
         """The arguments a project ``autograd.Function`` ``cls`` keeps for backward (None: not one)."""
         facts = self._classes.get(cls) if cls is not None else None
-        if facts is None or not any(a.endswith("autograd.Function") for a in self.ancestors(cls)[1:]):  # type: ignore[arg-type]
+        if facts is None or not any(a.endswith(("autograd.Function", "autograd.function.Function"))
+                                    for a in self.ancestors(cls)[1:]):  # type: ignore[arg-type]
             return None
         return tuple(sorted(set(facts.saved) | set(facts.kept)))
 
