@@ -1439,7 +1439,54 @@ class _GraphReach:
         return {q: frozenset(v) for q, v in out.items() if v}
 
 
-class ProjectIndex(_GraphReach, _HeldModules):
+class _SavedArguments:
+    """What the project's functions and ``autograd.Function`` classes may save of their arguments
+    for backward (a part of ``ProjectIndex``: it uses ``_functions``, ``_classes``, ``_edges``,
+    ``resolve`` and ``ancestors``), asked by TAL001 before it counts a project call as an op that
+    saved the tensor."""
+
+    def graph_parameters(self, qualname: str) -> FrozenSet[int]:
+        """The parameters of the project function ``qualname`` that an op of it (or of what it
+        calls) may compute a value from, and so save for backward: all but those ``inert`` here
+        and, where handed on, in the callee (a project ``autograd.Function``'s ``apply``: not
+        ``kept``). Unknown callees count as using them."""
+        return self._graph_parameters.get(qualname, frozenset())
+
+    def apply_keeps(self, cls: Optional[str]) -> Optional[Tuple[int, ...]]:
+        """The arguments a project ``autograd.Function`` ``cls`` keeps for backward (None: not one)."""
+        facts = self._classes.get(cls) if cls is not None else None
+        if facts is None or not any(a.endswith(("autograd.Function", "autograd.function.Function"))
+                                    for a in self.ancestors(cls)[1:]):  # type: ignore[arg-type]
+            return None
+        return tuple(sorted(set(facts.saved) | set(facts.kept)))
+
+    @functools.cached_property
+    def _graph_parameters(self) -> Dict[str, FrozenSet[int]]:
+        carries = {q: set(range(len(f.params))) - set(f.inert) for q, f in self._functions.items()}
+        changed = True
+        while changed:  # monotone: each round only adds parameters
+            changed = False
+            for q, calls in self._edges.items():
+                for site, callee in calls:
+                    for position, index in enumerate(site.args):
+                        if index < 0 or index in carries[q] or self._hands_on_inert(q, site, callee, position, carries):
+                            continue
+                        carries[q].add(index)
+                        changed = True
+        return {q: frozenset(c) for q, c in carries.items()}
+
+    def _hands_on_inert(self, qualname: str, site: CallSite, callee: Optional[str], position: int,
+                        carries: Mapping[str, Set[int]]) -> bool:
+        if callee is None and site.callee.endswith(".apply"):
+            kept = self.apply_keeps(self.resolve(self._module_of[qualname], site.callee[:-len(".apply")]))
+            return kept is not None and position not in kept
+        if callee is None or callee not in self._functions:
+            return False
+        offset = 1 if self._functions[callee].is_method and "." in site.callee else 0
+        return position + offset not in carries[callee]
+
+
+class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
     """Composed summaries of every function of the linted files, keyed by qualified name.
 
     ``modules``: the local facts by module, or what loads them; nothing is loaded or composed
@@ -1818,46 +1865,6 @@ class ProjectIndex(_GraphReach, _HeldModules):
     def _edges(self) -> Dict[str, List[Tuple[CallSite, Optional[str]]]]:
         """Every function's call sites, each with the project function it calls (or None)."""
         return {q: [(c, self._callee(q, c)) for c in f.calls] for q, f in self._functions.items()}
-
-    def graph_parameters(self, qualname: str) -> FrozenSet[int]:
-        """The parameters of the project function ``qualname`` that an op of it (or of what it
-        calls) may compute a value from, and so save for backward: all but those ``inert`` here
-        and, where handed on, in the callee (a project ``autograd.Function``'s ``apply``: not
-        ``kept``). Unknown callees count as using them."""
-        return self._graph_parameters.get(qualname, frozenset())
-
-    def apply_keeps(self, cls: Optional[str]) -> Optional[Tuple[int, ...]]:
-        """The arguments a project ``autograd.Function`` ``cls`` keeps for backward (None: not one)."""
-        facts = self._classes.get(cls) if cls is not None else None
-        if facts is None or not any(a.endswith(("autograd.Function", "autograd.function.Function"))
-                                    for a in self.ancestors(cls)[1:]):  # type: ignore[arg-type]
-            return None
-        return tuple(sorted(set(facts.saved) | set(facts.kept)))
-
-    @functools.cached_property
-    def _graph_parameters(self) -> Dict[str, FrozenSet[int]]:
-        carries = {q: set(range(len(f.params))) - set(f.inert) for q, f in self._functions.items()}
-        changed = True
-        while changed:  # monotone: each round only adds parameters
-            changed = False
-            for q, calls in self._edges.items():
-                for site, callee in calls:
-                    for position, index in enumerate(site.args):
-                        if index < 0 or index in carries[q] or self._hands_on_inert(q, site, callee, position, carries):
-                            continue
-                        carries[q].add(index)
-                        changed = True
-        return {q: frozenset(c) for q, c in carries.items()}
-
-    def _hands_on_inert(self, qualname: str, site: CallSite, callee: Optional[str], position: int,
-                        carries: Mapping[str, Set[int]]) -> bool:
-        if callee is None and site.callee.endswith(".apply"):
-            kept = self.apply_keeps(self.resolve(self._module_of[qualname], site.callee[:-len(".apply")]))
-            return kept is not None and position not in kept
-        if callee is None or callee not in self._functions:
-            return False
-        offset = 1 if self._functions[callee].is_method and "." in site.callee else 0
-        return position + offset not in carries[callee]
 
     def _compose(self) -> Dict[str, Summary]:
         writes = {q: set(f.writes) for q, f in self._functions.items()}
