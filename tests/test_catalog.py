@@ -521,3 +521,21 @@ def test_what_each_dtype_or_device_conversion_may_change():
         assert "CUDA" in str(e), e
     else:
         assert legacy.is_cuda
+
+
+def test_shape_reading_factories_read_no_values():
+    x = torch.randn(3, 2)
+    for name in catalog.SHAPE_READING_FACTORIES:  # the same result whatever the argument holds
+        args = (x, 7) if name == "full_like" else (x, 5) if name == "randint_like" else (x,)
+        made, other = getattr(torch, name)(*args), getattr(torch, name)(torch.full_like(x, float("nan")), *args[1:])
+        assert made.shape == other.shape and made.dtype == other.dtype, name
+        if name in ("zeros_like", "ones_like", "full_like"):
+            assert torch.equal(made, other), name
+
+
+def test_metadata_passages_keep_the_memory():
+    x = torch.randn(3, requires_grad=True)
+    for name in catalog.METADATA_PASSAGES:
+        through = getattr(x, name)
+        through = through() if callable(through) else through
+        assert through.data_ptr() == x.data_ptr(), name

@@ -9,11 +9,12 @@ read. Built on demand for one write: a walk of the function body with the parent
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from .order import ScopeOrder
+from ..knowledge import catalog
 from ..knowledge.torch_facts import (carries_no_gradient, cuts_graph, is_view_attribute, is_view_method, makes_leaf,
                           may_return_receiver, saves_nothing_of_input, saves_result, zero_gradient_at_neg_inf)
 from .torchnames import TorchNames, dotted_name
@@ -38,8 +39,11 @@ class _Use:
 class GraphUse:
     """The uses of ``names`` (dotted) in ``body``, and the statements that rebind them."""
 
-    def __init__(self, body: cst.CSTNode, order: ScopeOrder, torch_names: TorchNames, names: Iterable[str]) -> None:
+    def __init__(self, body: cst.CSTNode, order: ScopeOrder, torch_names: TorchNames, names: Iterable[str],
+                 call_keeps: Optional[Callable[[str, int], bool]] = None) -> None:
         self.order, self.torch_names = order, torch_names
+        # ``ModuleView.call_keeps``: whether a call of the project may save its argument (None: any may)
+        self.call_keeps = call_keeps
         self.names = set(names)
         self.uses: List[_Use] = []
         # (name, first and last position of the statement, the statement)
@@ -77,14 +81,15 @@ class GraphUse:
                        and not (binding and statement in use.parents)  # the binding itself
                        for bound, _, last, statement in self.rebinds)
 
-    def saved_before(self, name: str, write: cst.CSTNode,
-                     calls: Sequence[str] = ()) -> Optional[Tuple[cst.CSTNode, Optional[str]]]:
+    def saved_before(self, name: str, write: cst.CSTNode, calls: Sequence[str] = (),
+                     written_saves: bool = True) -> Optional[Tuple[cst.CSTNode, Optional[str]]]:
         """A use of ``name`` before ``write`` (the same tensor still) in an op that may have saved
         it for backward: any op except those known to keep nothing of it (views, sums, ``+``,
         comparisons, ...), a call of a module in ``calls`` (``self.fc(x)`` keeps ``self.fc.weight``),
         or the binding of ``name`` to the result of an op that saves its result (``softmax``): the
         use, and that op for a binding. Not in a graph that is never backpropagated
-        (``feeds_gradient``)."""
+        (``feeds_gradient``). ``written_saves=False``: for a tensor that requires no gradient (a
+        ``.grad``), whose own in-place methods (``g.zero_()``) save nothing of it."""
         at = self.order.position(write)
         for use in self.uses:
             used = dotted_name(use.node)
@@ -95,6 +100,8 @@ class GraphUse:
                 return use.node, None
             if used == name and self._may_save(use):
                 kind, op = self._consumer(use)
+                if not written_saves and kind == "method" and op in catalog.INPLACE_METHODS:
+                    continue
                 if kind == "bound":
                     return use.node, op
                 if self.feeds_gradient(use.node):
@@ -120,7 +127,7 @@ class GraphUse:
             return True
         for _, _, later in (s for s in self.statements if s[0] > at):
             value = getattr(later, "value", None)
-            if value is None or not (names_in(value, self.torch_names) & derived):
+            if value is None or not (names_in(value, self.torch_names) & derived) or _into_untracked(later):
                 continue
             targets = _local_targets(later)
             if targets is None:
@@ -134,7 +141,21 @@ class GraphUse:
             return op is not None and saves_result(op)
         if kind in ("method", "torch"):
             return not (saves_nothing_of_input(op) or cuts_graph(op))
-        return kind in ("call", "operator", "held")
+        if kind == "call":
+            return self._call_may_save(use)
+        return kind in ("operator", "held")
+
+    def _call_may_save(self, use: _Use) -> bool:
+        """A call that takes the tensor: not one the project index knows computes nothing from it."""
+        node, parents = self._through_views(use.node, use.parents)
+        arg, call = parents[-1], parents[-2]
+        name = dotted_name(call.func)
+        if self.call_keeps is None or name is None or arg.keyword is not None or arg.star:
+            return True
+        position = next(i for i, a in enumerate(call.args) if a is arg)
+        if any(a.star for a in call.args[:position]):
+            return True
+        return self.call_keeps(name, position)
 
     def gradient_read_after(self, name: str, write: cst.CSTNode, statement: cst.CSTNode,
                             neg_inf_fill: bool) -> Optional[cst.CSTNode]:
@@ -270,6 +291,17 @@ def _bound(targets: Sequence[cst.BaseExpression]) -> List[str]:
             if name is not None:
                 out.append(name)
     return out
+
+
+def _into_untracked(statement: cst.CSTNode) -> bool:
+    """``p.data.copy_(v)``, ``p.data = v``: the values go where autograd does not look, so no
+    gradient flows back through this statement into the graph that computed ``v``."""
+    if isinstance(statement, cst.Assign):
+        return all(isinstance(t.target, cst.Attribute) and t.target.attr.value == "data" for t in statement.targets)
+    call = statement.value if isinstance(statement, cst.Expr) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+        and call.func.attr.value in catalog.INPLACE_METHODS and isinstance(call.func.value, cst.Attribute) \
+        and call.func.value.attr.value == "data"
 
 
 def _local_targets(statement: cst.CSTNode) -> "Optional[Set[str]]":

@@ -157,6 +157,10 @@ class FunctionFacts:
     # passed to ``f(...)`` or ``self.f(...)`` and read again after the call (issue 40: what a
     # callee writing that argument in place changes under the caller)
     rereads: Tuple[Tuple[str, int, int, int], ...] = ()
+    # parameters no op here computes a value from: read only for metadata (``w.shape``,
+    # ``w.data.storage().data_ptr()``, ``w is None``) or handed on as a bare positional argument
+    # (``ProjectIndex.graph_parameters`` asks the callee): a graph built here saves nothing of them
+    inert: Tuple[int, ...] = ()
 
 
 @dataclass
@@ -174,6 +178,9 @@ class ClassFacts:
     children: Dict[str, str] = field(default_factory=dict)
     # an ``autograd.Function``: the ``apply`` arguments its ``forward`` keeps by ``ctx.save_for_backward``
     saved: Tuple[int, ...] = ()
+    # the ``apply`` arguments its ``forward`` keeps for backward at all: ``saved``, and those (or
+    # locals computed from them) stored on ``ctx`` where ``backward`` reads more than their shape
+    kept: Tuple[int, ...] = ()
 
 
 @dataclass
@@ -201,13 +208,13 @@ class ModuleFacts:
             "imports": self.imports,
             "backprops": self.backprops,
             "tensor_args": self.tensor_args,
-            "classes": {k: [c.bases, c.line, c.modules, c.flips, c.children, c.saved] for k, c in self.classes.items()},
+            "classes": {k: [c.bases, c.line, c.modules, c.flips, c.children, c.saved, c.kept] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
                               f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked,
                               f.returns_partial, f.backprops, f.returns_calls, f.tensor_args, f.forward_from,
-                              f.rereads]
+                              f.rereads, f.inert]
                           for k, f in self.functions.items()},
         }
 
@@ -219,13 +226,13 @@ class ModuleFacts:
                     sites=Sites.from_json(data["sites"]) if data["sites"] is not None else None,
                     backprops=tuple((c, ln) for c, ln in data["backprops"]),
                     tensor_args=tuple((c, tuple(a)) for c, a in data["tensor_args"]))
-        for name, (bases, line, modules, flips, children, saved) in data["classes"].items():
+        for name, (bases, line, modules, flips, children, saved, kept) in data["classes"].items():
             facts.classes[name] = ClassFacts(name, tuple(bases), line, {a: tuple(m) for a, m in modules.items()},
-                                             tuple(flips), dict(children), tuple(saved))
+                                             tuple(flips), dict(children), tuple(saved), tuple(kept))
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
              makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls,
-             tensor_args, forward_from, rereads) = row
+             tensor_args, forward_from, rereads, inert) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
@@ -233,7 +240,7 @@ class ModuleFacts:
                 makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills), tuple(untracked),
                 partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls),
                 tuple((c, tuple(a)) for c, a in tensor_args), tuple(forward_from),
-                tuple((c, i, ln, r) for c, i, ln, r in rereads))
+                tuple((c, i, ln, r) for c, i, ln, r in rereads), tuple(inert))
         return facts
 
 
@@ -803,6 +810,7 @@ def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFa
     scanner = _FunctionScanner(summary, self_name, facts.imports, optimizers)
     scanner.defined = defined
     scanner.scan(node.body)  # type: ignore[attr-defined]
+    summary.inert = _inert_parameters(node, params)
     if summary.returns_kind is None and _annotated_tensor(node.returns, facts.imports):  # type: ignore[attr-defined]
         summary.returns_kind = "tensor"
     facts.functions[qualname] = summary
@@ -870,7 +878,7 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
             bases = tuple(b for b in (_dotted(base) for base in stmt.bases) if b)
             facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno,
                                                            *_held_modules(stmt, facts.imports, makers),
-                                                           saved=_saved_for_backward(stmt))
+                                                           saved=_saved_for_backward(stmt), kept=_kept_for_backward(stmt))
             _scan_body(stmt.body, prefix + stmt.name + ".", True, facts, makers, defined)
         elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
             # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
@@ -931,6 +939,109 @@ def _saved_for_backward(cls: ast.ClassDef) -> Tuple[int, ...]:
         if isinstance(node, ast.Call) and _dotted(node.func) == f"{ctx}.save_for_backward":
             out.update(params.index(a.id) for a in node.args if isinstance(a, ast.Name) and a.id in params)
     return tuple(sorted(out))
+
+
+def _kept_for_backward(cls: ast.ClassDef) -> Tuple[int, ...]:
+    """The ``apply`` arguments a ``forward(ctx, ...)`` of ``cls`` keeps for backward: named (or
+    named by a local computed from them) in ``ctx.save_for_backward(...)`` or in a value stored on
+    ``ctx`` that ``backward`` reads for more than its shape (``torch.zeros_like(ctx.b)`` reads none
+    of ``b``'s values). Every argument where ``ctx`` is handed to anything else. What the forward
+    stores on another object (``state.sub = b[:, i]``) is not followed."""
+    methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+    forward = methods.get("forward")
+    if forward is None or len(forward.args.args) < 2:
+        return ()
+    ctx, *params = [a.arg for a in forward.args.args]
+    every = tuple(range(len(params)))
+    parents = {id(c): n for n in ast.walk(forward) for c in ast.iter_child_nodes(n)}
+    if any(isinstance(n, ast.Name) and n.id == ctx and not isinstance(parents.get(id(n)), ast.Attribute)
+           for n in ast.walk(forward)):
+        return every  # ``helper(ctx, b)``: what it keeps is unseen
+    values = _value_reads(methods.get("backward"))
+    taint: Dict[str, Set[int]] = {p: {i} for i, p in enumerate(params)}
+
+    def of(node: ast.AST) -> Set[int]:
+        return set().union(*(taint.get(n.id, set()) for n in ast.walk(node)
+                             if isinstance(n, ast.Name) and not _metadata_read(n, parents)))  # not ``b.dtype``
+
+    kept: Set[int] = set()
+    for _ in range(2):  # twice: a loop's later statement may feed an earlier one
+        for node in ast.walk(forward):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    for name in (n for n in ast.walk(target) if isinstance(n, ast.Name) and n.id != ctx):
+                        if isinstance(parents.get(id(name)), (ast.Assign, ast.Tuple, ast.List, ast.Starred)):
+                            taint[name.id] = taint.get(name.id, set()) | of(node.value)
+                    stored = [t for t in ast.walk(target) if isinstance(t, ast.Attribute) and _dotted(t.value) == ctx]
+                    if any(values is None or t.attr in values for t in stored):
+                        kept |= of(node.value)
+            elif isinstance(node, ast.Call) and _dotted(node.func) == f"{ctx}.save_for_backward":
+                kept |= set().union(*(of(a) for a in node.args))
+    return tuple(sorted(kept))
+
+
+def _value_reads(backward: Optional[ast.FunctionDef]) -> Optional[Set[str]]:
+    """The ``ctx`` attributes a ``backward(ctx, ...)`` reads values of: all but those read only
+    for metadata (``ctx.b.shape``, ``torch.zeros_like(ctx.b)``, ``ctx.b is None``); None where
+    there is no such backward (anything may be read)."""
+    if backward is None or not backward.args.args:
+        return None
+    ctx = backward.args.args[0].arg
+    parents = {id(c): n for n in ast.walk(backward) for c in ast.iter_child_nodes(n)}
+    out: Set[str] = set()
+    for node in ast.walk(backward):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == ctx \
+                and not _metadata_read(node, parents):
+            out.add(node.attr)
+    return out
+
+
+def _metadata_read(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
+    """Whether the value of ``node`` is read only for its metadata: ``x.shape``, ``x.size()``,
+    ``x.data.storage().data_ptr()``, ``x is None``, ``isinstance(x, T)``, ``torch.zeros_like(x)``."""
+    parent = parents.get(id(node))
+    while isinstance(parent, ast.Attribute) and parent.value is node:
+        call = parents.get(id(parent))
+        is_call = isinstance(call, ast.Call) and call.func is parent
+        if parent.attr in catalog.NON_TENSOR_ATTRIBUTES - {"_base", "grad_fn"} and not is_call:
+            return True
+        if is_call and parent.attr in catalog.METADATA_METHODS:
+            return True
+        if parent.attr not in catalog.METADATA_PASSAGES:
+            return False
+        node = call if is_call else parent
+        parent = parents.get(id(node))
+    if isinstance(parent, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
+        return True
+    if isinstance(parent, ast.Call) and node in parent.args:
+        name = _dotted(parent.func) or ""
+        return name in ("isinstance", "len", "type") or name.rpartition(".")[2] in catalog.SHAPE_READING_FACTORIES
+    return False
+
+
+def _inert_parameters(function: ast.AST, params: Sequence[str]) -> Tuple[int, ...]:
+    """``FunctionFacts.inert``: the parameters, never rebound, whose every read is for metadata
+    or a bare positional argument of a call (nested functions count as reads)."""
+    body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # type: ignore[attr-defined]
+    if len(body) == 1 and isinstance(body[0], ast.Raise) and "NotImplementedError" in ast.dump(body[0]):
+        return ()  # an abstract method: what its overrides compute from the arguments is unseen
+    parents = {id(c): n for n in ast.walk(function) for c in ast.iter_child_nodes(n)}
+    reads: Dict[str, List[ast.Name]] = {}
+    rebound: Set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            reads.setdefault(node.id, []).append(node)
+        elif isinstance(node, ast.Name):
+            rebound.add(node.id)
+    out = []
+    for i, name in enumerate(params):
+        if name in rebound:
+            continue
+        if all(_metadata_read(n, parents) or (isinstance(parents.get(id(n)), ast.Call)
+                                              and n in parents[id(n)].args)  # type: ignore[attr-defined]
+               for n in reads.get(name, ())):
+            out.append(i)
+    return tuple(out)
 
 
 def _assignments(body: Sequence[ast.stmt], imports: Mapping[str, str],
@@ -1328,7 +1439,54 @@ class _GraphReach:
         return {q: frozenset(v) for q, v in out.items() if v}
 
 
-class ProjectIndex(_GraphReach, _HeldModules):
+class _SavedArguments:
+    """What the project's functions and ``autograd.Function`` classes may save of their arguments
+    for backward (a part of ``ProjectIndex``: it uses ``_functions``, ``_classes``, ``_edges``,
+    ``resolve`` and ``ancestors``), asked by TAL001 before it counts a project call as an op that
+    saved the tensor."""
+
+    def graph_parameters(self, qualname: str) -> FrozenSet[int]:
+        """The parameters of the project function ``qualname`` that an op of it (or of what it
+        calls) may compute a value from, and so save for backward: all but those ``inert`` here
+        and, where handed on, in the callee (a project ``autograd.Function``'s ``apply``: not
+        ``kept``). Unknown callees count as using them."""
+        return self._graph_parameters.get(qualname, frozenset())
+
+    def apply_keeps(self, cls: Optional[str]) -> Optional[Tuple[int, ...]]:
+        """The arguments a project ``autograd.Function`` ``cls`` keeps for backward (None: not one)."""
+        facts = self._classes.get(cls) if cls is not None else None
+        if facts is None or not any(a.endswith(("autograd.Function", "autograd.function.Function"))
+                                    for a in self.ancestors(cls)[1:]):  # type: ignore[arg-type]
+            return None
+        return tuple(sorted(set(facts.saved) | set(facts.kept)))
+
+    @functools.cached_property
+    def _graph_parameters(self) -> Dict[str, FrozenSet[int]]:
+        carries = {q: set(range(len(f.params))) - set(f.inert) for q, f in self._functions.items()}
+        changed = True
+        while changed:  # monotone: each round only adds parameters
+            changed = False
+            for q, calls in self._edges.items():
+                for site, callee in calls:
+                    for position, index in enumerate(site.args):
+                        if index < 0 or index in carries[q] or self._hands_on_inert(q, site, callee, position, carries):
+                            continue
+                        carries[q].add(index)
+                        changed = True
+        return {q: frozenset(c) for q, c in carries.items()}
+
+    def _hands_on_inert(self, qualname: str, site: CallSite, callee: Optional[str], position: int,
+                        carries: Mapping[str, Set[int]]) -> bool:
+        if callee is None and site.callee.endswith(".apply"):
+            kept = self.apply_keeps(self.resolve(self._module_of[qualname], site.callee[:-len(".apply")]))
+            return kept is not None and position not in kept
+        if callee is None or callee not in self._functions:
+            return False
+        offset = 1 if self._functions[callee].is_method and "." in site.callee else 0
+        return position + offset not in carries[callee]
+
+
+class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
     """Composed summaries of every function of the linted files, keyed by qualified name.
 
     ``modules``: the local facts by module, or what loads them; nothing is loaded or composed
@@ -1412,6 +1570,8 @@ class ProjectIndex(_GraphReach, _HeldModules):
         text += repr(sorted(self.aliases.items()))
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
         text += repr(sorted((k, f.rereads) for k, f in self._functions.items() if f.rereads))
+        text += repr(sorted((k, f.inert) for k, f in self._functions.items() if f.inert))
+        text += repr(sorted((k, c.kept) for k, c in self._classes.items() if c.kept))
         text += repr(sorted(self._backpropagated.items()))
         text += repr(sorted((k, sorted(v)) for k, v in self._tensor_parameters.items()))
         text += repr(sorted(self._forward_reached.items()))
@@ -1446,6 +1606,30 @@ class ProjectIndex(_GraphReach, _HeldModules):
             if candidate in self._functions or candidate in self._classes:
                 return candidate
         return next((a for a in map(self._aliased, candidates) if a is not None), None)
+
+    def reexported(self, module: str, dotted: str) -> Optional[str]:
+        """``resolve``, also through a package that re-exports the name (``import pkg as p;
+        p.matmul(...)`` with ``from .ops import matmul`` in ``pkg/__init__.py``), a few hops deep."""
+        found = self.resolve(module, dotted)
+        head, _, rest = dotted.partition(".")
+        target = self.modules[module].imports.get(head) if module in self.modules else None
+        for _ in range(4):
+            if found is not None or target is None or not rest:
+                return found
+            package, _, member = f"{target}.{rest}".rpartition(".")
+            facts = self.modules.get(package)
+            if facts is None:  # a package ``__init__`` the index holds no facts of (it defines nothing):
+                # the one project function of that name inside the package, if only one
+                inside = [q for q, f in self._functions.items() if q.startswith(package + ".")
+                          and q.rpartition(".")[2] == member and not f.is_method]
+                return inside[0] if len(inside) == 1 else None
+            if member not in facts.imports:
+                return None
+            target, rest = facts.imports[member], ""
+            found = self.lookup(target)
+            if found is None and "." in target:  # ``from .ops import f``: ``ops`` relative to the package
+                found = self.lookup(f"{package}.{target}")
+        return found
 
     def _aliased(self, candidate: str) -> Optional[str]:
         """``candidate`` through a namespace package: ``stepbystep.v2.StepByStep``."""
@@ -1784,6 +1968,29 @@ class ModuleView:
         ``Cube`` keeps for backward (``ctx.save_for_backward`` in its ``forward``)."""
         cls = self.index.resolve(self.module, dotted)
         return self.index.class_facts(cls).saved if cls is not None and self.index.class_facts(cls) else ()
+
+    def call_keeps(self, dotted: str, position: int) -> bool:
+        """Whether ``dotted(...)``, a call written here, may save its positional argument ``position`` for backward:
+        False only where the index knows the callee (a project function, each project method of
+        that name for a call on an object it cannot type, a project ``Function``'s ``apply``) and
+        it computes nothing from that argument."""
+        index = self.index
+        head, _, last = dotted.rpartition(".")
+        if last == "apply" and head:
+            kept = index.apply_keeps(index.resolve(self.module, head))
+            if kept is not None:
+                return position in kept
+        resolved = index.reexported(self.module, dotted)
+        if resolved is not None and resolved in index._functions:
+            candidates = [resolved]
+        elif head:  # ``tracer.get_outliers(w)``, ``self.quantize(w)``: every method of that name (overrides too)
+            candidates = [q for q, f in index._functions.items() if f.is_method and q.rpartition(".")[2] == last]
+        else:
+            return True
+        if not candidates:
+            return True
+        return any(position + (1 if index._functions[q].is_method and head else 0) in index.graph_parameters(q)
+                   for q in candidates)
 
     def held_element(self, cls: str, attr: str) -> Optional[ModuleEffect]:
         """``ProjectIndex.held_element`` for a class of this module, by its name here."""

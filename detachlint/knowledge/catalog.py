@@ -236,6 +236,14 @@ NON_TENSOR_ATTRIBUTES = frozenset(
     """.split()
 )
 
+# Factories that read only the shape, dtype and device of their tensor argument, never its
+# values: a Function's backward that keeps a tensor just for ``zeros_like(ctx.b)`` reads no value.
+SHAPE_READING_FACTORIES = frozenset(
+    "zeros_like ones_like empty_like full_like rand_like randn_like randint_like".split()
+)
+# Methods through which metadata is still read of the same memory (``w.data.storage().data_ptr()``).
+METADATA_PASSAGES = frozenset("data detach storage untyped_storage".split())
+
 # Methods that, on a receiver of unknown type, only a tensor has: the result is a tensor.
 TENSOR_ONLY_METHODS = frozenset(
     "detach new_tensor new_zeros new_ones new_full new_empty type_as view_as expand_as".split()

@@ -73,6 +73,9 @@ class DataWrite(Rule):
         phrase), why that is a hazard (a sentence) and the pending backward, if one is named."""
         order = self.analysis(ScopeOrder)
         pending = order.pending_backward(node)
+        grad = self._unsaved_gradient(node)
+        if grad is not None:
+            return Severity.WARNING, ("", grad), None
         if pending is not None:
             loss = order.built_outside(pending)
             built = f" (built before this function ran: `{loss}` comes from outside it)" if loss is not None else ""
@@ -96,6 +99,25 @@ class DataWrite(Rule):
                             f"a round trip, no value the forward used changes"), None)
                 return Severity.ERROR, ("inside a forward hook", "The hook runs after the forward used it"), None
         return Severity.WARNING, None, None
+
+    def _unsaved_gradient(self, node: cst.Attribute) -> Optional[str]:
+        """For a write through ``x.grad.data``: why no graph can have saved ``x.grad`` (a sentence),
+        unless something here may have made it part of one: a ``backward(create_graph=True)``, or
+        an op of this function that takes ``x.grad`` (not a copy of it: ``x.grad.data.clone()``)
+        before the write. Autograd never saves a ``.grad`` on its own; None for other writes."""
+        owner = node.value
+        if not (isinstance(owner, cst.Attribute) and owner.attr.value == "grad"):
+            return None
+        name, function = dotted_name(owner), self.analysis(TensorFacts).function
+        if name is None or function is None:
+            return None
+        creates = _CreateGraph()
+        walk(function, creates)
+        graph = GraphUse(function.body, self.analysis(ScopeOrder), self.analysis(TorchNames), [name])
+        if creates.found or graph.saved_before(name, node, written_saves=False) is not None:
+            return None
+        return (f"`{name}` is a gradient: no backward here makes it part of a graph (no `create_graph=True`) "
+                f"and no op before the write saved it")
 
     def _evidence(self, use: DataUse) -> bool:
         """Whether a write through ``X.data`` on an ``X`` of unknown kind is a tensor's: by the
@@ -142,7 +164,9 @@ class DataWrite(Rule):
             return None
         parts = name.split(".")
         modules = [".".join(parts[:k]) for k in range(len(parts) - 1, 1, -1)]
-        graph = GraphUse(function.body, order, self.analysis(TorchNames), [name, *modules])
+        project = self.ctx.project
+        graph = GraphUse(function.body, order, self.analysis(TorchNames), [name, *modules],
+                         project.call_keeps if project is not None else None)
         saved = graph.saved_before(name, node, modules)
         if saved is not None:
             use, op = saved
@@ -218,6 +242,18 @@ def _written_value(statement: Optional[cst.CSTNode], data: cst.Attribute) -> Opt
         if method == "masked_fill_" and len(args) > 1:
             return args[1]
     return None
+
+
+class _CreateGraph(cst.CSTVisitor):
+    """Whether a call passes ``create_graph=`` anything but ``False`` (a gradient built as a graph)."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value == "create_graph" \
+                and not (isinstance(node.value, cst.Name) and node.value.value == "False"):
+            self.found = True
 
 
 class _OwnData(cst.CSTVisitor):

@@ -28,13 +28,16 @@ class DataMutation(DataWrite):
     numbers. The same write without `.data` raises at backward ("modified by an inplace
     operation") instead. Inside `forward()` a graph is pending where an op before the write may
     have saved the tensor (a product, a module call; not a view, a sum, `+` or a comparison of
-    it) in a graph that may be backpropagated (not one whose values only feed `argmin`), or
+    it; not a project function that reads only its shape or address, nor a project
+    `autograd.Function` whose forward keeps other arguments only) in a graph that may be
+    backpropagated (not one whose values only feed `argmin`), or
     where the tensor is a result of the graph and a later op backpropagates through it:
     autograd then sends gradient to the cells the write replaced (not to cells set to -inf
     before a softmax or sigmoid, which get none). A `.data` write where no graph is visible
     (weight initialisation, an optimizer-style update after `backward()`, an EMA of buffers no
     op saved, a forward hook's round trip of a tensor's own values through another floating
-    dtype and back) is TAL003 (data-write-idiom), the discouraged idiom, not this hazard:
+    dtype and back, a reset of `x.grad.data` between two backwards: autograd saves no `.grad`
+    unless `create_graph=True` or an op of the graph took it) is TAL003 (data-write-idiom), the discouraged idiom, not this hazard:
     `ignore = ["TAL003"]` keeps this rule and drops that one.
 
     ## Example

@@ -92,8 +92,8 @@ class DataWriteIdiom(DataWrite):
                      context: Optional[Tuple[str, str]], pending: Optional[cst.CSTNode]) -> None:
         owner = self.ctx.code_for(node.value)
         message, note = self._advice(use, owner, statement)
-        # a forward hook's round trip through another dtype: why no value the forward used changes
-        notes = ((f"{context[1]}.", "`torch.utils.swap_tensors` keeps autograd informed.") if context is not None
+        # a forward hook's round trip through another dtype, a ``.grad`` no graph saved: why no gradient changes
+        notes = ((f"{context[1]}.", note) if context is not None
                  else (f"{self.no_graph()}; {note}",))
         unsafe = self._unsafe_because(node, owner)
         fix = (lambda ctx, use=use, parents=list(self.ctx.parents), statement=statement, unsafe=unsafe:
