@@ -80,6 +80,25 @@ def test_tal003_fix_is_the_same_write_under_no_grad():
     assert applicability == {6: Applicability.SAFE, 8: Applicability.UNSAFE}  # enc came from the caller
 
 
+def test_tal003_fix_on_a_gradient_no_graph_here_saved_says_only_that():
+    # autograd saves a `.grad` only through create_graph=True or an op that took it (issue 41)
+    between = """\
+        import torch
+
+
+        def two_passes(run, leaf: torch.Tensor):
+            loss = run(leaf).sum()
+            leaf.grad.data.zero_()
+            loss.backward()
+        """
+    handed = "import torch\ndef reset(leaf: torch.Tensor):\n    leaf.grad.data.zero_()\n"
+    for src in (between, handed):
+        fix = fix_of(src, "TAL003")
+        assert fix.applicability is Applicability.UNSAFE
+        assert ("no graph in this function saved the gradient `leaf.grad`, but one built outside it may have"
+                in fix.message), fix.message
+
+
 def test_tal003_fix_inside_no_grad_only_drops_data_and_adds_the_import():
     src = """\
         import torch

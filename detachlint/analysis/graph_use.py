@@ -242,6 +242,37 @@ class GraphUse:
         return node, parents
 
 
+def unsaved_gradient(function: Optional[cst.FunctionDef], order: ScopeOrder, torch_names: TorchNames,
+                     gradient: cst.BaseExpression, write: cst.CSTNode, aliases: Sequence[str] = ()) -> Optional[str]:
+    """The name of ``gradient`` where it is a ``.grad`` (``x.grad``) that no graph of ``function``
+    can have saved when ``write`` changes it; None otherwise. Autograd never saves a ``.grad`` on
+    its own: only where a ``backward(create_graph=True)`` made it part of a graph, or an op before
+    the write took it (not a copy of it: ``x.grad.data.clone()``). ``aliases`` hold the same tensor
+    (``g = x.grad.detach()``); the gradient's own in-place writes (``g.zero_()``) save nothing."""
+    name = dotted_name(gradient)
+    if function is None or name is None or not (isinstance(gradient, cst.Attribute) and gradient.attr.value == "grad"):
+        return None
+    creates = _CreateGraph()
+    walk(function, creates)
+    if creates.found:
+        return None
+    names = [name, *aliases]
+    graph = GraphUse(function.body, order, torch_names, names)
+    return name if all(graph.saved_before(n, write, written_saves=False) is None for n in names) else None
+
+
+class _CreateGraph(cst.CSTVisitor):
+    """Whether a call passes ``create_graph=`` anything but ``False`` (a gradient built as a graph)."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value == "create_graph" \
+                and not (isinstance(node.value, cst.Name) and node.value.value == "False"):
+            self.found = True
+
+
 def names_in(node: cst.CSTNode, graph: Optional[TorchNames] = None) -> Set[str]:
     """The names read in an expression (not inside lambdas); with ``graph``, only those whose
     gradient can flow into the expression's value: not inside ``torch.argmin(d)``, ``d.argmax(1)``,

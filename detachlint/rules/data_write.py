@@ -10,7 +10,7 @@ from typing import Callable, ClassVar, Optional, Set, Tuple
 import libcst as cst
 
 from ..analysis.data_use import DataUse, classify_data_use, own_data
-from ..analysis.graph_use import GraphUse, neg_inf_fill
+from ..analysis.graph_use import GraphUse, neg_inf_fill, unsaved_gradient
 from ..analysis.hooks import AppliedFunctions, ForwardHooks
 from ..analysis.order import ScopeOrder
 from ..knowledge import catalog
@@ -105,16 +105,9 @@ class DataWrite(Rule):
         unless something here may have made it part of one: a ``backward(create_graph=True)``, or
         an op of this function that takes ``x.grad`` (not a copy of it: ``x.grad.data.clone()``)
         before the write. Autograd never saves a ``.grad`` on its own; None for other writes."""
-        owner = node.value
-        if not (isinstance(owner, cst.Attribute) and owner.attr.value == "grad"):
-            return None
-        name, function = dotted_name(owner), self.analysis(TensorFacts).function
-        if name is None or function is None:
-            return None
-        creates = _CreateGraph()
-        walk(function, creates)
-        graph = GraphUse(function.body, self.analysis(ScopeOrder), self.analysis(TorchNames), [name])
-        if creates.found or graph.saved_before(name, node, written_saves=False) is not None:
+        name = unsaved_gradient(self.analysis(TensorFacts).function, self.analysis(ScopeOrder),
+                                self.analysis(TorchNames), node.value, node)
+        if name is None:
             return None
         return (f"`{name}` is a gradient: no backward here makes it part of a graph (no `create_graph=True`) "
                 f"and no op before the write saved it")
@@ -242,18 +235,6 @@ def _written_value(statement: Optional[cst.CSTNode], data: cst.Attribute) -> Opt
         if method == "masked_fill_" and len(args) > 1:
             return args[1]
     return None
-
-
-class _CreateGraph(cst.CSTVisitor):
-    """Whether a call passes ``create_graph=`` anything but ``False`` (a gradient built as a graph)."""
-
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None and node.keyword.value == "create_graph" \
-                and not (isinstance(node.value, cst.Name) and node.value.value == "False"):
-            self.found = True
 
 
 class _OwnData(cst.CSTVisitor):

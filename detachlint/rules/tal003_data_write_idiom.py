@@ -80,7 +80,9 @@ class DataWriteIdiom(DataWrite):
     Elsewhere a caller may hold such a graph (a pipeline's pending micro-batches, a loss computed
     before the call) whose backward would then raise, so the fix is unsafe, and its title says
     why; also when the receiver is a tensor only by its usage, when a later `backward()` in the
-    function may run a graph built before the write, or when the statement calls user code. No
+    function may run a graph built before the write, or when the statement calls user code. For
+    a `.grad` that no graph in the function saved (see TAL001), the title says just that, and
+    that a graph built outside the function may have. No
     fix rebinds `X.data` (`X.data = v`), `out=`, a collective or `resize_`/`set_`.
     """
 
@@ -135,14 +137,17 @@ class DataWriteIdiom(DataWrite):
         applied = self._applied(node.value)
         if facts.kind(node.value) is not Kind.TENSOR and applied is None:
             return f"`{owner}` is a tensor only by how it is used"
+        # a ``.grad`` no graph here saved: only one built outside this function can have
+        elsewhere = (f"no graph in this {self.scope_word()} saved the gradient `{owner}`, but one built outside it "
+                     f"may have, and its backward() would raise") if self._unsaved_gradient(node) is not None else None
         if self.analysis(ScopeOrder).backward_after(node) is not None:
-            return (f"a later backward() in this {self.scope_word()} may run a graph that saved `{owner}`, "
-                    f"and would raise")
+            return elsewhere or (f"a later backward() in this {self.scope_word()} may run a graph that saved "
+                                 f"`{owner}`, and would raise")
         if applied is not None:
             return None if applied else (f"`Module.apply` hands this {self.scope_word()} a module that a caller may "
                                          f"have run a graph through; its backward() would raise")
         if facts.function is not None and not _made_here(facts.function, node.value, facts.current_class is not None):
-            return f"a caller may hold a graph that saved `{owner}`; its backward() would raise"
+            return elsewhere or f"a caller may hold a graph that saved `{owner}`; its backward() would raise"
         return None
 
     def _applied(self, receiver: cst.BaseExpression) -> Optional[bool]:

@@ -7,6 +7,10 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from ..analysis.alias_model import Mutation, Origin, Relation
+from ..analysis.graph_use import unsaved_gradient
+from ..analysis.order import ScopeOrder
+from ..analysis.tensors import TensorFacts
+from ..analysis.torchnames import TorchNames
 from ..knowledge.torch_facts import is_copy_intent_conversion
 from ..findings import Severity
 from .alias_rule import AliasRule, mutation_ops
@@ -23,7 +27,9 @@ class DetachInplace(AliasRule):
     (`w.detach().mul_(0.5)`) while a graph that saved `w` waits for `backward()`. A direct write
     with nothing pending (`target.detach().mul_(decay)` in an EMA, `p.grad.detach().mul_(scale)`
     in a clipper, `p.detach().zero_()` in an initialiser) writes through on purpose and is not
-    reported.
+    reported; nor is a gradient reset before a backward (`p.grad.detach().zero_()`) where no graph
+    saved the gradient: autograd saves a `.grad` only after `backward(create_graph=True)` or when
+    an op took it before the write, and the backward accumulates into the reset gradient.
 
     ## Why is this bad?
     `.detach()` is not a copy: it shares `x`'s storage, so the write changes `x` too. Later
@@ -72,6 +78,8 @@ class DetachInplace(AliasRule):
         source = self._source_text(detach)
         written = self._text(mutation.node)
         pending = self._pending(mutation.node)
+        if pending is not None and self._unsaved_gradient(mutation, origin, detach) is not None:
+            pending = None  # the backward only accumulates into the gradient: nothing it runs saved it
         direct = detach.statement is mutation.statement
         if direct and pending is None:
             return  # ``p.detach().mul_(d)``: writing through is the point, and nothing saved ``p``
@@ -138,6 +146,20 @@ class DetachInplace(AliasRule):
                         for o in chain[i + 1:]):
                     return origin, link
         return None
+
+    def _unsaved_gradient(self, mutation: Mutation, origin: Origin, detach: Origin) -> Optional[str]:
+        """``p.grad`` where the write goes through ``p.grad.detach()`` and no graph here saved the
+        gradient (``unsaved_gradient``), nor any name on the way to the write (``g`` of ``g =
+        p.grad.detach()``)."""
+        node = detach.node
+        gradient = node.func.value if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+            else node.value if isinstance(node, cst.Attribute) else None
+        if gradient is None:
+            return None
+        aliases = {o.source for o in origin.chain()[len(detach.chain()):]} | {mutation.key}
+        return unsaved_gradient(self.analysis(TensorFacts).function, self.analysis(ScopeOrder),
+                                self.analysis(TorchNames), gradient, mutation.node,
+                                sorted(a for a in aliases if a and a != detach.source))
 
     @staticmethod
     def _same_name_write_through(mutation: Mutation, origin: Origin, detach: Origin) -> bool:
