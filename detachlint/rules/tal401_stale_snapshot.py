@@ -62,7 +62,11 @@ class StaleSnapshot(AliasRule):
     (its arguments, its receiver and what that was built with, or what the call that made its
     optimizer was handed or returned with it): training `m2` from `m2, opt2 = make()`, or calling
     `other.fit(..., init=snapshot)` on another instance, does not update `m1` or the snapshot's
-    source (a `state_dict()` handed over is loaded, that is copied, not trained).
+    source (a `state_dict()` handed over is loaded, that is copied, not trained). A snapshot
+    read only inside the loop that writes other entries of the same module, by a key that
+    changes each pass (`for n, p in m.named_parameters(): p.data.copy_(sd[n.replace("_q", "")])`),
+    is a warning: a later pass sees an earlier pass's write only if their keys meet, which is not
+    known from the code.
 
     ## Why is this bad?
     `state_dict()` and `.detach()` return references to the live tensors, not copies. Every
