@@ -62,7 +62,11 @@ class StaleSnapshot(AliasRule):
     (its arguments, its receiver and what that was built with, or what the call that made its
     optimizer was handed or returned with it): training `m2` from `m2, opt2 = make()`, or calling
     `other.fit(..., init=snapshot)` on another instance, does not update `m1` or the snapshot's
-    source (a `state_dict()` handed over is loaded, that is copied, not trained).
+    source (a `state_dict()` handed over is loaded, that is copied, not trained). A snapshot
+    read only inside the loop that writes other entries of the same module, by a key that
+    changes each pass (`for n, p in m.named_parameters(): p.data.copy_(sd[n.replace("_q", "")])`),
+    is a warning: a later pass sees an earlier pass's write only if their keys meet, which is not
+    known from the code.
 
     ## Why is this bad?
     `state_dict()` and `.detach()` return references to the live tensors, not copies. Every
@@ -284,10 +288,13 @@ class StaleSnapshot(AliasRule):
                      and r.mutation.op not in catalog.STATE_LOAD_METHODS
                      and not self._written_through(r.mutation, origin)
                      and (origin.relation is Relation.SNAPSHOT or r.mutation.kind == "update")]
-            read = self._first(reads, rank=lambda r: r.mutation.kind != "update")
+            scope = self.ctx.scope or self.ctx.module
+            order = self.analysis(ScopeOrder)
+            sure = [r for r in reads if _reseeding_loop(scope, order, r) is None]
+            read = self._first(sure or reads, rank=lambda r: r.mutation.kind != "update")
             if read is None or self._before_first_step(node, origin, reads, analysis):
                 continue
-            self._report(node, origin, read, analysis)
+            self._report(node, origin, read, analysis, reseeding=not sure)
             return
 
     def _before_first_step(self, node: cst.CSTNode, origin: Origin, reads, analysis: AliasAnalysis) -> bool:
@@ -342,7 +349,10 @@ class StaleSnapshot(AliasRule):
                 and any(c.relation is Relation.SNAPSHOT and c.source == snapshot.source for c in o.chain()))
         return bool(mutation.origins) and all(through_a_snapshot(o) for o in mutation.origins)
 
-    def _report(self, node: cst.CSTNode, origin: Origin, read: StaleRead, analysis: AliasAnalysis) -> None:
+    def _report(self, node: cst.CSTNode, origin: Origin, read: StaleRead, analysis: AliasAnalysis,
+                reseeding: bool = False) -> None:
+        """``reseeding``: every read sees the update only on a later pass of the loop that writes
+        entry by entry (``_reseeding_loop``): a warning that says what is unknown."""
         mutation = read.mutation
         taken = self._text(node)
         update = self._text(mutation.node)
@@ -361,13 +371,47 @@ class StaleSnapshot(AliasRule):
         message = f"`{taken}` holds references to {what}, not a copy"
         notes = (f"`{update}` (line {self.ctx.line(mutation.node)}) changes it{loop}, and {self._where(read)}.",
                  f"Use {fix}.")
+        severity = self.severity
+        if reseeding:
+            severity = Severity.WARNING
+            notes = (f"`{update}` (line {self.ctx.line(mutation.node)}) writes one entry per pass of the loop, and "
+                     f"`{read.key}` is read at line {self.ctx.line(read.node)} by a key that changes each pass: whether "
+                     f"a later pass reads an entry an earlier pass wrote is not known here.", f"Use {fix}.")
         related = [(mutation.node, "the update that changes the snapshot"),
                    (read.node, f"`{read.key}` read here holds the updated values" if not read.escape
                     else f"`{read.key}` still holds the live tensors after the function returns")]
+        if reseeding:
+            related[1] = (read.node, f"`{read.key}` read here holds the updated values if its key is one written before")
         ops = origin.ops() + [mutation.op]
-        self.ctx.report(node, self.code, message, self.severity, related,
+        self.ctx.report(node, self.code, message, severity, related,
                         fix=lambda ctx: snapshot_fix(ctx, node, origin),
                         signature=self._signature(ops, origin, analysis, False, mutation), notes=notes)
+
+
+def _reseeding_loop(scope: cst.CSTNode, order: ScopeOrder, read: StaleRead) -> Optional[cst.For]:
+    """The loop in which ``read`` can see its update only on a later pass: the snapshot read by a
+    key that is not a constant, before a write through the loop's own entry in the same pass
+    (``for name, p in m.named_parameters(): p.data.copy_(sd[name.replace("_q", "")])``). A later
+    pass sees an earlier pass's write only if their keys meet, which the keys' values decide."""
+    mutation = read.mutation
+    if read.escape or mutation.kind != "inplace" or mutation.key is None:
+        return None
+    finder = _Around(read.node)
+    walk(scope, finder)
+    path = finder.path
+    if not path or not (isinstance(path[-1], cst.Subscript) and path[-1].value is read.node) or any(
+            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.SimpleString, cst.Integer))
+            for e in path[-1].slice):
+        return None
+    in_write = any(n is mutation.node for n in path)  # ``p.copy_(sd[k])``: the argument is read first
+    if not in_write and order.position(read.node) > order.position(mutation.statement):
+        return None
+    for loop in reversed(path):
+        if isinstance(loop, cst.For) and mutation.key in target_names(loop.target):
+            inside = _Around(mutation.node)
+            walk(loop.body, inside)
+            return loop if inside.path else None
+    return None
 
 
 _COMPARING_CALLS = frozenset(
