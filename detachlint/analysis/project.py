@@ -1019,20 +1019,34 @@ def _metadata_read(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
     return False
 
 
+_CHAIN_NODES = frozenset({ast.Name, ast.Attribute, ast.Call})
+
+
 def _inert_parameters(function: ast.AST, params: Sequence[str]) -> Tuple[int, ...]:
     """``FunctionFacts.inert``: the parameters, never rebound, whose every read is for metadata
     or a bare positional argument of a call (nested functions count as reads)."""
     body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # type: ignore[attr-defined]
     if len(body) == 1 and isinstance(body[0], ast.Raise) and "NotImplementedError" in ast.dump(body[0]):
         return ()  # an abstract method: what its overrides compute from the arguments is unseen
-    parents = {id(c): n for n in ast.walk(function) for c in ast.iter_child_nodes(n)}
+    # one walk (asked for every function of the project): each node's parent, and the names
+    wanted = set(params)
+    parents: Dict[int, ast.AST] = {}
     reads: Dict[str, List[ast.Name]] = {}
     rebound: Set[str] = set()
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            reads.setdefault(node.id, []).append(node)
-        elif isinstance(node, ast.Name):
-            rebound.add(node.id)
+    stack: List[ast.AST] = [function]
+    while stack:
+        node = stack.pop()
+        if node.__class__ is ast.Name:
+            if node.id in wanted:  # type: ignore[attr-defined]
+                if node.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
+                    reads.setdefault(node.id, []).append(node)  # type: ignore[attr-defined]
+                else:
+                    rebound.add(node.id)  # type: ignore[attr-defined]
+            continue
+        for child in child_nodes(node):
+            if child.__class__ in _CHAIN_NODES:  # what ``_metadata_read`` climbs from a name
+                parents[id(child)] = node
+            stack.append(child)
     out = []
     for i, name in enumerate(params):
         if name in rebound:
