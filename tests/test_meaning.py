@@ -175,3 +175,23 @@ def test_messages_are_one_short_sentence_with_the_evidence_in_notes(tmp_path):
     assert "note: train.py:10:5: the pending backward() that reads the changed values" in full
     assert "note: A graph is pending until `loss.backward()` (line 10): autograd cannot see the write, so the " \
            "gradient will be silently wrong." in full
+
+
+def test_an_argument_only_arrays_and_tensors_share_ops_with_is_not_called_a_tensor(tmp_path):
+    """A write into the caller's argument names what the evidence shows: ``m.shape`` shows an array
+    or a tensor (a NumPy helper is as likely), ``t.detach()`` a tensor (issue 41, point 3)."""
+    (tmp_path / "m.py").write_text(textwrap.dedent("""\
+        def scaled_total(m):
+            n = m.shape[0]
+            m *= 2
+            return m.sum() / n
+
+
+        def scaled_sum(t):
+            t.detach()
+            t *= 2
+            return t.sum()
+        """))
+    proc = detachlint("check", "--no-cache", "--output-format", "json", "m.py", cwd=tmp_path)
+    related = {f["location"]["row"]: [r["message"] for r in f["related"]] for f in json.loads(proc.stdout)}
+    assert related == {3: ["`m` is the caller's array or tensor"], 9: ["`t` is the caller's tensor"]}

@@ -275,7 +275,8 @@ class ArgumentWrites:
                  f"writing the argument is its purpose.")
         definition = next(p for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params)
                           if p.name.value == param)
-        related = [(definition, f"`{param}` is the caller's tensor")]
+        # an op arrays share with tensors (``x.shape``, ``x[..., i]``) shows no more than "an array or a tensor"
+        related = [(definition, f"`{param}` is the caller's {'tensor' if evidence[1] else 'array or tensor'}")]
         signature = self._signature([*origin.ops(), mutation.op], origin, analysis, False, mutation,  # type: ignore[attr-defined]
                                     Side.ALIAS if below else Side.SOURCE)
         self.ctx.report(mutation.node, self.code, message, severity, related,  # type: ignore[attr-defined]
