@@ -308,8 +308,9 @@ class CallTransfer:
                          positional: Sequence[cst.BaseExpression], dtype: Optional[cst.BaseExpression] = None) -> bool:
         """Whether an ``if`` around the conversion ``receiver.<method>(...)`` makes it change the
         device or the dtype, so that it copies: ``.cpu()`` under ``x.is_cuda``, ``.cuda()`` under
-        ``not x.is_cuda``, ``.to(d)``/``.to(dtype=d)``/``.type(d)``/``.float()`` under ``x.dtype != d``
-        or under ``x.dtype == e`` for another dtype ``e`` (``x.dtype`` or a name bound to it once)."""
+        ``not x.is_cuda``, ``.to(d)``/``.to(dtype=d)``/``.type(d)``/``.float()`` under ``x.dtype != d``,
+        ``x.dtype not in (d,)``, or under ``x.dtype == e`` or ``x.dtype in (e, f)`` for other dtypes
+        (``x.dtype`` or a name bound to it once); an early exit's test counts for what follows."""
         if not self._tests:
             return False
         # ``x.detach()`` and ``x.data`` have ``x``'s dtype and device
@@ -346,14 +347,18 @@ class CallTransfer:
             if self._dtype_of(left) != r:
                 continue
             op = test.comparisons[0].operator
+            if isinstance(op, (cst.In, cst.NotIn)):
+                if _converts_from(right, isinstance(op, cst.In) == holds, target):
+                    return True
+                continue
             equal = isinstance(op, (cst.Equal, cst.Is))
             if not equal and not isinstance(op, (cst.NotEqual, cst.IsNot)):
                 continue
             known = _dtype(right)
             if equal != holds and (known or dotted_name(right)) == target:
                 return True  # ``x.dtype != d``: converting to ``d`` changes it
-            if equal and holds and known not in (None, target) and target in catalog.DTYPE_NAMES.values():
-                return True  # ``x.dtype == torch.float16``, converted to float32
+            if equal == holds and known not in (None, target) and target in catalog.DTYPE_NAMES.values():
+                return True  # ``x.dtype == torch.float16`` (or ``!=`` failing), converted to float32
         return False
 
     def _dtype_of(self, node: cst.BaseExpression) -> Optional[str]:
@@ -552,6 +557,17 @@ class _DtypeNames(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         for name in target_names(node.target):
             self._bind(name, None)
+
+
+def _converts_from(dtypes: cst.BaseExpression, inside: bool, target: str) -> bool:
+    """Whether converting to ``target`` changes a dtype that is (``inside``) or is not one of
+    ``dtypes``, a tuple, list or set of dtypes: ``x.dtype in (torch.int8, torch.bool)``, to float32."""
+    if not isinstance(dtypes, (cst.Tuple, cst.List, cst.Set)) or not dtypes.elements:
+        return False
+    known = [_dtype(e.value) for e in dtypes.elements if not isinstance(e, cst.StarredElement)]
+    if len(known) != len(dtypes.elements) or None in known or target not in catalog.DTYPE_NAMES.values():
+        return False
+    return (target not in known) if inside else (target in known)
 
 
 def _dtype(node: cst.BaseExpression) -> Optional[str]:

@@ -91,12 +91,13 @@ class ControlFlow:
         # An early exit (``if not self.training: return x``) leaves the rest of the block to the
         # other outcome: what follows runs under the conditions of the path that goes on.
         if after_body is None and self.state is not None:
-            pass  # the ``else`` path's conditions stand
+            self._tests = tests + ((node.test, False),)  # the ``else`` path's conditions stand
         elif self.state is None and after_body is not None:
             self._guard = body_guard
+            self._tests = tests + ((node.test, True),)
         else:
             self._guard = outer
-        self._tests = tests
+            self._tests = tests
         if after_body is None and node.orelse is None:
             self._note_domain(node)
         self.state = join_states([after_body, self.state])
@@ -215,11 +216,12 @@ class ControlFlow:
         ``enter`` binds the loop target or evaluates the test at the start of every pass."""
         head = self.state
         outer = self._guard  # an early ``continue`` in the body says nothing after the loop
+        outer_tests = self._tests
         loop = Loop()
         self._loops.append(loop)
         try:
             for iteration in range(2):
-                self._guard = outer
+                self._guard, self._tests = outer, outer_tests
                 self.state = dict(head) if head is not None else None
                 self._statement = node
                 enter()
@@ -232,7 +234,7 @@ class ControlFlow:
                     break
         finally:
             self._loops.pop()
-            self._guard = outer
+            self._guard, self._tests = outer, outer_tests
         self.state = head
         if node.orelse is not None:
             self._block(node.orelse.body)
@@ -247,7 +249,7 @@ class ControlFlow:
 
     def _try(self, node) -> None:
         start = self.state
-        outer = self._guard  # a handler may run from any point of the body
+        outer, outer_tests = self._guard, self._tests  # a handler may run from any point of the body
         self._block(node.body)
         after_body = self.state
         ends = []
@@ -255,14 +257,14 @@ class ControlFlow:
             self._block(node.orelse.body)
         ends.append(self.state)
         for handler in node.handlers:
-            self._guard = outer
+            self._guard, self._tests = outer, outer_tests
             self.state = join_states([start, after_body])
             if handler.name is not None and self.state is not None:
                 self._assign(handler.name.name, set(), handler)
             self._block(handler.body)
             ends.append(self.state)
         self.state = join_states(ends)
-        self._guard = outer
+        self._guard, self._tests = outer, outer_tests
         if node.finalbody is not None:
             if self.state is None:
                 self.state = join_states([start, after_body])

@@ -142,9 +142,11 @@ class AliasRule(Rule):
         """The read sees the write only through the loop's back edge (the alias was made after the
         write in the loop body) while the name the alias was made from is bound anew in the loop:
         the next iteration's write may hit another object (``a, b = b, new``), which the analysis
-        does not tell apart from the last one, so there is no evidence of a shared write."""
-        loop = next((p for p in reversed(self.ctx.parents) if p.__class__ in (cst.For, cst.While)), None)
-        if loop is None:
+        does not tell apart from the last one, so there is no evidence of a shared write. The loop
+        is the innermost one around the write that holds the alias too: a swap after an inner loop
+        (``for j: outs[j] = f(inps[j])`` then ``inps, outs = outs, inps``) hands over by the outer one."""
+        loops = [p for p in reversed(self.ctx.parents) if p.__class__ in (cst.For, cst.While)]
+        if not loops:
             return False
         order = self.analysis(ScopeOrder)
         written_at = order.position(mutation.statement)
@@ -152,9 +154,15 @@ class AliasRule(Rule):
             if o.statement is None or o.relation in HANDLES or order.position(o.statement) <= written_at:
                 continue
             operand = dotted_name(strip_aliases(o.node)) if o.node is not None else None  # ``bip``, ``x`` of ``x[0]``
-            if operand is not None and operand in analysis.bound_in(loop):
+            loop = next((p for p in loops if self._inside(o.statement, p)), None)
+            if operand is not None and loop is not None and operand in analysis.bound_in(loop):
                 return True
         return False
+
+    def _inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+        span, place = self.ctx.position(outer), self.ctx.position(node)
+        return (span.start.line, span.start.column) <= (place.start.line, place.start.column) \
+            and (place.end.line, place.end.column) <= (span.end.line, span.end.column)
 
     def _read_ahead(self, mutation: Mutation, read: StaleRead) -> bool:
         """``for j in range(n): a, b = points[j], points[j + 1]; racines[j] = f(a, b)``: each
