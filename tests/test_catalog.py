@@ -122,6 +122,8 @@ def test_functions_and_classes_exist():
         assert hasattr(torch.Tensor, name), name
     for name in catalog.PARAMETER_ITERATORS | catalog.NAMED_PARAMETER_ITERATORS:
         assert hasattr(torch.nn.Module, name), name
+    groups = getattr(torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=0.1), catalog.OPTIMIZER_PARAM_GROUPS)
+    assert catalog.PARAM_GROUP_PARAMS_KEY in groups[0]
     numpy = pytest.importorskip("numpy")
     for name in catalog.SPARSE_MATRIX_METHODS:  # a call of one shows the receiver is neither
         assert not hasattr(torch.Tensor, name) and not hasattr(numpy.ndarray, name), name

@@ -81,6 +81,7 @@ class ClassInfo:
     pinned: Set[str] = field(default_factory=set)
     forward_returns_tensor: bool = False  # ``def forward(...) -> torch.Tensor``
     is_tensor: bool = False  # a subclass of torch.Tensor / nn.Parameter: ``self`` is a tensor
+    is_optimizer: bool = False  # a subclass of a ``torch.optim`` optimizer: its methods update its parameters
 
     @property
     def self_kind(self) -> Kind:
@@ -1033,22 +1034,27 @@ class _ClassCollector(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         facts = self.facts
-        is_module = is_tensor = False
+        is_module = is_tensor = is_optimizer = False
         for base in node.bases:
             q = facts.names.qualified(base.value) or ""
             if q in catalog.TENSOR_TYPES or q in catalog.TENSOR_CLASSES:
                 is_tensor = True
+            elif is_optimizer_class(q):
+                is_optimizer = True
             elif q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() or q in catalog.MODULE_BASE_CLASSES:
                 is_module = True
             elif isinstance(base.value, cst.Name) and base.value.value in facts.classes:
                 is_module = is_module or facts.classes[base.value.value].is_module
                 is_tensor = is_tensor or facts.classes[base.value.value].is_tensor
+                is_optimizer = is_optimizer or facts.classes[base.value.value].is_optimizer
             elif facts.project is not None:  # a base class defined in another file of the project
                 index = facts.project.index
                 resolved = index.resolve(facts.project.module, dotted_name(base.value) or "")
                 is_module = is_module or (resolved is not None and index.is_module_class(resolved))
                 is_tensor = is_tensor or (resolved is not None and index.is_tensor_class(resolved))
-        info = ClassInfo(node.name.value, is_module, is_tensor=is_tensor)
+                is_optimizer = is_optimizer or (resolved is not None and any(
+                    is_optimizer_class(a) for a in index.ancestors(resolved)))
+        info = ClassInfo(node.name.value, is_module, is_tensor=is_tensor, is_optimizer=is_optimizer)
         facts.classes[node.name.value] = info
         self.stack.append(info)
 

@@ -255,6 +255,10 @@ MODULE_TENSOR_ATTRIBUTES = frozenset("weight bias running_mean running_var".spli
 # Module methods that iterate over tensors: ``for p in model.parameters()``.
 PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
 NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
+# An optimizer's attribute holding its parameter groups, and the key of a group's parameters:
+# ``for p in group["params"]`` over ``self.param_groups`` walks the parameters it updates.
+OPTIMIZER_PARAM_GROUPS = "param_groups"
+PARAM_GROUP_PARAMS_KEY = "params"
 
 # The qualified names of the tensor and parameter classes, for annotations and isinstance.
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})

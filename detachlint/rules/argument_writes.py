@@ -37,7 +37,7 @@ _FLAG_RE = re.compile(r"in_?place", re.IGNORECASE)
 _REFILLS = catalog.OVERWRITING_METHODS | {"set_"}
 _RATES = frozenset("lr learning_rate step_size".split())
 _COPY_METHODS = frozenset("clone copy".split())
-_UPDATE_RE = re.compile(r"update|step|ema|momentum", re.IGNORECASE)
+UPDATE_NAME_RE = re.compile(r"update|step|ema|momentum", re.IGNORECASE)
 # ``autograd.Function``'s static methods: ``forward`` marks what it writes dirty, ``backward`` may
 # write the incoming gradient it owns.
 _FUNCTION_METHODS = frozenset("forward backward jvp vjp setup_context".split())
@@ -163,7 +163,7 @@ class ArgumentWrites:
             return True
         decorators = [dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
                       for d in scope.decorators]
-        if any(d.endswith("no_grad") for d in decorators) and _UPDATE_RE.search(name):
+        if any(d.endswith("no_grad") for d in decorators) and UPDATE_NAME_RE.search(name):
             return True
         if any(".library." in f".{d}." for d in decorators):
             return True  # ``@torch.library.impl(...)``: the op's schema declares what it writes

@@ -10,12 +10,15 @@ from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.graph_use import unsaved_gradient
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import TensorFacts
-from ..analysis.torchnames import TorchNames
+from ..analysis.torchnames import TorchNames, target_names
+from ..knowledge import catalog
 from ..knowledge.torch_facts import is_copy_intent_conversion
 from ..findings import Severity
 from .alias_rule import AliasRule, mutation_ops
+from .argument_writes import UPDATE_NAME_RE
 from .base import WRITES
 from .fixkit import UNSAFE, copy_after, make_fix
+from ..walk import walk
 
 
 class DetachInplace(AliasRule):
@@ -40,6 +43,10 @@ class DetachInplace(AliasRule):
     read afterwards, held by the caller, or saved by a pending backward; a **warning** otherwise.
     A dict entry written under its own key (`state["step"] += 1`) is not the tensor stored under
     another key (`state["buf"] = x.detach()`).
+    A write into a parameter an optimizer updates is at most a warning: in a method of a
+    `torch.optim` optimizer subclass, a tensor it holds (`self.param_groups[g]["params"][i]`) or
+    iterates from its groups; in a `@torch.no_grad()` or update function, a parameter it iterates
+    (`group["params"]`, `model.parameters()`): reaching the parameter is the point of such code.
 
     ## Example
     ```python
@@ -118,6 +125,10 @@ class DetachInplace(AliasRule):
             else:
                 severity = Severity.WARNING
                 why = f"`{source}` is not used again here, but the write still lands in its storage"
+            meant = self._updates_parameter(detach, analysis) if severity is Severity.ERROR and pending is None else None
+            if meant is not None:
+                severity = Severity.WARNING  # an optimizer writing its own parameter: reaching it is the point
+                why += f"; but {meant}, so the write may be meant to reach it"
             message = f"`{written}` also changes `{source}`"
             notes = (f"`{name}` is `{chain}` (line {made}), which shares `{source}`'s storage, and {why}.",
                      f"Use {fix} before writing.")
@@ -172,6 +183,43 @@ class DetachInplace(AliasRule):
         return not any(o.relation is Relation.CONVERSION and is_copy_intent_conversion(o.op)
                        for o in after)
 
+    def _updates_parameter(self, detach: Origin, analysis) -> Optional[str]:
+        """Why the write evidently updates a parameter on purpose, as a clause: in a method of a
+        ``torch.optim`` optimizer subclass, a tensor the optimizer holds (``self.param_groups[g]
+        ["params"][i]``, ``self.<method>(...)``) or iterates from its groups; in a ``@torch.no_grad()``
+        function or one named as an update, a parameter it iterates (``group["params"]``,
+        ``model.parameters()``). None where the code shows neither."""
+        facts = self.analysis(TensorFacts)
+        function, cls = facts.function, facts.current_class
+        if function is None:
+            return None
+        root, name = detach.root, function.name.value
+        shown = self._parameter_shown(root) or any(o.relation is Relation.PARAMS for o in detach.chain())
+        source = self._source_text(detach)
+        if cls is not None and cls.is_optimizer:
+            held = root.node is not None and analysis.self_name is not None \
+                and _base_name(root.node) == analysis.self_name
+            if held or shown:
+                what = f"`{self._text(root.node, 40)}`, held by it" if held else "a parameter it iterates"
+                return f"`{name}` is a method of the optimizer `{cls.name}` and `{source}` is {what}"
+        if shown and (self.analysis(TorchNames).decorated_grad_off(function) or UPDATE_NAME_RE.search(name)):
+            return f"`{name}` updates parameters and `{source}` is one it iterates"
+        return None
+
+    def _parameter_shown(self, root: Origin) -> bool:
+        """The value is shown to be a parameter: what it was taken from (or the loop that binds it)
+        reads an optimizer's ``param_groups``, a group's ``"params"`` or a module's ``parameters()``."""
+        node = root.node
+        if isinstance(node, cst.Name):
+            loop = next((p for p in reversed(self.ctx.parents)
+                         if isinstance(p, cst.For) and root.source in target_names(p.target)), None)
+            node = loop.iter if loop is not None else None
+        if node is None:
+            return False
+        finder = _ParameterSource()
+        walk(node, finder)
+        return finder.found
+
     def _outlives(self, detach: Origin, analysis) -> bool:
         """The detached tensor is held beyond this function: a parameter's, or ``self``'s."""
         root = detach.source.split(".")[0]
@@ -186,6 +234,29 @@ class DetachInplace(AliasRule):
         if isinstance(node, cst.Call) and node.args:
             return self._text(node.args[0].value, 40)
         return detach.source
+
+
+def _base_name(node: cst.CSTNode) -> Optional[str]:
+    """The name an expression is built on: ``self`` of ``self.groups[0]["params"]`` or ``self.get(f)``."""
+    while isinstance(node, (cst.Call, cst.Subscript, cst.Attribute)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+class _ParameterSource(cst.CSTVisitor):
+    """Whether an expression reads ``<opt>.param_groups``, ``group["params"]`` or ``<module>.parameters()``."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.found = self.found or node.attr.value == catalog.OPTIMIZER_PARAM_GROUPS or (
+            node.attr.value in catalog.PARAMETER_ITERATORS | catalog.NAMED_PARAMETER_ITERATORS)
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+        index = node.slice.value if isinstance(node.slice, cst.Index) else None
+        self.found = self.found or (isinstance(index, cst.SimpleString)
+                                    and index.evaluated_value == catalog.PARAM_GROUP_PARAMS_KEY)
 
 
 def _discarded(mutation: Mutation) -> bool:

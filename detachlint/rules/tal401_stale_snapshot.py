@@ -56,7 +56,10 @@ class StaleSnapshot(AliasRule):
     and read after the loop is one too: it is the same module, trained on. So are the live
     parameters kept as "before" (`before = list(model.parameters())`, or the generator itself)
     and compared after an update: each is compared with itself, so such a test can never tell
-    whether training changed the weights. A read after
+    whether training changed the weights. That a copy was meant needs evidence: the kept list
+    compared with the module's own parameters, or named as kept (`before`, `initial`, `old`); a
+    reference run's list handed to its optimizer and compared with other tensors is meant live.
+    A read after
     `load_state_dict` alone sees the loaded values on purpose and is not reported. Stepping code
     whose optimizer is not known updates only the modules made in the function that it is handed
     (its arguments, its receiver and what that was built with, or what the call that made its
@@ -143,11 +146,17 @@ class StaleSnapshot(AliasRule):
             compared = _compared_at(scope, read)
             if compared is None:
                 continue
+            owner = dotted_name(node.func.value)
+            with_itself = owner is not None and _paired_with(scope, read, compared, owner, kept)
+            named = set(kept.lower().split("_")) & catalog.KEPT_AS_COPY_WORDS
+            if not (with_itself or named):
+                continue  # a reference run's parameters, handed to its optimizer and meant live
             taken = self._text(node)
             message = f"`{kept}` holds the live parameters of `{self._text(node.func.value)}`, not copies"
+            seen = ("compares each parameter with itself and cannot tell whether they changed" if with_itself
+                    else f"sees the updated values, not those kept as `{kept}`")
             notes = (f"`{self._text(update.node)}` (line {self.ctx.line(update.node)}) changes them, so the comparison "
-                     f"at line {self.ctx.line(compared)} compares each parameter with itself and cannot tell whether "
-                     f"they changed.", f"Keep `[p.detach().clone() for p in {taken}]`.")
+                     f"at line {self.ctx.line(compared)} {seen}.", f"Keep `[p.detach().clone() for p in {taken}]`.")
             related = [(update.node, "the update that changes the kept parameters"),
                        (compared, f"`{kept}` compared here holds the updated values")]
             self.ctx.report(node, self.code, message, self.severity, related, notes=notes,
@@ -437,6 +446,59 @@ def _compared_at(scope: cst.FunctionDef, read: cst.CSTNode) -> Optional[cst.CSTN
         if isinstance(node, cst.BaseStatement):
             return None
     return None
+
+
+def _paired_with(scope: cst.FunctionDef, read: cst.CSTNode, compared: cst.CSTNode, owner: str, kept: str) -> bool:
+    """Whether the comparison pairs the kept parameters with ``owner``'s own (``zip(before,
+    model.parameters())``, ``after = list(model.parameters())``): the evidence that the kept list
+    was meant as the values before, since it is compared with what it was taken from."""
+    finder = _Around(read)
+    walk(scope.body, finder)
+    loop = next((n for n in reversed(finder.path) if isinstance(n, cst.For)), None) if finder.in_iter else None
+    names = _RootedNames(owner)
+    walk(scope.body, names)
+    rooted = _Rooted(owner, names.bound - {kept})
+    for region in (loop.iter if loop is not None else None, compared):
+        if region is not None:
+            walk(region, rooted)
+    return rooted.found
+
+
+def _rooted(node: cst.CSTNode, owner: str) -> bool:
+    name = dotted_name(node)
+    return name is not None and (name == owner or name.startswith(owner + "."))
+
+
+class _RootedNames(cst.CSTVisitor):
+    """The names the function binds to an expression built on ``owner`` (``after = list(m.parameters())``)."""
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        self.bound: set = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        found = _Rooted(self.owner, set())
+        walk(node.value, found)
+        if found.found:
+            for target in node.targets:
+                self.bound.update(target_names(target.target))
+
+
+class _Rooted(cst.CSTVisitor):
+    """Whether a region reads ``owner`` (``model.parameters()``, ``model.fc.weight``) or a name bound to it."""
+
+    def __init__(self, owner: str, names: set) -> None:
+        self.owner, self.names = owner, names
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.found = self.found or _rooted(node, self.owner)
+        if not self.found:
+            walk(node.value, self)  # not ``attr``: ``other.model`` is not ``model``
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value == self.owner or node.value in self.names
 
 
 def _comparing_call(node: cst.CSTNode) -> bool:
