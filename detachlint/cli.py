@@ -412,7 +412,8 @@ def run_check(args: argparse.Namespace) -> int:
             return EXIT_ERROR
     options = ReportOptions(color=use_color(args.color, sys.stdout), quiet=args.quiet, sources=sources,
                             unsafe_fixes=args.unsafe_fixes,
-                            fixed=None if fixes is None else sum(fixes.fixed.values()))  # ruff: (F fixed, R remaining)
+                            fixed=None if fixes is None else sum(fixes.fixed.values()),  # ruff: (F fixed, R remaining)
+                            unchecked=internal_errors)
     if args.statistics:
         text = stats.render(findings, options, args.output_format)
     else:

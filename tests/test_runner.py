@@ -182,6 +182,28 @@ def test_an_internal_error_in_one_file_does_not_stop_the_run(tmp_path, monkeypat
     assert second.findings == _expected(FIXTURES[:1], None)[0]
 
 
+def test_a_run_with_an_internal_error_does_not_say_all_checks_passed(tmp_path, monkeypatch, capsys):
+    """The file an internal error stopped was not checked: exit 2, and the summary says so."""
+    import detachlint.engine as engine
+    from detachlint.cli import main
+
+    real = engine.lint_source
+
+    def flaky(source, filename, codes=None, **options):
+        if filename.endswith("boom.py"):
+            raise RuntimeError("rule bug")
+        return real(source, filename, codes, **options)
+
+    monkeypatch.setattr(engine, "lint_source", flaky)
+    (tmp_path / "boom.py").write_text("import torch\n")
+    (tmp_path / "fine.py").write_text("x = 1\n")
+    code = main(["check", "--no-cache", "--jobs", "1", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and "internal error while checking" in err and "RuntimeError: rule bug" in err
+    assert "All checks passed!" not in out
+    assert "No findings in the files checked; 1 file could not be checked (see above)." in out
+
+
 @pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="injecting a crash needs fork")
 def test_a_crashing_worker_costs_only_its_file(tmp_path, monkeypatch):
     real = runner.lint_file

@@ -27,6 +27,7 @@ class ReportOptions:
     quiet: bool = False
     unsafe_fixes: bool = False  # which fixes count as available (``[*]``), as ``--unsafe-fixes`` says
     fixed: Optional[int] = None  # with ``--fix``: how many findings were fixed (the summary counts them)
+    unchecked: int = 0  # files an internal error stopped: the summary must not say that all passed
     sources: SourceLines = field(default=lambda filename, cell: None)
 
 
@@ -203,7 +204,10 @@ def summary(findings: Sequence[Finding], options: Optional[ReportOptions] = None
     detachlint's findings have a severity, so ``Found`` counts findings and says how many of those
     remaining are errors and warnings."""
     fixed = options.fixed if options is not None else None
+    unchecked = options.unchecked if options is not None else 0
     if not findings and not fixed:
+        if unchecked:
+            return f"No findings in the files checked; {plural(unchecked, 'file')} could not be checked (see above)."
         return "All checks passed!"
     errors = sum(1 for f in findings if f.severity == Severity.ERROR)
     severities = f"{plural(errors, 'error')}, {plural(len(findings) - errors, 'warning')}"
