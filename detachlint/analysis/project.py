@@ -949,11 +949,14 @@ def _kept_for_backward(cls: ast.ClassDef) -> Tuple[int, ...]:
     stores on another object (``state.sub = b[:, i]``) is not followed."""
     methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
     forward = methods.get("forward")
-    if forward is None or len(forward.args.args) < 2:
+    # a Function's forward is a staticmethod (torch refuses any other): an ``nn.Module``'s
+    # ``forward(self, x)``, asked here for every class, is not walked
+    if forward is None or len(forward.args.args) < 2 \
+            or not any(_dotted(d) == "staticmethod" for d in forward.decorator_list):
         return ()
     ctx, *params = [a.arg for a in forward.args.args]
     every = tuple(range(len(params)))
-    parents = {id(c): n for n in ast.walk(forward) for c in ast.iter_child_nodes(n)}
+    parents = _parents(forward)
     if any(isinstance(n, ast.Name) and n.id == ctx and not isinstance(parents.get(id(n)), ast.Attribute)
            for n in ast.walk(forward)):
         return every  # ``helper(ctx, b)``: what it keeps is unseen
@@ -987,13 +990,18 @@ def _value_reads(backward: Optional[ast.FunctionDef]) -> Optional[Set[str]]:
     if backward is None or not backward.args.args:
         return None
     ctx = backward.args.args[0].arg
-    parents = {id(c): n for n in ast.walk(backward) for c in ast.iter_child_nodes(n)}
+    parents = _parents(backward)
     out: Set[str] = set()
     for node in ast.walk(backward):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == ctx \
                 and not _metadata_read(node, parents):
             out.add(node.attr)
     return out
+
+
+def _parents(tree: ast.AST) -> Dict[int, ast.AST]:
+    """Each node's parent, by the node's id."""
+    return {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
 
 
 def _metadata_read(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
