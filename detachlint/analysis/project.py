@@ -1033,37 +1033,31 @@ _CHAIN_NODES = frozenset({ast.Name, ast.Attribute, ast.Call})
 def _inert_parameters(function: ast.AST, params: Sequence[str]) -> Tuple[int, ...]:
     """``FunctionFacts.inert``: the parameters, never rebound, whose every read is for metadata
     or a bare positional argument of a call (nested functions count as reads)."""
+    if not params:
+        return ()
     body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # type: ignore[attr-defined]
     if len(body) == 1 and isinstance(body[0], ast.Raise) and "NotImplementedError" in ast.dump(body[0]):
         return ()  # an abstract method: what its overrides compute from the arguments is unseen
-    # one walk (asked for every function of the project): each node's parent, and the names
-    wanted = set(params)
+    # One walk (asked for every function of the project), top down: a name's parents are known
+    # when it is reached, so each read is judged there, and the walk stops once no parameter is
+    # left that could be inert (most parameters are computed with early on).
+    candidates = set(params)
     parents: Dict[int, ast.AST] = {}
-    reads: Dict[str, List[ast.Name]] = {}
-    rebound: Set[str] = set()
     stack: List[ast.AST] = [function]
-    while stack:
+    while stack and candidates:
         node = stack.pop()
         if node.__class__ is ast.Name:
-            if node.id in wanted:  # type: ignore[attr-defined]
-                if node.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
-                    reads.setdefault(node.id, []).append(node)  # type: ignore[attr-defined]
-                else:
-                    rebound.add(node.id)  # type: ignore[attr-defined]
+            if node.id in candidates and (  # type: ignore[attr-defined]
+                    node.ctx.__class__ is not ast.Load or not (  # type: ignore[attr-defined]
+                        _metadata_read(node, parents) or (parents.get(id(node)).__class__ is ast.Call
+                                                           and node in parents[id(node)].args))):  # type: ignore[attr-defined]
+                candidates.discard(node.id)  # type: ignore[attr-defined]
             continue
         for child in child_nodes(node):
             if child.__class__ in _CHAIN_NODES:  # what ``_metadata_read`` climbs from a name
                 parents[id(child)] = node
             stack.append(child)
-    out = []
-    for i, name in enumerate(params):
-        if name in rebound:
-            continue
-        if all(_metadata_read(n, parents) or (isinstance(parents.get(id(n)), ast.Call)
-                                              and n in parents[id(n)].args)  # type: ignore[attr-defined]
-               for n in reads.get(name, ())):
-            out.append(i)
-    return tuple(out)
+    return tuple(i for i, name in enumerate(params) if name in candidates)
 
 
 def _assignments(body: Sequence[ast.stmt], imports: Mapping[str, str],
