@@ -6,10 +6,11 @@ under (``exclusive``: an alias made under ``if flag:`` and a write under ``if no
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from ..knowledge import catalog
 from .alias_model import Relation, State, join_states
 from .torchnames import dotted_name
 from ..walk import walk
@@ -19,10 +20,48 @@ class ControlFlow:
     """Branches, loops and ``try`` (a part of ``AliasAnalysis``: it uses the interpreter's
     ``state``, ``_block``, ``_eval`` and ``_assign``)."""
 
-    def _branch(self, body, start: Optional[State]) -> Optional[State]:
-        self.state = self._feasible(start) if start is not None else None
+    def _branch(self, body, start: Optional[State], test: cst.BaseExpression) -> Optional[State]:
+        self.state = self._narrowed(self._feasible(start), test, True) if start is not None else None
         self._block(body)
         return self.state
+
+    def _narrowed(self, state: State, test: cst.BaseExpression, holds: bool) -> Optional[State]:
+        """``state`` less the values of a name that the outcome ``holds`` of an ``isinstance`` test
+        rules out: under ``if isinstance(x[i], torch.Tensor):`` the values of ``x`` made by
+        ``.numpy()`` are gone (no item of a numeric array is a tensor), under ``if not
+        isinstance(x, torch.Tensor):`` those known to be tensors. Where every value is ruled out,
+        no run takes this outcome: None, as after a ``return``."""
+        out = state
+        for atom, truth in atoms(test, holds):
+            found = self._instance_test(atom)
+            if found is None:
+                continue
+            key, classes = found
+            values = out.get(key)
+            if not values:
+                continue
+            kept = {o: stale for o, stale in values.items() if _passes(_known_class(o), classes) in (None, truth)}
+            if not kept:
+                return None
+            if len(kept) < len(values):
+                out = dict(out) if out is state else out
+                out[key] = kept
+        return out
+
+    def _instance_test(self, atom: cst.BaseExpression) -> Optional[Tuple[str, FrozenSet[str]]]:
+        """``(x, classes)`` of ``isinstance(x, T)`` or ``isinstance(x[...], T)`` (an item, at any
+        depth) with the classes qualified (``torch.Tensor``, ``numpy.ndarray``); None for any other test."""
+        if atom.__class__ is not cst.Call or not isinstance(atom.func, cst.Name) or atom.func.value != "isinstance" \
+                or len(atom.args) != 2 or any(a.keyword is not None or a.star for a in atom.args):
+            return None
+        subject = atom.args[0].value
+        while isinstance(subject, cst.Subscript):
+            subject = subject.value
+        key = dotted_name(subject) if isinstance(subject, (cst.Name, cst.Attribute)) else None
+        given = atom.args[1].value
+        types = [e.value for e in given.elements] if isinstance(given, cst.Tuple) else [given]
+        classes = frozenset(self.names.qualified(t) or "?" for t in types)
+        return (key, classes) if key is not None else None
 
     def _note_guard(self, statement: cst.CSTNode) -> None:
         """Remember the conditions ``statement`` runs under, and index it by each of them."""
@@ -75,11 +114,11 @@ class ControlFlow:
         tests = self._tests
         self._guard = outer + self._conditions(node.test, True)
         self._tests = tests + ((node.test, True),)
-        after_body = self._branch(node.body, start)
+        after_body = self._branch(node.body, start, node.test)
         body_guard = self._guard
         self._tests = tests + ((node.test, False),)
         self._guard = outer + self._conditions(node.test, False)
-        self.state = self._feasible(start) if start is not None else None
+        self.state = self._narrowed(self._feasible(start), node.test, False) if start is not None else None
         if self.state is not None and self._covered(self._guard):
             self.state = None  # every value a validated subject may have took a branch before
         if isinstance(node.orelse, cst.If):
@@ -329,6 +368,38 @@ def _made_in(origin, statements: Set[int]) -> bool:
             return True
         origin = origin.parent
     return False
+
+
+_ARRAY_OPS = frozenset({"numpy"})  # ``.numpy()`` (or a helper returning an array): a numeric array
+_TENSOR_RELATIONS = frozenset({Relation.DETACH, Relation.DATA})
+
+
+def _known_class(origin) -> Optional[str]:
+    """``"array"`` for a value made by ``.numpy()`` (a numeric array: neither it nor any item or
+    view of it is a tensor), ``"tensor"`` for one made by ``.detach()`` or ``.data`` (its items
+    and views are tensors too), through plain aliases and views; None where the code does not show."""
+    while origin is not None:
+        if origin.relation in _TENSOR_RELATIONS:
+            return "tensor"
+        if origin.relation is Relation.CONVERSION:
+            return "array" if origin.op in _ARRAY_OPS else None
+        if origin.relation not in (Relation.PLAIN, Relation.VIEW):
+            return None
+        origin = origin.parent
+    return None
+
+
+def _passes(known: Optional[str], classes: FrozenSet[str]) -> Optional[bool]:
+    """Whether a value of the class ``known`` (or an item of it) passes ``isinstance(_, classes)``;
+    None where that is not settled (an unknown class, a class named that is neither torch's
+    tensor classes nor NumPy's array)."""
+    if known is None:
+        return None
+    if classes <= catalog.TENSOR_TYPES:
+        return False if known == "array" else (True if "torch.Tensor" in classes else None)
+    if classes == {"numpy.ndarray"} and known == "tensor":
+        return False
+    return None
 
 
 def atoms(test: cst.BaseExpression, holds: bool) -> List[Tuple[cst.BaseExpression, bool]]:

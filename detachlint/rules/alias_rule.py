@@ -318,8 +318,8 @@ class AliasRule(Rule):
     def _where(self, read: StaleRead) -> str:
         if read.escape and "." in read.key:
             return f"`{read.key}` keeps it after the method returns"
-        if read.escape:
-            return f"the caller still holds `{read.key}` after the function returns"
+        if read.escape:  # the caller may have passed a temporary: what it holds afterwards is not shown
+            return f"what the caller passed as `{read.key}` changes with it"
         line = self.ctx.line(read.node)
         later = " on the next iteration of the loop" if line <= self.ctx.line(read.mutation.node) else ""
         return f"`{read.key}` is read at line {line}{later}"

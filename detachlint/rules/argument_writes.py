@@ -256,7 +256,8 @@ class ArgumentWrites:
         kind = "function" if analysis.cls is None else "method"
         severity = Severity.WARNING
         message = f"`{written}` writes the caller's `{param}` in place"
-        held = f"the caller still holds `{param}` after the {kind} returns: it sees the write, as does any graph that saved it"
+        held = (f"what the caller passed as `{param}` changes: a caller that keeps it sees the write after the {kind} "
+                f"returns, as does any graph that saved it")
         if read is not None:
             caller, call, line = read
             message += f", which `{caller}` reads at line {line} after the call at line {call}"

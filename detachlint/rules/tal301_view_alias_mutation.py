@@ -60,7 +60,11 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     the written values either way and is not flagged. A write reaching the caller's argument
     through a conversion is a **warning** where the function evidently exists to write it: a
     name ending in `_` (`def normal_(w)`), a parameter named as a destination (`out`, `buf`), an
-    `inplace` parameter, or a function given to `Module.apply`.
+    `inplace` parameter, or a function given to `Module.apply`. A write that replaces every value
+    (`fill_`, `zero_`, `copy_`) of a whole conversion of a parameter
+    (`return t.float().fill_(float("-inf")).type_as(t)`) takes only the argument's shape and type:
+    a **warning**, and an **error** only where a caller in the same module reads the argument again
+    after the call (a caller passing a temporary loses nothing).
     An alias made under one outcome of a test (`w = x.clone() if flag else x`, or under
     `if flag:`) never meets a write under the other; an alias a conditional expression chose is
     reported only with a write under the same outcome (the code chose it where it writes nothing
@@ -69,7 +73,11 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     `if mode not in ("a", "b", None): raise ...` in the function's body, an `if`/`elif` chain
     testing `mode` against each allowed value leaves no path on which no branch runs, so an
     alias every branch rebinds is not what a write after the chain reaches. An identity test
-    (`x is not None`) reads no values: it sees no write.
+    (`x is not None`) reads no values: it sees no write. A value that fails an `isinstance` test
+    on its path is not what the guarded code sees: an array made by `.numpy()` (or an item of one)
+    under `isinstance(x[i], torch.Tensor)`, a `.detach()` result under `isinstance(x, np.ndarray)`;
+    so `if isinstance(x[i], torch.Tensor): x[i] = ...` after `x = x.cpu().numpy()` never writes the
+    caller's tensor.
     A value kept under another attribute (`batch.orig_rew = batch.rew`) or passed by keyword to a
     record's constructor (`Batch(orig_rew=batch.rew)`) is the same array: writing the source in
     place changes the "original" too. Kept under an attribute of a parameter whose name says it
@@ -251,6 +259,15 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
         walk(scope.body, finder)
         return key in finder.names
 
+    @staticmethod
+    def _template_only(mutation: Mutation, written: Origin, read: StaleRead, analysis: AliasAnalysis) -> bool:
+        """``t.float().fill_(v)``, ``staged = t.cpu(); staged.zero_()``: the write replaces every value
+        of a conversion of the parameter, whole, so the function takes nothing of the argument's values
+        (a template for a new tensor's shape and type); what is lost is only what a caller keeps."""
+        below = written.chain()[len(read.origin.chain()):]
+        return read.escape and read.key in analysis.params and mutation.op in catalog.OVERWRITING_METHODS \
+            and bool(below) and all(o.relation in (Relation.CONVERSION, Relation.PLAIN) for o in below)
+
     def _sample_access(self) -> bool:
         scope = self.ctx.scope
         return isinstance(scope, cst.FunctionDef) and scope.name.value in catalog.SAMPLE_ACCESS_METHODS
@@ -329,6 +346,9 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
                 which = "which is " if alias.relation is Relation.CONVERSION else ""
                 shared = f"`{name}` is `{made_text}` (line {line}), {which}{shared}"
             contract = self._filled_by_override(read, analysis) if read.escape else None
+            scope = self.ctx.scope
+            caller = self._read_by_caller(analysis, scope, read.key) if read.escape and isinstance(
+                scope, cst.FunctionDef) and read.key in analysis.params else None
             swapped = next((o for o in written.chain() if id(o.node) in analysis.partial_returns), None)
             if direction == "returned":
                 severity = Severity.WARNING  # no caller seen reading the argument afterwards
@@ -347,13 +367,19 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
             elif self._filler(read, analysis) is not None:
                 severity = Severity.WARNING  # the write reaching the argument is the function's purpose
                 evidence += " " + self._filler(read, analysis)
+            elif self._template_only(mutation, written, read, analysis) and caller is None:
+                severity = Severity.WARNING  # ``t.float().fill_(v)``: the caller's values are lost only to a caller that keeps them
+                evidence += (f" `{mutation.op}` replaces every value without reading one (`{read.key}` gives only its "
+                             f"shape and type), and no caller in this module is seen reading `{read.key}` after the call.")
+            if caller is not None:
+                evidence += f" `{caller[0]}` passes `{read.key}` at line {caller[1]} and reads it again at line {caller[2]}."
             message = f"`{written_text}` also changes `{read.key}`" + (f" through `{name}`" if name != read.key else "")
             notes = (f"{shared}, and {self._where(read)}.{evidence}",
                      "Copy first (`.clone()`, or `.copy()` for an array).")
             origin_for_signature = written
         related = [(made, "the alias is made here"),
                    (read.node, f"`{read.key}` read here sees the write" if not read.escape
-                    else f"`{read.key}` is still held by the caller")]
+                    else f"`{read.key}` is kept by the object" if "." in read.key else f"`{read.key}` is what the caller passed")]
         # which side is written: the source (a stale alias is read) or the alias (the source changes)
         written = Side.SOURCE if direction == "copy" else Side.ALIAS
         signature = self._signature(mutation_ops(mutation, origin_for_signature), origin_for_signature,
