@@ -10,13 +10,14 @@ running Python rejects its own text). A line that merely starts with ``type`` or
 (``class A[:``) fails LibCST too and stays an error; anything Python rejects for another reason
 (``f() = 1``) has no newer node at its position and stays an error.
 
-LibCST's native parser recurses once per nesting level and segfaults on deep code (measured in a
-worker thread, 8 MiB stack: 1,000 nested brackets parse, 2,000 crash; a chain of unary operators
-or ``not`` crashes past 8,000, of ``lambda`` past 2,000, an ``elif`` ladder past 8,000), and
-Python's own parser, which guards it for code Python accepts (``firstpass.too_deep``), gave no
-tree here. So LibCST only sees a file whose nesting, bounded from its tokens (``nesting_bound``),
-is at most ``MAX_LEVELS``: under a third of the brackets that parse, the costliest level per
-token (the deepest file of torch 2.13 measures 146, of huggingface/lerobot 81).
+LibCST's native parser recurses once per nesting level and segfaults on deep code (measured in
+a worker thread, 8 MiB stack: 1,000 nested brackets parse, 1,500 crash, ``python bench/nesting.py
+--rejected``; a chain of unary operators or ``not`` crashes past 8,000, of ``lambda`` past 2,000,
+an ``elif`` ladder past 8,000), and Python's own parser, which guards it for code Python accepts
+(``firstpass.too_deep``), gave no tree here. So LibCST only sees a file whose nesting, bounded
+from its tokens (``nesting_bound``), is at most ``MAX_LEVELS``: under a third of the brackets
+that parse, the costliest level per token (the deepest file of torch 2.13 measures 146, of
+huggingface/lerobot 81).
 """
 
 from __future__ import annotations
