@@ -4,12 +4,15 @@
     python bench/nesting.py            # both measurements, every shape (a few minutes)
     python bench/nesting.py --native   # only LibCST's native parser (subprocesses: it segfaults)
     python bench/nesting.py --lint     # only lint_source, with the first-pass guard lifted
+    python bench/nesting.py --rejected # LibCST's native parser on brackets Python rejects (``frontend/newer.py``)
 
 ``--native`` parses each shape with ``libcst.parse_module`` in a subprocess, in the main thread
 and in a worker thread (the language server lints in threads), at growing sizes, and prints what
 happened (ok, a signal, an exception). ``--lint`` finds the first size at which ``lint_source``
 (the guard lifted) reports TAL999 or raises, and prints the first pass's weighted depth just below
 it: every shape should fail at about the same weighted depth, well above ``MAX_FRAMES``.
+``--rejected`` parses nested brackets, which Python refuses past 200 levels, with LibCST alone: the
+costliest level per token, what ``frontend/newer.py``'s ``MAX_LEVELS`` keeps below.
 """
 
 from __future__ import annotations
@@ -61,12 +64,21 @@ else:
 """
 
 
+BRACKETS = {
+    "parens": lambda n: "(" * n + "1" + ")" * n,
+    "lists": lambda n: "[" * n + "1" + "]" * n,
+    "calls": lambda n: "f(" * n + "1" + ")" * n,
+    "subscripts": lambda n: "a[" * n + "1" + "]" * n,
+}
+
+
 def native(name: str, n: int, mode: str) -> str:
-    text = source(name, n)
+    text = f"x = {BRACKETS[name](n)}\n" if name in BRACKETS else source(name, n)
     try:
         compile(text, name, "exec", ast.PyCF_ONLY_AST)
     except (SyntaxError, RecursionError, MemoryError) as exc:
-        return f"python: {type(exc).__name__}"
+        if name not in BRACKETS:
+            return f"python: {type(exc).__name__}"
     try:
         proc = subprocess.run([sys.executable, "-c", _NATIVE, mode], input=text, capture_output=True, text=True,
                               timeout=300)
@@ -130,8 +142,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--native", action="store_true")
     parser.add_argument("--lint", action="store_true")
+    parser.add_argument("--rejected", action="store_true")
     parser.add_argument("shapes", nargs="*", default=list(SHAPES))
     args = parser.parse_args()
+    if args.rejected:
+        for name in BRACKETS:
+            row = [f"{n}: {native(name, n, 'main')} / {native(name, n, 'thread')}" for n in (500, 1000, 1500, 2000)]
+            print(f"{name:22} libcst (main / thread): " + " | ".join(row), flush=True)
+        return 0
     both = not args.native and not args.lint
     if args.native or both:
         for name in args.shapes:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import json
 import os
+import sys
 import time
 from collections.abc import MutableMapping
 from pathlib import Path
@@ -33,10 +35,15 @@ _FINGERPRINT: Optional[str] = None
 
 def code_fingerprint() -> str:
     """The version plus the size and mtime of every module of this package, so that a changed
-    checkout (not only a new release) invalidates the cache."""
+    checkout (not only a new release) invalidates the cache; and the versions of Python and LibCST,
+    which decide what parses (``frontend/newer.py``: syntax of a newer Python is an analysis limit)."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
-        digest = hashlib.sha256(f"{__version__}\0{CACHE_FORMAT}".encode())
+        try:
+            parser = importlib.metadata.version("libcst")
+        except importlib.metadata.PackageNotFoundError:
+            parser = "?"
+        digest = hashlib.sha256(f"{__version__}\0{CACHE_FORMAT}\0{sys.version_info[:2]}\0{parser}".encode())
         root = Path(__file__).parent
         for path in sorted(root.rglob("*.py")):
             try:

@@ -18,6 +18,7 @@ from libcst.metadata import MetadataWrapper
 
 from .analysis.base import with_requirements
 from .frontend.fromast import to_cst
+from .frontend.newer import newer_syntax
 from .frontend.firstpass import (CHUNKED_CHECK_SIZE, PIECES_SIZE, FirstPass, compiles_in_chunks, first_pass,
                                  first_pass_in_pieces, gc_paused, physical_lines, too_deep)
 from .frontend.precheck import may_have_findings
@@ -164,11 +165,13 @@ _LIBCST_STRICTER_RE = re.compile(r"\\(?:\r\n|\r|\n)?[\s]*\Z")
 
 def refused(source: str, first: Optional[FirstPass] = None) -> Optional[Tuple[str, int, int, bool]]:
     """Why LibCST must not see ``source`` (message, row, column, and whether it is a limit of
-    detachlint's on code Python accepts rather than an error in the code), or None to go on with it.
-    LibCST's native parser sees only what Python's parser accepted and ``too_deep`` passed: it
+    detachlint's on code Python, this one or a newer, accepts rather than an error in the code), or None
+    to go on with it. LibCST's native parser sees only what Python's parser accepted and ``too_deep``
+    passed (``frontend/newer.py`` bounds the nesting of what it gives it from the tokens): it
     recurses per level and segfaults on deep code, valid or not (5,000 ``a(`` lines at column 0,
     a long operator chain followed by a syntax error), so a file Python rejects gets Python's own
-    message and position, as flake8's E999 words it. ``first``: the first pass of ``source``, when
+    message and position, as flake8's E999 words it, unless LibCST reads it as syntax of a newer
+    Python than the running one (``frontend/newer.py``). ``first``: the first pass of ``source``, when
     the caller has it (else it is made here)."""
     first = first if first is not None else first_pass(source)
     if first.measured:
@@ -181,6 +184,9 @@ def refused(source: str, first: Optional[FirstPass] = None) -> Optional[Tuple[st
         return (deep.message, deep.row, deep.column, True) if deep is not None else None
     exc = first.error
     if isinstance(exc, SyntaxError):
+        newer = newer_syntax(source, exc)  # valid for a newer Python than this one: a limit
+        if newer is not None:
+            return newer.message, newer.row, newer.column, True
         row, column = _inside(source, exc.lineno or 1, (exc.offset or 1) - 1)
         return f"{type(exc).__name__}: {exc.msg}", row, column, False
     return f"{type(exc).__name__}: {exc}", 1, 0, False  # ValueError (a NUL byte), ...

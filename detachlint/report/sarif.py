@@ -42,8 +42,10 @@ def _rules() -> List[Dict[str, Any]]:
     out.append({
         "id": PARSE_ERROR_CODE,
         "name": "parse-error",
-        "shortDescription": {"text": "the file could not be read, decoded or parsed"},
-        "fullDescription": {"text": "detachlint could not read, decode or parse this file, so it was not checked."},
+        "shortDescription": {"text": "the file could not be read, decoded, parsed or analysed"},
+        "fullDescription": {"text": "detachlint could not read, decode or parse this file (an error), or could not "
+                                    "analyse valid code (a warning: too deep, too large, or syntax of a newer Python "
+                                    "than the one running detachlint), so it was not checked."},
         "defaultConfiguration": {"level": "error", "enabled": True},
     })
     return out
