@@ -182,10 +182,10 @@ class ArgumentWrites:
     def _tensor_evidence(self, scope: cst.FunctionDef, param: str,
                          analysis: AliasAnalysis) -> Optional[Tuple[str, bool]]:
         """What shows that ``param`` holds a tensor (or an array): its annotation, or an op of the
-        body only tensors and arrays have, or a call in the project passing it a tensor made by
-        torch (``ProjectIndex.tensor_parameters``; in a module of another tensor library the
-        only evidence besides annotations, ``TorchNames.foreign``), and whether a tensor is
-        shown (not only an array); None where nothing does."""
+        body only tensors and arrays have, and whether a tensor is shown (not only an array);
+        None where nothing does. In a module of another tensor library (``TorchNames.foreign``),
+        where no op is evidence, a call in the project passing it a tensor made by torch
+        (``ProjectIndex.tensor_parameters``) is."""
         facts = self.analysis(TensorFacts)  # type: ignore[attr-defined]
         for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
             if p.name.value == param and p.annotation is not None:
@@ -198,8 +198,8 @@ class ArgumentWrites:
         found = self._evidence(scope).get(param)
         if found is None:
             project = self.ctx.project  # type: ignore[attr-defined]
-            if project is not None and analysis.params.index(param) in project.index.tensor_parameters(
-                    self._qualname(analysis, scope)):
+            if facts.names.foreign and project is not None and analysis.params.index(param) in \
+                    project.index.tensor_parameters(self._qualname(analysis, scope)):
                 return f"a call in the project passes `{param}` a tensor made by torch", True
             return None
         kind, node = found
