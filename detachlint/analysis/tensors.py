@@ -529,6 +529,19 @@ class _AnnotationKinds:
         resolved = index.resolve(self.project.module, dotted) if dotted is not None else None
         return resolved is not None and index.is_plain_class(resolved)
 
+    def _names_a_class(self, func: cst.BaseExpression) -> bool:
+        """Whether the called ``func`` may name a class of the project: a name, or an attribute of
+        an imported module (not of a local value, ``x.permute``, nor of torch or numpy)."""
+        root = func
+        while root.__class__ is cst.Attribute:
+            root = root.value
+        if root.__class__ is not cst.Name:
+            return False
+        if root is func:
+            return True
+        return self.frame.lookup(root.value) is None and \
+            self.names.bindings.get(root.value, "").partition(".")[0] not in ("torch", "numpy")
+
     def _builtin(self, node: cst.BaseExpression) -> Optional[str]:
         if isinstance(node, cst.Name) and node.value not in self.names.bindings and self.frame.lookup(node.value) is None:
             return node.value
@@ -849,7 +862,7 @@ class TensorFacts(_AnnotationKinds, _KindFlow, Analysis):
         summarised = self._project_return_kind(func)
         if summarised is not None:
             return summarised
-        if self._plain_project_class(func):
+        if self._names_a_class(func) and self._plain_project_class(func):
             return Kind.OTHER  # ``ProxGroupLasso(reg_lambda)``: an object of the project
         q = self.names.qualified(func)
         if q is not None:
