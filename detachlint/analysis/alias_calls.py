@@ -204,6 +204,9 @@ class CallTransfer:
     # (``call.recv``: what the receiver holds). None: nothing of its own, a call like any other.
 
     def _writes_receiver(self, call: "_Call", method: str, receiver: cst.BaseExpression) -> Optional[Set[Origin]]:
+        if self._kind(receiver) is Kind.OTHER and (self.names.foreign or (
+                self.project is not None and method in self.project.index.inplace_named_methods)):
+            return None  # ``pm = ProxGroupLasso(l); pm.apply_(p, g)``: a project class's own method
         if not _is_inplace_call(receiver):  # x.mul_(a).add_(b): one write, recorded at the first call
             self._mutate(receiver, call.node, method, call.recv)
         return call.recv

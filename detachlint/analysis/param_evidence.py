@@ -6,12 +6,14 @@ torch.Tensor``, but only a tensor has ``.detach()``; ``n = ref.shape[0]`` and ``
 an array or a tensor; ``factor = quality; factor.size(0)`` shows it through a plain alias. The
 kinds found here start the function's flow-sensitive kinds (``TensorFacts.scope_kinds``), so
 that the alias analysis sees writes into such a parameter. Nothing here is a guess from a name:
-a parameter only gets a kind from an operation that numbers, strings, lists and dicts lack.
+a parameter only gets a kind from an operation that numbers, strings, lists and dicts lack,
+and none in a module of another tensor library (``TorchNames.foreign``), whose tensors have the
+same method names.
 """
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, Optional, Set, Tuple
+from typing import Dict, Iterable, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -44,25 +46,43 @@ _ARRAY_TESTS = frozenset({"torch.from_numpy"})
 
 TENSOR, ARRAY = "tensor", "array"
 
+# A method name -> (least, most) positional arguments of each method of that name (most -1: any).
+Shared = Mapping[str, Tuple[Tuple[int, int], ...]]
+_NONE: Shared = {}
 
-def evidenced_kinds(function: cst.FunctionDef, params: Iterable[str], names: TorchNames) -> Dict[str, str]:
+
+def takes(arities: Tuple[Tuple[int, int], ...], call: cst.Call) -> bool:
+    """Whether a method with one of ``arities`` can take ``call``'s arguments (a keyword may fill
+    a positional parameter; ``*args`` fits anything): ``prox_map.apply_(view, gamma)`` fits
+    ``ProxMap.apply_(self, p, gamma)``, ``x.apply_(fn)`` does not."""
+    if any(a.star for a in call.args):
+        return True
+    positional = sum(1 for a in call.args if a.keyword is None)
+    return any(positional <= most or most < 0 for least, most in arities
+               if len(call.args) >= least)
+
+
+def evidenced_kinds(function: cst.FunctionDef, params: Iterable[str], names: TorchNames,
+                    shared: Shared = _NONE) -> Dict[str, str]:
     """The kind each of ``params`` (unannotated) is shown to have by ``function``'s own body:
     ``TENSOR`` for an op only tensors have, ``ARRAY`` for one arrays share with them; absent
-    where nothing shows either."""
-    return {p: kind for p, (kind, _) in evidence_of(function, names, params).items()}
+    where nothing shows either. ``shared``: methods other objects of the project have too, with
+    the positional arguments they take (``ProxMap.apply_(p, gamma)``, ``TensorFacts.shared_methods``):
+    a call one of them can take is no evidence."""
+    return {p: kind for p, (kind, _) in evidence_of(function, names, params, shared).items()}
 
 
-def evidence_of(function: cst.FunctionDef, names: TorchNames,
-                params: Optional[Iterable[str]] = None) -> Dict[str, Tuple[str, cst.CSTNode]]:
+def evidence_of(function: cst.FunctionDef, names: TorchNames, params: Optional[Iterable[str]] = None,
+                shared: Shared = _NONE) -> Dict[str, Tuple[str, cst.CSTNode]]:
     """Per parameter (of ``params``, else every one), its kind as ``evidenced_kinds`` finds it and
     the expression that shows it."""
     if params is None:
         params = [p.name.value for p in (*function.params.posonly_params, *function.params.params,
                                          *function.params.kwonly_params)]
     wanted = set(params)
-    if not wanted or not isinstance(function.body, cst.IndentedBlock):
-        return {}
-    finder = _Evidence(wanted, names)
+    if not wanted or not isinstance(function.body, cst.IndentedBlock) or names.foreign:
+        return {}  # ``names.foreign``: ``x.permute()`` in a MegEngine module shows a MegEngine tensor
+    finder = _Evidence(wanted, names, shared)
     walk(function.body, finder)
     return finder.kinds
 
@@ -80,8 +100,9 @@ def tensor_tested(function: cst.FunctionDef, names: TorchNames) -> Set[str]:
 
 
 class _Evidence(cst.CSTVisitor):
-    def __init__(self, params: Set[str], names: TorchNames) -> None:
+    def __init__(self, params: Set[str], names: TorchNames, shared: Shared = _NONE) -> None:
         self.names = names
+        self.shared = shared
         self.aliases: Dict[str, str] = {p: p for p in params}  # ``factor = quality``: factor -> quality
         self.kinds: Dict[str, Tuple[str, cst.CSTNode]] = {}
         self.tested: Set[str] = set()  # parameters tested for a tensor (``isinstance(x, torch.Tensor)``)
@@ -180,6 +201,8 @@ class _Evidence(cst.CSTVisitor):
         if not ops or not isinstance(node, cst.Name) or node.value not in self.aliases:
             return
         for attr, called, shown in reversed(ops):
+            if called and attr in self.shared and takes(self.shared[attr], shown):
+                return  # ``prox_map.apply_(view, gamma)``: a project class's method of that name
             if called and attr in _TENSOR_METHODS:
                 self._show(node.value, TENSOR, shown)
                 return

@@ -161,6 +161,8 @@ class FunctionFacts:
     # ``w.data.storage().data_ptr()``, ``w is None``) or handed on as a bare positional argument
     # (``ProjectIndex.graph_parameters`` asks the callee): a graph built here saves nothing of them
     inert: Tuple[int, ...] = ()
+    # how many positional arguments a call passes it, ``self`` counted: (least, most; -1 for ``*args``)
+    arity: Tuple[int, int] = (0, -1)
 
 
 @dataclass
@@ -214,7 +216,7 @@ class ModuleFacts:
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
                               f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked,
                               f.returns_partial, f.backprops, f.returns_calls, f.tensor_args, f.forward_from,
-                              f.rereads, f.inert]
+                              f.rereads, f.inert, f.arity]
                           for k, f in self.functions.items()},
         }
 
@@ -232,7 +234,7 @@ class ModuleFacts:
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
              makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls,
-             tensor_args, forward_from, rereads, inert) = row
+             tensor_args, forward_from, rereads, inert, arity) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
@@ -240,7 +242,7 @@ class ModuleFacts:
                 makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills), tuple(untracked),
                 partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls),
                 tuple((c, tuple(a)) for c, a in tensor_args), tuple(forward_from),
-                tuple((c, i, ln, r) for c, i, ln, r in rereads), tuple(inert))
+                tuple((c, i, ln, r) for c, i, ln, r in rereads), tuple(inert), (arity[0], arity[1]))
         return facts
 
 
@@ -811,6 +813,7 @@ def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFa
     scanner.defined = defined
     scanner.scan(node.body)  # type: ignore[attr-defined]
     summary.inert = _inert_parameters(node, params)
+    summary.arity = (len(params) - len(args.defaults), -1 if args.vararg is not None else len(params))
     if summary.returns_kind is None and _annotated_tensor(node.returns, facts.imports):  # type: ignore[attr-defined]
         summary.returns_kind = "tensor"
     facts.functions[qualname] = summary
@@ -1502,6 +1505,10 @@ class _SavedArguments:
         return position + offset not in carries[callee]
 
 
+# Bases of Python's own (a builtin or a standard module's): they never make a class a tensor or a module.
+_PYTHON_BASES = frozenset("object abc typing typing_extensions enum collections dataclasses".split())
+
+
 class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
     """Composed summaries of every function of the linted files, keyed by qualified name.
 
@@ -1591,6 +1598,7 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
         text += repr(sorted(self._backpropagated.items()))
         text += repr(sorted((k, sorted(v)) for k, v in self._tensor_parameters.items()))
         text += repr(sorted(self._forward_reached.items()))
+        text += repr(sorted(self.inplace_named_methods.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     # resolution
@@ -1725,6 +1733,29 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
     def is_tensor_class(self, cls: str) -> bool:
         """A subclass of ``torch.Tensor`` or ``nn.Parameter``, also when its bases live in another file."""
         return self.is_class(cls) and any(a in catalog.TENSOR_TYPES for a in self.ancestors(cls)[1:])
+
+    def is_plain_class(self, cls: str) -> bool:
+        """A project class none of whose bases can make it a tensor or a module: each is a project
+        class or Python's own (``object``, ``abc.ABC``, ``typing.Generic``): ``ProxMap(ABC)``."""
+        return self.is_class(cls) and all(a in self._classes or a.partition(".")[0] in _PYTHON_BASES
+                                          for a in self.ancestors(cls)[1:])
+
+    @functools.cached_property
+    def inplace_named_methods(self) -> Dict[str, Tuple[Tuple[int, int], ...]]:
+        """The methods named as a tensor's in-place op (``ProxMap.apply_(p, gamma)``) that plain
+        project classes define (``is_plain_class``), with the number of arguments each takes
+        besides ``self`` (least, most; -1: any): a call one can take shows no tensor."""
+        out: Dict[str, List[Tuple[int, int]]] = {}
+        for cls, members in self._members.items():
+            if self.is_plain_class(cls):
+                for q in members:
+                    if q.rpartition(".")[2] not in catalog.INPLACE_METHODS:
+                        continue
+                    fn = self._functions[q]
+                    least, most = fn.arity
+                    own = 1 if fn.is_method else 0  # ``self``, which the call's receiver is
+                    out.setdefault(q.rpartition(".")[2], []).append((max(least - own, 0), most - own if most >= 0 else -1))
+        return {name: tuple(arities) for name, arities in out.items()}
 
     def class_facts(self, cls: str) -> Optional[ClassFacts]:
         return self._classes.get(cls)

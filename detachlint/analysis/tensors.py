@@ -23,7 +23,7 @@ from ..knowledge import catalog
 from .base import Analysis, AnalysisContext
 from .project import ModuleView
 from ..knowledge.torch_facts import ModuleEffect, is_optimizer_class
-from .param_evidence import TENSOR, evidenced_kinds
+from .param_evidence import TENSOR, Shared, evidenced_kinds
 from .torchnames import TorchNames, dotted_name, target_names
 from ..walk import STATEMENTS_ONLY, Walker, walk
 
@@ -115,14 +115,15 @@ class ScopeKinds:
     """``TensorFacts.scope_kinds``: the kinds of one scope's expressions, each where it is evaluated
     (names bound later in the scope do not change it), and the name of the scope's ``self``."""
 
-    __slots__ = ("_kinds", "self_name")
+    __slots__ = ("_kinds", "self_name", "_default")
 
-    def __init__(self, kinds: Dict[int, Kind], self_name: Optional[str]) -> None:
-        self._kinds = kinds  # by node id; ``Kind.UNKNOWN``, most expressions' kind, is not stored
+    def __init__(self, kinds: Dict[int, Kind], self_name: Optional[str], default: Kind = Kind.UNKNOWN) -> None:
+        self._kinds = kinds  # by node id; ``default``, most expressions' kind, is not stored
         self.self_name = self_name
+        self._default = default
 
     def kind(self, node: cst.CSTNode) -> Kind:
-        return self._kinds.get(id(node), Kind.UNKNOWN)
+        return self._kinds.get(id(node), self._default)
 
 
 # What a scope's walk binds without entering it.
@@ -140,7 +141,7 @@ class _KindRecorder:
 
     def _record(self, node: cst.BaseExpression) -> None:
         kind = self.facts.kind(node)
-        if kind is not Kind.UNKNOWN:
+        if kind is not self.facts.unknown:
             self.kinds[id(node)] = kind
 
     def leave_Attribute(self, node: cst.Attribute) -> None:
@@ -507,6 +508,8 @@ class _AnnotationKinds:
             return Kind.OPTIMIZER
         if node.__class__ is cst.Name and self._builtin(node) in ("int", "float", "str", "bool", "list", "dict", "tuple"):
             return Kind.OTHER
+        if self._plain_project_class(node):
+            return Kind.OTHER  # ``prox_map: ProxMap``: an object of the project, not a tensor
         if node.__class__ is cst.Subscript:
             base = self.names.qualified(node.value) or (node.value.value if node.value.__class__ is cst.Name else "")
             inner = node.slice[0].slice if node.slice else None
@@ -515,6 +518,29 @@ class _AnnotationKinds:
                     return Kind.TENSOR_SEQ
             return Kind.OTHER if base.rsplit(".", 1)[-1] in ("List", "list", "Dict", "dict") else Kind.UNKNOWN
         return Kind.UNKNOWN
+
+    def _plain_project_class(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` names a class of the project that nothing makes a tensor or a module
+        (``ProjectIndex.is_plain_class``), imported from another of its modules."""
+        if self.project is None or node.__class__ not in (cst.Name, cst.Attribute):
+            return False
+        dotted = dotted_name(node)
+        index = self.project.index
+        resolved = index.resolve(self.project.module, dotted) if dotted is not None else None
+        return resolved is not None and index.is_plain_class(resolved)
+
+    def _names_a_class(self, func: cst.BaseExpression) -> bool:
+        """Whether the called ``func`` may name a class of the project: a name, or an attribute of
+        an imported module (not of a local value, ``x.permute``, nor of torch or numpy)."""
+        root = func
+        while root.__class__ is cst.Attribute:
+            root = root.value
+        if root.__class__ is not cst.Name:
+            return False
+        if root is func:
+            return True
+        return self.frame.lookup(root.value) is None and \
+            self.names.bindings.get(root.value, "").partition(".")[0] not in ("torch", "numpy")
 
     def _builtin(self, node: cst.BaseExpression) -> Optional[str]:
         if isinstance(node, cst.Name) and node.value not in self.names.bindings and self.frame.lookup(node.value) is None:
@@ -541,6 +567,12 @@ class TensorFacts(_AnnotationKinds, _KindFlow, Analysis):
         self._branch_stack: List[Tuple[Dict[str, Kind], Optional[Dict[str, Kind]], bool]] = []
         self._loop_stack: List[Dict[str, Kind]] = []
         self._parameter_names: Dict[cst.FunctionDef, Dict[str, str]] = {}
+        # In a module of another tensor library (``TorchNames.foreign``) a value nothing shows to be
+        # a torch tensor or a NumPy array (an annotation, the project's callers or functions, torch
+        # and numpy calls) is that library's or Python's: never a tensor by an op's name alone.
+        self.unknown = Kind.OTHER if names.foreign else Kind.UNKNOWN
+        if names.foreign:
+            self.kind = self._known_kind  # type: ignore[method-assign]
         if module is not None:
             self._collect_classes(module)
 
@@ -566,19 +598,25 @@ class TensorFacts(_AnnotationKinds, _KindFlow, Analysis):
         recorder = _KindRecorder(walker)
         # the recorder leaves a node after the facts did: a comprehension's kind outside its own bindings
         Walker([recorder, walker], prune=_NOT_ENTERED).walk(root)
-        return ScopeKinds(recorder.kinds, walker.frame.self_name)
+        return ScopeKinds(recorder.kinds, walker.frame.self_name, self.unknown)
 
     def _evidenced_parameters(self, scope: cst.FunctionDef) -> None:
         """Unannotated parameters the body shows to be tensors or arrays (``param_evidence``) start
         the scope's kinds as such: ``out = tensor.squeeze(0).detach().clamp_(0, 1)`` writes one."""
         unknown = [n for n, k in self.frame.vars.items() if k is Kind.UNKNOWN and n != self.frame.self_name]
-        for name, kind in evidenced_kinds(scope, unknown, self.names).items():
+        for name, kind in evidenced_kinds(scope, unknown, self.names, self.shared_methods).items():
             self.frame.vars[name] = Kind.TENSOR if kind == TENSOR else Kind.NDARRAY
         for param in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
             name = param.name.value
             if param.annotation is not None and self.frame.vars.get(name) is Kind.UNKNOWN \
                     and self.optional_kind(param.annotation.annotation) is Kind.TENSOR:
                 self.frame.vars[name] = Kind.TENSOR  # ``mask: Optional[torch.Tensor] = None``
+
+    @property
+    def shared_methods(self) -> "Shared":
+        """Tensors' in-place ops that a plain class of the project defines as a method of its own
+        (``ProjectIndex.inplace_named_methods``: ``ProxMap.apply_``): a call it can take shows no tensor."""
+        return self.project.index.inplace_named_methods if self.project is not None else {}
 
     def optional_kind(self, node: cst.BaseExpression) -> Kind:
         """The kind of ``X`` in ``Optional[X]``, ``Union[X, None]`` or ``X | None`` (else UNKNOWN)."""
@@ -724,6 +762,11 @@ class TensorFacts(_AnnotationKinds, _KindFlow, Analysis):
             return self.kind(node.value)
         return Kind.UNKNOWN
 
+    def _known_kind(self, node: cst.BaseExpression) -> Kind:
+        """``kind`` in a module of another tensor library: what is unknown there is not torch's."""
+        kind = TensorFacts.kind(self, node)
+        return Kind.OTHER if kind is Kind.UNKNOWN else kind
+
     def element_kinds(self, iterable: cst.BaseExpression) -> Tuple[Kind, ...]:
         """The kind of what iterating ``iterable`` yields; a tuple when it yields pairs."""
         if (iterable.__class__ is cst.Subscript and len(iterable.slice) == 1
@@ -819,6 +862,8 @@ class TensorFacts(_AnnotationKinds, _KindFlow, Analysis):
         summarised = self._project_return_kind(func)
         if summarised is not None:
             return summarised
+        if self._names_a_class(func) and self._plain_project_class(func):
+            return Kind.OTHER  # ``ProxGroupLasso(reg_lambda)``: an object of the project
         q = self.names.qualified(func)
         if q is not None:
             return self._qualified_call_kind(q, node)
@@ -863,7 +908,7 @@ class TensorFacts(_AnnotationKinds, _KindFlow, Analysis):
                 return Kind.STATE_DICT if method == "copy" else Kind.UNKNOWN
             if receiver is Kind.OPTIMIZER:
                 return Kind.OTHER
-            if method in catalog.TENSOR_ONLY_METHODS:
+            if method in catalog.TENSOR_ONLY_METHODS and not self.names.foreign:
                 return Kind.TENSOR
             if method in catalog.PARAMETER_ITERATORS:
                 return Kind.TENSOR_SEQ

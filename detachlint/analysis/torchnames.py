@@ -119,6 +119,10 @@ class TorchNames(Analysis):
             # have bound it, and a module exporting a ``torch`` of its own is not met in practice
             self.bindings.setdefault("torch", "torch")
         self.imports_torch = any(v == "torch" or v.startswith("torch.") for v in self.bindings.values())
+        # ``import megengine.functional as F`` and no torch: the module's tensors are another
+        # library's, so an op's name (``x.permute``, ``x[..., 0] = v``) is no torch evidence there
+        self.foreign = not self.imports_torch and any(
+            v.partition(".")[0] in catalog.FOREIGN_TENSOR_LIBRARIES for v in self.bindings.values())
 
     def qualified(self, node: cst.BaseExpression) -> Optional[str]:
         name = dotted_name(node)

@@ -263,6 +263,14 @@ PARAM_GROUP_PARAMS_KEY = "params"
 # The qualified names of the tensor and parameter classes, for annotations and isinstance.
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
+# Other tensor libraries, whose tensors have ``permute``, ``reshape``, ``view``, ``x[..., i]`` and
+# in-place-named methods with semantics of their own (a MegEngine ``__setitem__`` on a reshaped
+# result does not reach its source): in a module that imports one and never torch, those names
+# show no torch tensor (``TorchNames.foreign``).
+FOREIGN_TENSOR_LIBRARIES = frozenset(
+    "megengine tensorflow jax jaxlib flax paddle mindspore oneflow cupy mxnet tinygrad mlx".split()
+)
+
 # Classes whose instances are tensors: calling one makes a tensor (``nn.UninitializedBuffer()`` of
 # a lazy module). Not for isinstance narrowing: failing a subclass's check says nothing.
 TENSOR_CLASSES = frozenset(

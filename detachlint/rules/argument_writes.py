@@ -61,7 +61,7 @@ class ArgumentWrites:
         first = ("argument_written", id(scope), param)
         if first in self.ctx.memo or self._contract(scope, param, analysis):  # type: ignore[attr-defined]
             return  # one finding per parameter: its first write
-        evidence = self._tensor_evidence(scope, param)
+        evidence = self._tensor_evidence(scope, param, analysis)
         if evidence is None or (not evidence[1] and _keyed_item(mutation)):
             return  # ``spec[key] = v`` where only ``spec.shape`` shows anything: a TensorDict, a spec, a frame
         read = self._read_by_caller(analysis, scope, param)
@@ -179,10 +179,13 @@ class ArgumentWrites:
                 return True
         return False
 
-    def _tensor_evidence(self, scope: cst.FunctionDef, param: str) -> Optional[Tuple[str, bool]]:
+    def _tensor_evidence(self, scope: cst.FunctionDef, param: str,
+                         analysis: AliasAnalysis) -> Optional[Tuple[str, bool]]:
         """What shows that ``param`` holds a tensor (or an array): its annotation, or an op of the
         body only tensors and arrays have, and whether a tensor is shown (not only an array);
-        None where nothing does."""
+        None where nothing does. In a module of another tensor library (``TorchNames.foreign``),
+        where no op is evidence, a call in the project passing it a tensor made by torch
+        (``ProjectIndex.tensor_parameters``) is."""
         facts = self.analysis(TensorFacts)  # type: ignore[attr-defined]
         for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
             if p.name.value == param and p.annotation is not None:
@@ -194,6 +197,10 @@ class ArgumentWrites:
                 return None  # annotated as something else
         found = self._evidence(scope).get(param)
         if found is None:
+            project = self.ctx.project  # type: ignore[attr-defined]
+            if facts.names.foreign and project is not None and analysis.params.index(param) in \
+                    project.index.tensor_parameters(self._qualname(analysis, scope)):
+                return f"a call in the project passes `{param}` a tensor made by torch", True
             return None
         kind, node = found
         what = "a tensor" if kind == TENSOR else "a tensor or an array"
@@ -227,7 +234,8 @@ class ArgumentWrites:
         key = ("argument_evidence", id(scope))
         shown = self.ctx.memo.get(key)  # type: ignore[attr-defined]
         if shown is None:
-            shown = self.ctx.memo[key] = evidence_of(scope, self.analysis(TensorFacts).names)  # type: ignore[attr-defined]
+            facts = self.analysis(TensorFacts)  # type: ignore[attr-defined]
+            shown = self.ctx.memo[key] = evidence_of(scope, facts.names, shared=facts.shared_methods)
         return shown
 
     def _read_by_caller(self, analysis: AliasAnalysis, scope: cst.FunctionDef,
@@ -236,9 +244,14 @@ class ArgumentWrites:
         project = self.ctx.project  # type: ignore[attr-defined]
         if project is None:
             return None
+        return project.index.read_after_call(self._qualname(analysis, scope), analysis.params.index(param))
+
+    def _qualname(self, analysis: AliasAnalysis, scope: cst.FunctionDef) -> str:
+        """The function's name as the project index keys it (``pkg.mod.Class.method``)."""
+        project = self.ctx.project  # type: ignore[attr-defined]
         module = f"{project.module}." if project.module else ""
         owner = f"{analysis.cls}." if analysis.cls else ""
-        return project.index.read_after_call(f"{module}{owner}{scope.name.value}", analysis.params.index(param))
+        return f"{module}{owner}{scope.name.value}"
 
     def _report_argument_write(self, mutation: Mutation, analysis: AliasAnalysis, scope: cst.FunctionDef,
                                param: str, origin: Origin, evidence: Tuple[str, bool],
@@ -285,13 +298,14 @@ class ArgumentWrites:
 
 
 def _writes_values(mutation: Mutation) -> bool:
-    """An augmented or item assignment, or a tensor's in-place method (not ``unsqueeze_``, which
-    reshapes the object, nor a call of a project function: that function's own write is reported)."""
+    """An augmented or item assignment, or a tensor's in-place method writing its receiver (not
+    ``unsqueeze_``, which reshapes the object, nor a call of a project function, ``prox.apply_(p,
+    g)`` of a project class included: that function's own write is reported)."""
     node = mutation.node
     if isinstance(node, (cst.AugAssign, cst.Assign)):
         return True
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-        and node.func.attr.value in catalog.INPLACE_METHODS
+        and node.func.attr.value in catalog.INPLACE_METHODS and mutation.target is node.func.value
 
 
 def _keyed_item(mutation: Mutation) -> bool:

@@ -97,6 +97,16 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     that tensor again after the call. The parameter must be shown to be a tensor (an annotation,
     `Optional[Tensor]` included, or an op only tensors and arrays have: `.detach()`, `.size(0)`,
     `.shape`, `x[:, 0]`, `torch.is_tensor(x)`); a number, a list or a dict item is never reported.
+    In a module that imports another tensor library (MegEngine, TensorFlow, JAX, Paddle, OneFlow,
+    CuPy, ...) and never torch, an op's name (`.permute()`, `.detach()`, `.mul_()`, `x[..., i] = v`)
+    shows no torch tensor, as those libraries' tensors have the same names with semantics of their
+    own: only an annotation, a tensor a project function returns, or a call in the project passing
+    the parameter a tensor made by torch does; NumPy arrays keep their rules there. A method of a
+    plain project class (no tensor or module among its bases) named like a tensor's in-place op
+    (`prox_map.apply_(view, gamma)` of a `ProxMap`) writes what it is given, not its receiver: the
+    call is no write of a receiver known to be such an object (an annotation, a constructor call),
+    and no evidence that a parameter is a tensor where one of the project's methods of that name
+    can take its arguments (`x.apply_(fn)` still is, where none takes one argument).
     Where writing the argument is the function's contract, nothing is reported: a name ending in
     `_`, a function that returns nothing or hands back only the argument it filled, an `inplace`
     flag, an `out`/`buf` parameter, an optimizer `step`, a `@torch.no_grad()` update or a write in a `with torch.no_grad():` block, an
