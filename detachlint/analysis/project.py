@@ -291,6 +291,8 @@ class _FunctionScanner(ast.NodeVisitor):
         # names shown to hold a dict or a list (``isinstance(obj, dict)``, ``obj.items()``): an
         # item write through one writes no tensor (a helper that moves a structure to a device)
         self.containers: Set[str] = set()
+        # names every binding of which (so far) is a Python list: as an index, advanced (a copy)
+        self.lists: Set[str] = set()
         # calls of ``f(...)``/``self.f(...)`` with local names among their positional arguments:
         # (callee, ((position, name), ...), line, where the call ends)
         self.passed: List[Tuple[str, Tuple[Tuple[int, str], ...], int, ast.Call]] = []
@@ -458,7 +460,7 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(node, ast.Name):
             return set(self.shares.get(node.id, ()))
         if isinstance(node, ast.Subscript):
-            return self._shared(node.value)
+            return set() if self._advanced(node.slice) else self._shared(node.value)
         if isinstance(node, ast.Attribute) and (node.attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES
                                                 or is_view_attribute(node.attr)):
             return self._shared(node.value)
@@ -473,6 +475,13 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(node, ast.IfExp):
             return self._shared(node.body) | self._shared(node.orelse)
         return set()
+
+    def _advanced(self, index: ast.AST) -> bool:
+        """An index that is surely advanced, so that the result is a copy: a list (a display, a
+        comprehension, or a name only ever bound to one: ``data[ranges]``), alone or in a tuple
+        (``copies.Indexing`` decides the same on the lint's side)."""
+        return any(e.__class__ in (ast.List, ast.ListComp) or (e.__class__ is ast.Name and e.id in self.lists)
+                   for e in (index.elts if index.__class__ is ast.Tuple else (index,)))  # type: ignore[attr-defined]
 
     # nested scopes have their own facts
     def visit_FunctionDef(self, node: ast.AST) -> None:
@@ -570,6 +579,12 @@ class _FunctionScanner(ast.NodeVisitor):
             if isinstance(target, ast.Name):
                 self.rebound.add(target.id)
                 self.containers.discard(target.id)
+                # in a branch, a list only where it was one before as well (or not bound before)
+                if _is_list(node.value) and (not self._in_branch or target.id in self.lists
+                                             or target.id not in self.shares):
+                    self.lists.add(target.id)
+                else:
+                    self.lists.discard(target.id)
                 if isinstance(node.value, ast.Call) and is_optimizer_class(_qualified(node.value.func, self.imports)):
                     self.optimizers.add(target.id)
                 elif not self._in_branch:
@@ -600,6 +615,7 @@ class _FunctionScanner(ast.NodeVisitor):
                 self.rebound.add(name.id)
                 self.shares[name.id] = set()
                 self.containers.discard(name.id)
+                self.lists.discard(name.id)
         self._loop(node)
 
     visit_AsyncFor = visit_For
@@ -709,6 +725,12 @@ class _FunctionScanner(ast.NodeVisitor):
 def _numeric(node: ast.BinOp) -> bool:
     """Whether the operand that is not the tensor is a number literal (``x * 1.5``, ``2 * x``)."""
     return any(isinstance(o, ast.Constant) and isinstance(o.value, (int, float)) for o in (node.left, node.right))
+
+
+def _is_list(value: ast.AST) -> bool:
+    """A Python list: a display, a comprehension or ``list(...)``."""
+    return value.__class__ in (ast.List, ast.ListComp) or (
+        value.__class__ is ast.Call and value.func.__class__ is ast.Name and value.func.id == "list")  # type: ignore[attr-defined]
 
 
 def _target_names(target: ast.AST) -> List[ast.Name]:

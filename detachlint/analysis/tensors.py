@@ -1069,6 +1069,9 @@ def parameter_name_variables(function: cst.FunctionDef) -> Dict[str, str]:
     return {name: source for name, source in found.items() if name not in other}
 
 
+_REGISTERING_METHODS = frozenset({"register_buffer", "register_parameter"})
+
+
 class _ClassCollector(cst.CSTVisitor):
     """TensorFacts' class table (at module level: a class made per call is a reference cycle that
     would keep the facts, and the tree they point into, alive until the cyclic GC runs)."""
@@ -1076,6 +1079,7 @@ class _ClassCollector(cst.CSTVisitor):
     def __init__(self, facts: "TensorFacts") -> None:
         self.facts = facts
         self.stack: List[ClassInfo] = []
+        self.registers: List[bool] = []  # per class on the stack: its ``register_buffer`` is nn.Module's
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         facts = self.facts
@@ -1102,9 +1106,18 @@ class _ClassCollector(cst.CSTVisitor):
         info = ClassInfo(node.name.value, is_module, is_tensor=is_tensor, is_optimizer=is_optimizer)
         facts.classes[node.name.value] = info
         self.stack.append(info)
+        # ``self.register_buffer(name, value)`` registers a tensor only as nn.Module's method: not
+        # in a class of no base but ``object``, nor one that defines the method itself (a sampler's
+        # own ``register_buffer`` that sets any attribute, NumPy arrays included)
+        own = {s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)} \
+            if isinstance(node.body, cst.IndentedBlock) else set()
+        plain = all((facts.names.qualified(b.value) or dotted_name(b.value)) in ("object", "builtins.object")
+                    for b in node.bases)
+        self.registers.append(not plain and not own & _REGISTERING_METHODS)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self.stack.pop()
+        self.registers.pop()
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         return bool(self.stack)  # outside a class a simple statement holds nothing collected here
@@ -1136,9 +1149,9 @@ class _ClassCollector(cst.CSTVisitor):
         if not isinstance(node, cst.Call):
             return
         func = node.func
-        if (self.stack and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+        if (self.stack and self.registers[-1] and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                 and func.value.value == "self"
-                and func.attr.value in ("register_buffer", "register_parameter")
+                and func.attr.value in _REGISTERING_METHODS
                 and node.args and isinstance(node.args[0].value, cst.SimpleString)):
             name = node.args[0].value.evaluated_value
             if isinstance(name, str):
