@@ -1072,6 +1072,18 @@ def parameter_name_variables(function: cst.FunctionDef) -> Dict[str, str]:
 _REGISTERING_METHODS = frozenset({"register_buffer", "register_parameter"})
 
 
+def _converts_itself(value: cst.BaseExpression, attribute: str) -> bool:
+    """``torch.tensor(self.ids)``, also further along a chain (``torch.tensor(self.ids).unsqueeze(1)``):
+    a value made from the attribute it is assigned to."""
+    while isinstance(value, cst.Call):
+        if value.args and dotted_name(value.args[0].value) == attribute:
+            return True
+        if not isinstance(value.func, cst.Attribute):
+            return False
+        value = value.func.value
+    return False
+
+
 class _ClassCollector(cst.CSTVisitor):
     """TensorFacts' class table (at module level: a class made per call is a reference cycle that
     would keep the facts, and the tree they point into, alive until the cyclic GC runs)."""
@@ -1135,7 +1147,7 @@ class _ClassCollector(cst.CSTVisitor):
             if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
                 value = node.value
                 self._record(t.attr.value, self.facts.kind(value))
-                if isinstance(value, cst.Call) and value.args and dotted_name(value.args[0].value) == f"self.{t.attr.value}":
+                if _converts_itself(value, f"self.{t.attr.value}"):
                     # ``self.ids = torch.tensor(self.ids)``: what the field becomes, not what it held
                     self._record(t.attr.value, Kind.UNKNOWN)
                 if self.stack[-1].is_module and isinstance(node.value, cst.Call) \
