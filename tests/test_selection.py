@@ -10,37 +10,32 @@ LibCST. Here each rule runs alone too.
 
 from __future__ import annotations
 
+import ast
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from detachlint.engine import ALL_RULES, lint_source
 
+from fixture_expectations import FIXTURES
 from test_precheck import ALL_CODES, SOURCES
 
 # TAL901 (an unused ``noqa``) is about the selection itself: a code not selected is "non-enabled"
 CODES = [r.code for r in ALL_RULES if r.code != "TAL901"]
 
+def _fixture_function(path: Path, name: str) -> str:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    return ast.get_source_segment(path.read_text(encoding="utf-8"), node, padded=True)
+
+
 # issue 41, fresh set 18: a view's region copied back into its base at the same elements, the
-# target's subscript split over lines; beside it one finding of another rule (TAL101), so that with
-# every rule selected LibCST parses the module and without it only the screen sees it.
-SPLIT_WRITE_BACK = textwrap.dedent("""
-    import torch
-
-
-    def refill(table, model, first, last, rounds):
-        for r in range(rounds):
-            begin = min(r * 256, table.shape[0] - 512)
-            fill = min(128 + r * 256, table.shape[0] - 256)
-            skip = fill - begin
-            frame = table[begin : begin + 512, :][None]
-            for col in range(first, last):
-                frame[0, skip:, col] = torch.argmax(model(col, frame)[0, skip:], -1)
-            for col in range(first, last):
-                table[
-                    fill : fill + (512 - skip), col
-                ] = frame[0, skip:, col]
-        return table
+# target's subscript split over lines (the fixture's trap, alone in a module); beside it one
+# finding of another rule (TAL101), so that with every rule selected LibCST parses the module
+# and with TAL301 alone only the screen sees it.
+SPLIT_WRITE_BACK = "import torch\nfrom torch import Tensor\n\n\n" + _fixture_function(
+    FIXTURES / "tal301_view_alias_mutation.py", "refill_columns_split") + textwrap.dedent("""
 
 
     def as_tensor(x: torch.Tensor):
