@@ -99,6 +99,13 @@ class Context:
             self._positions = cstcompat.positions(self._wrapper)
         return self._positions[node]
 
+    def after(self, node: cst.CSTNode, other: cst.CSTNode) -> bool:
+        """Whether ``node`` starts where ``other`` ends or later: the order of the source, which
+        decides alike whatever the line breaks (the screen's tree, built from Python's, has its
+        own); rows do not, and a rule that decides on them answers differently there."""
+        start, end = self.position(node).start, self.position(other).end
+        return (start.line, start.column) >= (end.line, end.column)
+
     def line(self, node: cst.CSTNode) -> int:
         """The module's row where ``node`` starts."""
         row = self.position(node).start.line

@@ -2,9 +2,10 @@
 
 LibCST's parse is most of what linting a module costs: it makes a node for every space,
 comment, comma and bracket, several times the nodes of Python's tree, and most of its time
-goes into making them. The analyses and rules never look at trivia (``walk.py`` skips it), so
-a tree that holds the same statements and expressions as LibCST's, with LibCST's defaults for
-the trivia, gives them the same answers. ``to_cst`` builds that tree from Python's (which
+goes into making them. The analyses and rules never look at trivia (``walk.py`` skips it) nor
+decide on rows (``Context.after`` orders nodes by the source; ``tests/test_selection.py``), so a
+tree that holds the same statements and expressions as LibCST's, with LibCST's defaults for the
+trivia, gives them the same answers. ``to_cst`` builds that tree from Python's (which
 costs about a seventeenth of LibCST's parse; building adds about as much), and the engine lints
 it first: a module with nothing to report there (most modules) is never parsed by LibCST at all;
 one with something is parsed and linted as before, so what is reported (messages, positions, fixes)

@@ -225,7 +225,7 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
         loop = next((p for p in reversed(self.ctx.parents) if isinstance(p, cst.For)), None)
         if mutation.op != "__setitem__" or not isinstance(statement, cst.Assign) or len(statement.targets) != 1 \
                 or loop is None or not isinstance(loop.target, cst.Name) or not isinstance(alias.node, cst.Subscript) \
-                or self.ctx.line(read.node) > self.ctx.line(mutation.node):
+                or self.ctx.after(read.node, statement):
             return False
         index = loop.target.value
         target = statement.targets[0].target

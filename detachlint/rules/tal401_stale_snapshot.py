@@ -314,8 +314,7 @@ class StaleSnapshot(AliasRule):
             return False
         if any(isinstance(p, (cst.For, cst.While)) for p in self._enclosing_function_parents()):
             return False
-        here = self.ctx.line(node)
-        return all(self.ctx.line(r.mutation.node) > here for r in reads)
+        return all(self.ctx.after(r.mutation.node, node) for r in reads)
 
     def _enclosing_function_parents(self):
         out = []
