@@ -28,8 +28,8 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMa
 
 from ..knowledge import catalog
 from ..knowledge.torch_facts import (LIST_MARK, MODULE_LISTS, SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument,
-                          element_effect, is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
-                          flipped, module_effect, module_entry, shares_receiver_memory, stepped_optimizer,
+                          copies_after_reordering, element_effect, is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
+                          flipped, module_effect, module_entry, reorders_dimensions, shares_receiver_memory, stepped_optimizer,
                           writes_first_argument, writes_receiver)
 from ..files import SourceError, decode_source, file_digest
 from ..frontend.firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
@@ -469,6 +469,8 @@ class _FunctionScanner(ast.NodeVisitor):
             name = _dotted(func) or ""
             if converts_argument(name.rsplit(".", 1)[-1]) and node.args:
                 return self._shared(node.args[0])  # np.asarray(x), torch.as_tensor(x)
+            if isinstance(func, ast.Attribute) and copies_after_reordering(func.attr) and _reordered(func.value):
+                return set()  # ``x.permute(0, 2, 1).contiguous()``: a copy (``alias_calls._reordered``)
             if isinstance(func, ast.Attribute) and (
                     shares_receiver_memory(func.attr) or func.attr == "detach"):
                 return self._shared(func.value)
@@ -1150,6 +1152,26 @@ def _modules_made(node: ast.AST, imports: Mapping[str, str], defaults: Mapping[s
         return out or (UNKNOWN_MODULE,)
     return (module_entry(qualified, {k.arg: _true(k.value) for k in node.keywords if k.arg},
                          [_true(a) for a in node.args]),)
+
+
+def _reordered(node: ast.AST) -> bool:
+    """``x.permute(0, 2, 1)``, ``x.mT``: a reordering of dimensions other than the identity
+    (``torch_facts.reorders_dimensions``; ``alias_calls._reordered`` on the lint's side)."""
+    if isinstance(node, ast.Attribute):
+        return reorders_dimensions(node.attr, [])
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)) or node.keywords \
+            or any(isinstance(a, ast.Starred) for a in node.args):
+        return False
+    args = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List)) else node.args
+    return reorders_dimensions(node.func.attr, [_literal_int(a) for a in args])
+
+
+def _literal_int(node: ast.AST) -> Optional[int]:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal_int(node.operand)
+        return None if inner is None else -inner
+    value = getattr(node, "value", None) if isinstance(node, ast.Constant) else None
+    return value if value.__class__ is int else None
 
 
 def _true(node: ast.AST) -> bool:
