@@ -402,6 +402,14 @@ LAYOUT_CONVERSIONS = frozenset({"contiguous", "ascontiguousarray"})
 DIMENSION_REORDERING_METHODS = frozenset("permute transpose swapaxes swapdims movedim moveaxis t".split())
 DIMENSION_REORDERING_ATTRIBUTES = frozenset("T mT".split())
 COPYING_AFTER_REORDERING = frozenset({"contiguous"})
+# Annotations of values none of which is a tensor (``size: tuple``, ``Tuple[int, int]``,
+# ``np.ndarray``): a call passing such a parameter on passes no tensor.
+PLAIN_ANNOTATIONS = frozenset(
+    """
+    int float str bool bytes tuple list dict typing.Tuple typing.List typing.Dict typing.Sequence
+    collections.abc.Sequence numpy.ndarray
+    """.split()
+)
 # Every conversion whose result may be the receiver's own memory.
 MAY_ALIAS_CONVERSIONS = COPY_INTENT_CONVERSIONS | LAYOUT_CONVERSIONS
 # Factories of uninitialised memory: views of such a buffer are windows to be filled, never a copy
