@@ -619,7 +619,8 @@ class _FunctionScanner(ast.NodeVisitor):
                     self.optimizers.discard(target.id)
                 kind = self._value_kind(node.value)
                 self.kinds[target.id] = kind if not self._in_branch or self.kinds.get(target.id) == kind else None
-                if self._plain(node.value) and (not self._in_branch or target.id in self.plain):
+                if self._plain(node.value) and (not self._in_branch or target.id in self.plain
+                                                or target.id not in self.shares):  # as ``lists``
                     self.plain.add(target.id)
                 else:
                     self.plain.discard(target.id)
