@@ -41,7 +41,9 @@ def copy_fix(ctx, node: cst.Call, source: cst.BaseExpression, like: Optional[cst
 class TensorCopyConstruct(Rule):
     """
     ## What it does
-    Flags `torch.tensor(t)` and `u.new_tensor(t)` where `t` is already a tensor.
+    Flags `torch.tensor(t)` and `u.new_tensor(t)` where `t` is already a tensor. A parameter
+    annotated `torch.Tensor` to which a call in the project passes something else (a shape, a
+    tuple, a NumPy array) is not flagged: the call is the conversion those callers need.
 
     ## Why is this bad?
     These constructors are meant for Python data. Given a tensor they copy it element by
