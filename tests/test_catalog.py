@@ -541,3 +541,41 @@ def test_metadata_passages_keep_the_memory():
         through = getattr(x, name)
         through = through() if callable(through) else through
         assert through.data_ptr() == x.data_ptr(), name
+
+
+def test_contiguous_after_a_reordering_copies():
+    """``torch_facts.reorders_dimensions``: ``.contiguous()`` right after a non-identity reordering
+    copies unless only size-1 dimensions move; after the identity, after ``view``, and ``reshape``
+    keeping the reordered shape, it shares memory."""
+    from detachlint.knowledge.torch_facts import copies_after_reordering, reorders_dimensions
+
+    x = torch.randn(2, 3, 4, 5, 6)
+    m = torch.randn(3, 4)
+    reordered = {
+        ("permute", (0, 1, 3, 4, 2)): x.permute(0, 1, 3, 4, 2), ("permute", (0, -1, 2, 3, 1)): x.permute(0, -1, 2, 3, 1),
+        ("transpose", (1, 2)): x.transpose(1, 2), ("swapaxes", (-1, -2)): x.swapaxes(-1, -2),
+        ("swapdims", (0, 4)): x.swapdims(0, 4), ("movedim", (0, 1)): x.movedim(0, 1),
+        ("moveaxis", (2, 0)): x.moveaxis(2, 0), ("t", ()): m.t(), ("T", ()): m.T, ("mT", ()): x.mT,
+    }
+    ops = {op for op, _ in reordered}
+    assert ops == catalog.DIMENSION_REORDERING_METHODS | catalog.DIMENSION_REORDERING_ATTRIBUTES
+    for (op, dims), out in reordered.items():
+        assert reorders_dimensions(op, list(dims)), op
+        for method in catalog.COPYING_AFTER_REORDERING:
+            assert copies_after_reordering(method)
+            copied = getattr(out, method)()
+            assert copied.untyped_storage().data_ptr() != out.untyped_storage().data_ptr(), op
+    # degenerate: only size-1 dimensions move, and the result is the same memory
+    ones = torch.randn(2, 1, 1, 5)
+    assert ones.permute(0, 2, 1, 3).contiguous().data_ptr() == ones.data_ptr()
+    same = {
+        ("permute", (0, 1, 2, 3, 4)): x.permute(0, 1, 2, 3, 4), ("permute", (-5, 1, 2, 3, -1)): x.permute(-5, 1, 2, 3, -1),
+        ("transpose", (1, 1)): x.transpose(1, 1),
+    }
+    for (op, dims), out in same.items():
+        assert not reorders_dimensions(op, list(dims)), (op, dims)
+        assert out.contiguous().data_ptr() == x.data_ptr(), (op, dims)
+    assert not reorders_dimensions("transpose", [1, -1])  # the same dimension for a 2-D tensor
+    assert m.transpose(1, -1).contiguous().data_ptr() == m.data_ptr()
+    assert x.view(6, -1).contiguous().data_ptr() == x.data_ptr()
+    assert x.permute(0, 2, 1, 3, 4).reshape(2, 4, 3, 5, 6).data_ptr() == x.data_ptr()  # reshape: a view here

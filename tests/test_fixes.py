@@ -246,7 +246,8 @@ def test_tal101_copy_replacement_is_safe_and_skips_what_it_cannot_spell():
         import torch
 
 
-        def f(x: torch.Tensor, u: torch.Tensor):
+        def f(u: torch.Tensor):
+            x = torch.randn(3)
             a = torch.tensor(x, dtype=torch.float64, requires_grad=True)
             b = u.new_tensor(x)
             c = torch.tensor(x, pin_memory=True)
@@ -259,6 +260,16 @@ def test_tal101_copy_replacement_is_safe_and_skips_what_it_cannot_spell():
     impure = "import torch\n\ndef f(x: torch.Tensor, m):\n    return m.w().new_tensor(x)\n"
     fix = fix_of(impure, "TAL101")
     assert fix is not None and fix.applicability is Applicability.UNSAFE  # m.w() would run twice
+
+
+def test_tal101_fix_is_unsafe_where_only_an_annotation_shows_a_tensor():
+    """Issue 41 (fresh-18): ``orig_im_size: torch.Tensor`` given a tuple; ``.detach()`` would raise."""
+    src = "import torch\n\ndef f(size: torch.Tensor):\n    return torch.tensor(size)\n"
+    fix = fix_of(src, "TAL101")
+    assert fix is not None and fix.applicability is Applicability.UNSAFE
+    assert "only the annotation of `size` says it is a tensor" in fix.message
+    assert "torch.tensor(size)" in fixed(src, ["TAL101"])  # not applied as a safe fix
+    assert "size.detach().clone()" in fixed(src, ["TAL101"], unsafe=True)
 
 
 def test_tal101_keeps_a_comment_by_not_fixing():
@@ -749,7 +760,8 @@ INJECTED = textwrap.dedent("""\
     def _injected(p: _torch_injected.Tensor, q: _torch_injected.Tensor, model, opt):
         loss = (p * q).sum()
         p.data.copy_(q.data.mul_(2))
-        a = _torch_injected.tensor(q, dtype=_torch_injected.float64)
+        r = q * 2  # a tensor by more than an annotation: TAL101's fix is safe
+        a = _torch_injected.tensor(r, dtype=_torch_injected.float64)
         b = _torch_injected.tensor([p.sum(), q.sum()])
         c = _torch_injected.Tensor(q)
         best = model.state_dict()

@@ -351,7 +351,7 @@ MIXED = textwrap.dedent(
 
 
     def f(a: torch.Tensor, b: torch.Tensor):
-        u = torch.tensor(a)
+        u = torch.tensor(a * 2)
         v = torch.tensor([a, b])
         return u, v
     """
@@ -380,7 +380,7 @@ async def test_unsafe_fixes_only_when_asked(client: LanguageClient, tmp_path):
         context=T.CodeActionContext(diagnostics=[], only=[T.CodeActionKind.SourceFixAll])))
     (action,) = fix_all
     fixed = apply_edits(MIXED, action.edit.changes[uri])
-    assert "a.detach().clone()" in fixed and "torch.tensor([a, b])" in fixed  # the safe fix only
+    assert "(a * 2).detach().clone()" in fixed and "torch.tensor([a, b])" in fixed  # the safe fix only
 
     client.set_configuration({"unsafeFixes": True}, section="detachlint")
     client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))

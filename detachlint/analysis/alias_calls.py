@@ -17,8 +17,8 @@ from .alias_model import EMPTY, Origin, Relation
 from .dtypes import KEEP, DtypeClasses
 from .project import Summary
 from .tensors import Kind, target_names
-from ..knowledge.torch_facts import (ModuleEffect, is_optimizer_class, saves_for_backward, saves_input, saves_other,
-                          stepped_optimizer, writes_receiver)
+from ..knowledge.torch_facts import (ModuleEffect, copies_after_reordering, is_optimizer_class, reorders_dimensions,
+                          saves_for_backward, saves_input, saves_other, stepped_optimizer, writes_receiver)
 from .torchnames import TorchNames, dotted_name, sliced_name
 from ..walk import walk
 
@@ -270,6 +270,8 @@ class CallTransfer:
     def _converts(self, call: "_Call", method: str, receiver: cst.BaseExpression) -> Optional[Set[Origin]]:
         if method in catalog.NAMING_WITHOUT_ARGUMENTS and not call.args:
             return set()  # ``t.type()`` names the type: a string, no memory of ``t``
+        if copies_after_reordering(method) and _reordered(receiver):
+            return set()  # ``x.permute(0, 2, 1).contiguous()``: non-contiguous before, so a copy
         kind = self._kind(receiver)
         args = call.args
         dtype = next((a.value for a in args if a.keyword is not None and a.keyword.value == "dtype"), None)
@@ -622,6 +624,29 @@ def _reversed(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Subscript) and any(
         isinstance(e.slice, cst.Slice) and isinstance(e.slice.step, cst.UnaryOperation)
         and isinstance(e.slice.step.operator, cst.Minus) for e in node.slice)
+
+
+def _reordered(node: cst.BaseExpression) -> bool:
+    """``x.permute(0, 2, 1)``, ``x.transpose(1, 2)``, ``x.mT``: a reordering of dimensions other than
+    the identity (``torch_facts.reorders_dimensions``)."""
+    if isinstance(node, cst.Attribute):
+        return reorders_dimensions(node.attr.value, [])
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+        return False
+    args = [a.value for a in node.args]
+    if any(a.keyword is not None or a.star for a in node.args):
+        return False
+    if len(args) == 1 and isinstance(args[0], (cst.Tuple, cst.List)):
+        args = [e.value for e in args[0].elements]  # ``x.permute((0, 2, 1))``
+    return reorders_dimensions(node.func.attr.value, [_literal_int(a) for a in args])
+
+
+def _literal_int(node: cst.BaseExpression) -> Optional[int]:
+    """``2``, ``-1``: the value of an integer literal, else None."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _literal_int(node.expression)
+        return None if inner is None else -inner
+    return int(node.value, 0) if isinstance(node, cst.Integer) and "_" not in node.value else None
 
 
 def _is_inplace_call(node: cst.BaseExpression) -> bool:

@@ -28,8 +28,8 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMa
 
 from ..knowledge import catalog
 from ..knowledge.torch_facts import (LIST_MARK, MODULE_LISTS, SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument,
-                          element_effect, is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
-                          flipped, module_effect, module_entry, shares_receiver_memory, stepped_optimizer,
+                          copies_after_reordering, element_effect, is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
+                          flipped, module_effect, module_entry, reorders_dimensions, shares_receiver_memory, stepped_optimizer,
                           writes_first_argument, writes_receiver)
 from ..files import SourceError, decode_source, file_digest
 from ..frontend.firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
@@ -163,6 +163,9 @@ class FunctionFacts:
     inert: Tuple[int, ...] = ()
     # how many positional arguments a call passes it, ``self`` counted: (least, most; -1 for ``*args``)
     arity: Tuple[int, int] = (0, -1)
+    # (callee as written, positions): a call that passes no tensor at these positions (a shape, a
+    # tuple or list display, a number, a NumPy array, a parameter annotated ``tuple``)
+    other_args: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()
 
 
 @dataclass
@@ -200,6 +203,7 @@ class ModuleFacts:
     # ``if __name__ == "__main__":`` block) backpropagates: ``loss = f(x); loss.backward()``
     backprops: Tuple[Tuple[str, int], ...] = ()
     tensor_args: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()  # ``FunctionFacts.tensor_args`` of that code
+    other_args: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()  # ``FunctionFacts.other_args`` of that code
 
     def to_json(self) -> dict:
         return {
@@ -210,13 +214,14 @@ class ModuleFacts:
             "imports": self.imports,
             "backprops": self.backprops,
             "tensor_args": self.tensor_args,
+            "other_args": self.other_args,
             "classes": {k: [c.bases, c.line, c.modules, c.flips, c.children, c.saved, c.kept] for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
                               f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked,
                               f.returns_partial, f.backprops, f.returns_calls, f.tensor_args, f.forward_from,
-                              f.rereads, f.inert, f.arity]
+                              f.rereads, f.inert, f.arity, f.other_args]
                           for k, f in self.functions.items()},
         }
 
@@ -227,14 +232,15 @@ class ModuleFacts:
                     elements=[Span(*s[:4], tuple(s[4])) for s in data["elements"]],
                     sites=Sites.from_json(data["sites"]) if data["sites"] is not None else None,
                     backprops=tuple((c, ln) for c, ln in data["backprops"]),
-                    tensor_args=tuple((c, tuple(a)) for c, a in data["tensor_args"]))
+                    tensor_args=tuple((c, tuple(a)) for c, a in data["tensor_args"]),
+                    other_args=tuple((c, tuple(a)) for c, a in data["other_args"]))
         for name, (bases, line, modules, flips, children, saved, kept) in data["classes"].items():
             facts.classes[name] = ClassFacts(name, tuple(bases), line, {a: tuple(m) for a, m in modules.items()},
                                              tuple(flips), dict(children), tuple(saved), tuple(kept))
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
              makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls,
-             tensor_args, forward_from, rereads, inert, arity) = row
+             tensor_args, forward_from, rereads, inert, arity, other_args) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
@@ -242,7 +248,8 @@ class ModuleFacts:
                 makes_steps, dict(callables), tuple(array_writes), tuple((i, ln) for i, ln in fills), tuple(untracked),
                 partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls),
                 tuple((c, tuple(a)) for c, a in tensor_args), tuple(forward_from),
-                tuple((c, i, ln, r) for c, i, ln, r in rereads), tuple(inert), (arity[0], arity[1]))
+                tuple((c, i, ln, r) for c, i, ln, r in rereads), tuple(inert), (arity[0], arity[1]),
+                other_args=tuple((c, tuple(a)) for c, a in other_args))
         return facts
 
 
@@ -283,6 +290,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.backprops: Dict[str, int] = {}
         self.returns_calls: Set[str] = set()
         self.tensor_args: Dict[str, Set[int]] = {}
+        self.other_args: Dict[str, Set[int]] = {}
+        self.plain: Set[str] = set()  # names holding no tensor (``_plain``; ``size: tuple`` parameters)
         self.forward_from: Set[str] = set()
         self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
         self._loops = 0
@@ -360,6 +369,7 @@ class _FunctionScanner(ast.NodeVisitor):
         self.facts.backprops = tuple(sorted(self.backprops.items()))
         self.facts.returns_calls = tuple(sorted(self.returns_calls))
         self.facts.tensor_args = tuple((c, tuple(sorted(a))) for c, a in sorted(self.tensor_args.items()))
+        self.facts.other_args = tuple((c, tuple(sorted(a))) for c, a in sorted(self.other_args.items()))
         self.facts.forward_from = tuple(sorted(self.forward_from))
         if self.passed:
             self.facts.rereads = _rereads(body, self.passed)
@@ -453,6 +463,22 @@ class _FunctionScanner(ast.NodeVisitor):
             return "tensor" if kinds == {"tensor"} or kinds == {"tensor", None} and _numeric(node) else None
         return None
 
+    def _plain(self, node: ast.AST) -> bool:
+        """A value that is no tensor: ``img.shape[:2]``, ``x.size()``, ``(h, w)``, ``3``, an ndarray,
+        a name bound to one (``self.plain``)."""
+        if node.__class__ is ast.Subscript:
+            node = node.value  # type: ignore[attr-defined]
+        if node.__class__ is ast.Name:
+            return node.id in self.plain  # type: ignore[attr-defined]
+        if node.__class__ is ast.Attribute:
+            return node.attr == "shape"  # type: ignore[attr-defined]
+        if node.__class__ in (ast.Tuple, ast.List) or node.__class__ is ast.Call and not node.args \
+                and getattr(node.func, "attr", None) in ("size", "tolist"):  # type: ignore[attr-defined]
+            return True
+        if node.__class__ is ast.Constant:
+            return node.value.__class__ in (int, float, str)  # type: ignore[attr-defined]
+        return self._value_kind(node) == "ndarray"
+
     def _shared(self, node: Optional[ast.AST]) -> Set[int]:
         """The parameters whose memory the value of ``node`` may share: the parameter itself,
         an item or slice of it, a view, ``.detach()``/``.data``, a conversion that is a no-op
@@ -469,6 +495,8 @@ class _FunctionScanner(ast.NodeVisitor):
             name = _dotted(func) or ""
             if converts_argument(name.rsplit(".", 1)[-1]) and node.args:
                 return self._shared(node.args[0])  # np.asarray(x), torch.as_tensor(x)
+            if isinstance(func, ast.Attribute) and copies_after_reordering(func.attr) and _reordered(func.value):
+                return set()  # ``x.permute(0, 2, 1).contiguous()``: a copy (``alias_calls._reordered``)
             if isinstance(func, ast.Attribute) and (
                     shares_receiver_memory(func.attr) or func.attr == "detach"):
                 return self._shared(func.value)
@@ -591,6 +619,11 @@ class _FunctionScanner(ast.NodeVisitor):
                     self.optimizers.discard(target.id)
                 kind = self._value_kind(node.value)
                 self.kinds[target.id] = kind if not self._in_branch or self.kinds.get(target.id) == kind else None
+                if self._plain(node.value) and (not self._in_branch or target.id in self.plain
+                                                or target.id not in self.shares):  # as ``lists``
+                    self.plain.add(target.id)
+                else:
+                    self.plain.discard(target.id)
                 self.converted[target.id] = self._through_conversion(node.value) or (
                     self._in_branch and self.converted.get(target.id, False))
                 self.shares[target.id] = self._shared(node.value) | (
@@ -696,6 +729,9 @@ class _FunctionScanner(ast.NodeVisitor):
                            and self._value_kind(a) == "tensor"}
                 if tensors:
                     self.tensor_args.setdefault(name, set()).update(tensors)
+                others = {i for i, a in enumerate(node.args) if a.__class__ is not ast.Starred and self._plain(a)}
+                if others:
+                    self.other_args.setdefault(name, set()).update(others)
         self.generic_visit(node)
 
     def _is_optimizer(self, node: ast.AST) -> bool:
@@ -833,6 +869,8 @@ def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFa
                   if is_optimizer_class(_qualified(a.annotation, facts.imports))]
     scanner = _FunctionScanner(summary, self_name, facts.imports, optimizers)
     scanner.defined = defined
+    scanner.plain = {a.arg for a in list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
+                     if _annotated_plain(a.annotation, facts.imports)}
     scanner.scan(node.body)  # type: ignore[attr-defined]
     summary.inert = _inert_parameters(node, params)
     summary.arity = (len(params) - len(args.defaults), -1 if args.vararg is not None else len(params))
@@ -857,6 +895,7 @@ def _scan_module_code(body: Sequence[ast.stmt], facts: ModuleFacts) -> None:
         return
     facts.backprops += code.backprops
     facts.tensor_args += code.tensor_args
+    facts.other_args += code.other_args
 
 
 def _qualified(node: Optional[ast.AST], imports: Mapping[str, str]) -> Optional[str]:
@@ -877,6 +916,19 @@ def _annotated_tensor(annotation: Optional[ast.AST], imports: Mapping[str, str])
     """``-> torch.Tensor``, ``-> "Tensor"`` (imported from torch), ``-> nn.Parameter``."""
     full = _qualified(annotation, imports)
     return full is not None and (full in catalog.TENSOR_TYPES or full in catalog.TENSOR_CLASSES)
+
+
+def _annotated_plain(annotation: Optional[ast.AST], imports: Mapping[str, str]) -> bool:
+    """``size: tuple``, ``Tuple[int, int]``, ``list | tuple``, ``np.ndarray``: an annotation of
+    values none of which is a tensor."""
+    if annotation is None:
+        return False
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _annotated_plain(annotation.left, imports) and _annotated_plain(annotation.right, imports)
+    if isinstance(annotation, ast.Subscript):
+        annotation = annotation.value
+    full = _qualified(annotation, imports)
+    return full is not None and full in catalog.PLAIN_ANNOTATIONS
 
 
 def _makers(body: Sequence[ast.stmt]) -> Dict[str, ast.AST]:
@@ -1150,6 +1202,26 @@ def _modules_made(node: ast.AST, imports: Mapping[str, str], defaults: Mapping[s
         return out or (UNKNOWN_MODULE,)
     return (module_entry(qualified, {k.arg: _true(k.value) for k in node.keywords if k.arg},
                          [_true(a) for a in node.args]),)
+
+
+def _reordered(node: ast.AST) -> bool:
+    """``x.permute(0, 2, 1)``, ``x.mT``: a reordering of dimensions other than the identity
+    (``torch_facts.reorders_dimensions``; ``alias_calls._reordered`` on the lint's side)."""
+    if isinstance(node, ast.Attribute):
+        return reorders_dimensions(node.attr, [])
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)) or node.keywords \
+            or any(isinstance(a, ast.Starred) for a in node.args):
+        return False
+    args = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List)) else node.args
+    return reorders_dimensions(node.func.attr, [_literal_int(a) for a in args])
+
+
+def _literal_int(node: ast.AST) -> Optional[int]:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal_int(node.operand)
+        return None if inner is None else -inner
+    value = getattr(node, "value", None) if isinstance(node, ast.Constant) else None
+    return value if value.__class__ is int else None
 
 
 def _true(node: ast.AST) -> bool:
@@ -1458,8 +1530,23 @@ class _GraphReach:
         the function's parameter holds a tensor, where nothing in the function says so."""
         return self._tensor_parameters.get(qualname, frozenset())
 
+    def non_tensor_parameters(self, qualname: str) -> FrozenSet[int]:
+        """The parameters of the project function ``qualname`` (counting ``self``) that a call in the
+        project passes no tensor (``f(img.shape[:2])``, ``f(np.zeros(3))``): an annotation
+        ``torch.Tensor`` there is not all the function takes."""
+        return self._other_parameters.get(qualname, frozenset())
+
     @functools.cached_property
     def _tensor_parameters(self) -> Dict[str, FrozenSet[int]]:
+        return self._passed_parameters("tensor_args")
+
+    @functools.cached_property
+    def _other_parameters(self) -> Dict[str, FrozenSet[int]]:
+        return self._passed_parameters("other_args")
+
+    def _passed_parameters(self, table: str) -> Dict[str, FrozenSet[int]]:
+        """Per project function, the parameters that calls in the project pass the values their
+        facts' ``table`` (``tensor_args``, ``other_args``) lists."""
         out: Dict[str, Set[int]] = {}
 
         def add(module_or_caller: Tuple[str, Optional[str]], callee: str, positions: Tuple[int, ...]) -> None:
@@ -1472,10 +1559,10 @@ class _GraphReach:
             out.setdefault(target, set()).update(p + offset for p in positions if p + offset < len(fn.params))
 
         for q, fn in self._functions.items():
-            for callee, positions in fn.tensor_args:
+            for callee, positions in getattr(fn, table):
                 add((self._module_of[q], q), callee, positions)
         for module, facts in self.modules.items():
-            for callee, positions in facts.tensor_args:
+            for callee, positions in getattr(facts, table):
                 add((module, None), callee, positions)
         return {q: frozenset(v) for q, v in out.items() if v}
 

@@ -654,6 +654,25 @@ class TensorFacts(_AnnotationKinds, _KindFlow, Analysis):
         passed = self.project.index.tensor_parameters(f"{module}.{name}" if module else name)
         return frozenset(p - offset for p in passed if p >= offset)
 
+    def passed_to(self, name: str) -> Optional[Tuple[bool, bool]]:
+        """For ``name`` an annotated positional parameter of the current function: whether a call in
+        the project passes it a tensor, and whether one passes it no tensor
+        (``ProjectIndex.tensor_parameters``, ``non_tensor_parameters``); None for any other name."""
+        function = self.function
+        if function is None:
+            return None
+        params = [*function.params.posonly_params, *function.params.params]
+        position = next((i for i, p in enumerate(params) if p.name.value == name), None)
+        if position is None or params[position].annotation is None:
+            return None
+        qualname = self.function_qualname if self.project is not None else None
+        if qualname is None:
+            return (False, False)
+        module = self.project.module
+        key = f"{module}.{qualname}" if module else qualname
+        index = self.project.index
+        return position in index.tensor_parameters(key), position in index.non_tensor_parameters(key)
+
     @property
     def function_qualname(self) -> Optional[str]:
         """The innermost function's name as the project index keys it within the module (``f``,

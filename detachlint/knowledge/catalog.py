@@ -395,6 +395,21 @@ COPY_INTENT_CONVERSIONS = frozenset(
 # Conversions written for memory layout, not for a copy: an in-place write after one reaches the
 # source on purpose (an in-place transpose through ``data.contiguous()`` saves memory).
 LAYOUT_CONVERSIONS = frozenset({"contiguous", "ascontiguousarray"})
+# Views that reorder a tensor's dimensions (``x.permute(0, 2, 1)``, ``x.transpose(1, 2)``, ``x.mT``):
+# any reordering but the identity leaves the tensor non-contiguous unless only size-1 dimensions
+# move, so a layout conversion right after one copies. ``reshape`` after one is still a view where
+# it keeps the reordered shape, so only ``contiguous`` is taken for a copy there.
+DIMENSION_REORDERING_METHODS = frozenset("permute transpose swapaxes swapdims movedim moveaxis t".split())
+DIMENSION_REORDERING_ATTRIBUTES = frozenset("T mT".split())
+COPYING_AFTER_REORDERING = frozenset({"contiguous"})
+# Annotations of values none of which is a tensor (``size: tuple``, ``Tuple[int, int]``,
+# ``np.ndarray``): a call passing such a parameter on passes no tensor.
+PLAIN_ANNOTATIONS = frozenset(
+    """
+    int float str bool bytes tuple list dict typing.Tuple typing.List typing.Dict typing.Sequence
+    collections.abc.Sequence numpy.ndarray
+    """.split()
+)
 # Every conversion whose result may be the receiver's own memory.
 MAY_ALIAS_CONVERSIONS = COPY_INTENT_CONVERSIONS | LAYOUT_CONVERSIONS
 # Factories of uninitialised memory: views of such a buffer are windows to be filled, never a copy

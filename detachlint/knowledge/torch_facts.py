@@ -82,6 +82,29 @@ def is_view_attribute(attribute: str) -> bool:
     return attribute in catalog.VIEW_ATTRIBUTES
 
 
+def reorders_dimensions(op: str, dims: Sequence[Optional[int]]) -> bool:
+    """``x.permute(0, 1, 3, 4, 2)``, ``x.transpose(1, 2)``, ``x.t()``, ``x.mT`` (``op`` a method or an
+    attribute, ``dims`` its positional arguments, None for one that is no integer literal): surely a
+    reordering other than the identity, so that ``.contiguous()`` right after it copies (unless only
+    size-1 dimensions move). ``permute(0, 1, 2)``, ``transpose(1, 1)`` and dimensions that cannot be
+    compared (``transpose(1, -1)``, ``permute(*order)``) are not."""
+    if op in catalog.DIMENSION_REORDERING_ATTRIBUTES or op == "t":
+        return not dims
+    if op not in catalog.DIMENSION_REORDERING_METHODS or not dims or None in dims:
+        return False
+    ints = [d for d in dims if d is not None]
+    if op == "permute":
+        n = len(ints)
+        order = [d % n for d in ints if -n <= d < n]
+        return len(order) == n and sorted(order) == list(range(n)) and order != list(range(n))
+    return len(ints) == 2 and (ints[0] < 0) == (ints[1] < 0) and ints[0] != ints[1]
+
+
+def copies_after_reordering(method: str) -> bool:
+    """``contiguous``: a conversion that copies right after a reordering of dimensions."""
+    return method in catalog.COPYING_AFTER_REORDERING
+
+
 def may_return_receiver(method: str) -> bool:
     """``x.contiguous()``, ``x.reshape(n)``, ``x.to(dev)``: a tensor method that returns its receiver,
     or storage shared with it, whenever nothing needs changing (not a view: no ``_base``)."""
