@@ -328,7 +328,8 @@ async def test_unfixable_and_ignore_noqa_settings(client: LanguageClient, tmp_pa
     uri, diags = await open_and_wait(client, tmp_path, "fixable.py", text, lambda d: len(d) > 0)
     assert codes(diags) == [(4, "TAL003")]  # the noqa is honoured by default
 
-    client.set_configuration({"ignoreNoqa": True}, section="detachlint")
+    # ``t`` is a tensor by its annotation only, so the TAL101 fix is unsafe: offered once asked for
+    client.set_configuration({"ignoreNoqa": True, "unsafeFixes": True}, section="detachlint")
     client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))
     diags = await wait_for(client, uri, lambda d: len(d) == 2)
     assert codes(diags) == [(4, "TAL003"), (5, "TAL101")]
@@ -337,7 +338,8 @@ async def test_unfixable_and_ignore_noqa_settings(client: LanguageClient, tmp_pa
     assert any(t.startswith("TAL101: ") for t in titles), titles  # its fix is offered
 
     client.diagnostics.pop(uri)  # the same diagnostics come again: wait for the new publication
-    client.set_configuration({"ignoreNoqa": True, "unfixable": ["TAL101"]}, section="detachlint")
+    client.set_configuration({"ignoreNoqa": True, "unsafeFixes": True, "unfixable": ["TAL101"]},
+                             section="detachlint")
     client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))
     diags = await wait_for(client, uri, lambda d: len(d) == 2)
     tal101 = next(d for d in diags if d.code == "TAL101")
