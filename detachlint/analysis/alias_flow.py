@@ -6,7 +6,7 @@ under (``exclusive``: an alias made under ``if flag:`` and a write under ``if no
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -208,13 +208,17 @@ class ControlFlow:
         an origin, those of the arm of ``a if c else b`` that made it (none for other origins)."""
         return self._guards.get(id(statement), ())
 
-    def bound_in(self, node: cst.CSTNode) -> Set[str]:
+    def bound_in(self, node: cst.CSTNode) -> AbstractSet[str]:
         """The names and attribute chains bound inside ``node`` (a loop of this scope)."""
+        return self.bindings_in(node).keys()
+
+    def bindings_in(self, node: cst.CSTNode) -> Dict[str, int]:
+        """How many times each name and attribute chain is bound inside ``node`` (the scope, a loop)."""
         found = self._bound_in.get(id(node))
         if found is None:
             targets = _BoundNames()
             walk(node, targets)
-            found = self._bound_in[id(node)] = targets.bound
+            found = self._bound_in[id(node)] = targets.counts
         return found
 
     def _rebound(self, text: str) -> bool:

@@ -119,7 +119,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
         self._bound: Optional[Set[str]] = None  # names bound anywhere in the scope (``_rebound``)
         self._entries: Dict[Tuple[str, str], Set[Origin]] = {}  # (container, "key") -> what was stored there
-        self._bound_in: Dict[int, Set[str]] = {}  # ``bound_in`` by node
+        self._bound_in: Dict[int, Dict[str, int]] = {}  # ``bindings_in`` by node
         self._parents: Set[str] = set()  # ``self`` and ``self.x`` once ``self.x.y`` was bound
         self._comp_depth = 0
         self.model_roots: Set[str] = set()  # modules whose live state was taken (state_dict, parameters)

@@ -133,7 +133,7 @@ class AliasRule(Rule):
                             for o in r.origin.chain())
                 and not any(o in source for o in r.origin.chain())
                 and not self._carried_over(mutation, r, analysis)
-                and not self._read_ahead(mutation, r)
+                and not self._read_ahead(mutation, r, analysis)
                 and not self._last_iteration(mutation, r, analysis)
                 and not _chosen_elsewhere(mutation, r, analysis)
                 and not self._key_lookup(r, analysis)]
@@ -164,40 +164,87 @@ class AliasRule(Rule):
         return (span.start.line, span.start.column) <= (place.start.line, place.start.column) \
             and (place.end.line, place.end.column) <= (span.end.line, span.end.column)
 
-    def _read_ahead(self, mutation: Mutation, read: StaleRead) -> bool:
+    def _read_ahead(self, mutation: Mutation, read: StaleRead, analysis: AliasAnalysis) -> bool:
         """``for j in range(n): a, b = points[j], points[j + 1]; racines[j] = f(a, b)``: each
         iteration reads only elements at or past the one it writes, before writing it, so no
-        read sees an earlier iteration's write (an ascending ``range`` loop, first indices
-        ``j + c`` read with ``c`` at least the written ``j + w``'s ``w``)."""
-        loop = next((p for p in reversed(self.ctx.parents) if p.__class__ in (cst.For, cst.While)), None)
-        statement = mutation.statement
-        if mutation.op != "__setitem__" or not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name) \
-                or not _ascending_range(loop.iter) or not isinstance(statement, (cst.Assign, cst.AugAssign)):
-            return False
-        index = loop.target.value
-        targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
-        offsets = [_offset(t.slice[0].slice, index) for t in targets if isinstance(t, cst.Subscript)]
-        if not offsets or None in offsets:
-            return False
-        subscripts = _Subscripts(read.node)
-        walk(loop.body, subscripts)
+        read sees an earlier iteration's write (an ascending ``range`` or ``enumerate`` loop, first
+        indices ``j + c`` read with ``c`` at least the written ``j + w``'s ``w``). The element
+        written may be a view's: ``img = imgs[j, ...]; img.mul_(s)`` writes row ``j`` only. Not
+        when the index is bound in the body, a loop inside that one holds the read (it reads the
+        row again), or a loop around it does not bind the name read anew (its next pass would)."""
+        loops = self._scope_loops()
         order = self.analysis(ScopeOrder)
-        if subscripts.found is None or not 0 <= order.position(subscripts.found) < order.position(mutation.node):
-            return False
-        ahead = _offset(subscripts.found.slice[0].slice, index)
-        return ahead is not None and ahead >= max(offsets)
+        for at, loop in enumerate(loops):
+            index = _ascending_index(loop)
+            if index is None or not isinstance(loop, cst.For) or index in analysis.bound_in(loop.body):
+                continue
+            offsets = self._written_offsets(mutation, read, index, loop, analysis)
+            if not offsets or None in offsets:
+                continue
+            subscripts = _Subscripts(read.node)
+            walk(loop.body, subscripts)
+            if subscripts.found is None or not 0 <= order.position(subscripts.found) < order.position(mutation.node) \
+                    or any(self._inside(read.node, inner) for inner in loops[:at]) \
+                    or any(read.key not in analysis.bound_in(outer) for outer in loops[at + 1:]):
+                return False
+            ahead = _offset(subscripts.found.slice[0].slice, index)
+            return ahead is not None and ahead >= max(offsets)
+        return False
+
+    def _written_offsets(self, mutation: Mutation, read: StaleRead, index: str,
+                         loop: cst.For, analysis: AliasAnalysis) -> List[Optional[int]]:
+        """The ``w`` of each first index ``index + w`` that the write reaches the read's value at:
+        of ``racines[j] = ...``'s targets, or of the row ``imgs[j, ...]`` the written name is."""
+        statement = mutation.statement
+        if mutation.op == "__setitem__":
+            if not isinstance(statement, (cst.Assign, cst.AugAssign)):
+                return []
+            targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
+            return [_offset(t.slice[0].slice, index) for t in targets if isinstance(t, cst.Subscript)]
+        written = strip_aliases(mutation.target) if mutation.target is not None else None
+        return self._rows(written.value, read, index, loop, analysis) if isinstance(written, cst.Name) else []
+
+    def _rows(self, name: str, read: StaleRead, index: str, loop: cst.For, analysis: AliasAnalysis,
+              depth: int = 0) -> List[Optional[int]]:
+        """The ``w`` of the rows ``X[index + w, ...]`` that ``name`` is made from, where every
+        binding of ``name`` in the scope is in the loop's body and is such a row (``X`` holding the
+        value read, or one made from it without a change of shape), or an element of one
+        (``for t in img``, ``zip(img, ...)``): a part of that row. Empty when one is something else."""
+        if depth > 3:
+            return []
+        sites = _RowBindings(name)
+        walk(loop.body, sites)
+        if not sites.found or len(sites.found) != analysis.bindings_in(analysis.scope).get(name):
+            return []
+        rows: List[Optional[int]] = []
+        for site in sites.found:
+            if isinstance(site, cst.Subscript):
+                base = analysis.origins_at(site.value)
+                shaped = base and all(read.origin in o.chain() and all(
+                    p.relation in _SAME_SHAPE for p in o.chain()[o.chain().index(read.origin) + 1:]) for o in base)
+                rows.append(_offset(site.slice[0].slice, index) if shaped else None)
+            elif isinstance(site, cst.Name):
+                rows.extend(self._rows(site.value, read, index, loop, analysis, depth + 1) or [None])
+            else:
+                rows.append(None)
+        return rows
+
+    def _scope_loops(self) -> List[cst.CSTNode]:
+        """The loops around the node being visited in this scope, innermost first."""
+        loops: List[cst.CSTNode] = []
+        for parent in reversed(self.ctx.parents):
+            if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+                break
+            if isinstance(parent, (cst.For, cst.While)):
+                loops.append(parent)
+        return loops
 
     def _last_iteration(self, mutation: Mutation, read: StaleRead, analysis: AliasAnalysis) -> bool:
         """``for step in range(n)[::-1]: x = model(cur); cur = x; if step == 0: x *= s``: the
         write runs only on the loop's last iteration (its index equals the range's last value),
         so a read of the body that comes before it, which sees it only on a next iteration,
         never does. Only for a loop in no other loop of the scope (else the body runs again)."""
-        loops = []
-        for parent in reversed(self.ctx.parents):
-            if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
-                break
-            if isinstance(parent, (cst.For, cst.While)):
-                loops.append(parent)
+        loops = self._scope_loops()
         loop = loops[0] if len(loops) == 1 else None
         if read.escape or not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
             return False
@@ -325,6 +372,10 @@ class AliasRule(Rule):
         return f"`{read.key}` is read at line {line}{later}"
 
 
+# relations that keep a value's shape: an index into the value is one into what it was made from
+_SAME_SHAPE = frozenset({Relation.PLAIN, Relation.CONVERSION, Relation.DETACH, Relation.DATA})
+
+
 class _NameUses(cst.CSTVisitor):
     """Where ``key`` is read as a value: not as the receiver of an in-place method (``w.mul_()``,
     a write), not as a target, not inside nested scopes."""
@@ -404,6 +455,48 @@ class _Subscripts(cst.CSTVisitor):
             self.found = node
 
 
+class _RowBindings(cst.CSTVisitor):
+    """What each binding of ``name`` binds it to: ``img = X[...]`` gives the subscript,
+    ``for t in img`` and ``for t, m in zip(img, ...)`` the name iterated, anything else None."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found: List[Optional[cst.CSTNode]] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Name) and t.target.value == self.name:
+                self.found.append(node.value if len(node.targets) == 1 and isinstance(node.value, cst.Subscript) else None)
+            elif self.name in _names_in(t.target):
+                self.found.append(None)
+
+    def visit_For(self, node: cst.For) -> None:
+        target, iterable = node.target, node.iter
+        if isinstance(target, cst.Name) and target.value == self.name:
+            self.found.append(iterable if isinstance(iterable, cst.Name) else None)
+        elif isinstance(target, cst.Tuple) and isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+                and iterable.func.value == "zip" and len(iterable.args) == len(target.elements):
+            for element, arg in zip(target.elements, iterable.args):
+                if isinstance(element.value, cst.Name) and element.value.value == self.name:
+                    self.found.append(arg.value if isinstance(arg.value, cst.Name) and not arg.star else None)
+        elif self.name in _names_in(target):
+            self.found.append(None)
+
+    def _other(self, node: cst.CSTNode) -> None:
+        if self.name in _names_in(node.target):  # type: ignore[attr-defined]
+            self.found.append(None)
+
+    visit_AugAssign = visit_AnnAssign = visit_CompFor = visit_NamedExpr = _other
+
+
+def _names_in(target: cst.CSTNode) -> Set[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {n for e in target.elements for n in _names_in(e.value)}
+    if isinstance(target, cst.StarredElement):
+        return _names_in(target.value)
+    return {target.value} if isinstance(target, cst.Name) else set()
+
+
 def _whole(index: cst.BaseSlice) -> bool:
     """``:`` or ``...`` in an index: every element along the dimensions it covers."""
     if isinstance(index, cst.Slice):
@@ -419,6 +512,19 @@ def _ascending_range(iterable: cst.BaseExpression) -> bool:
     if any(a.keyword is not None or a.star for a in args) or not 1 <= len(args) <= 3:
         return False
     return len(args) < 3 or (isinstance(args[2].value, cst.Integer) and int(args[2].value.value, 0) > 0)
+
+
+def _ascending_index(loop: cst.CSTNode) -> Optional[str]:
+    """The index of ``for j in range(...)`` (ascending) or ``for j, x in enumerate(...)``."""
+    if not isinstance(loop, cst.For):
+        return None
+    if isinstance(loop.target, cst.Name) and _ascending_range(loop.iter):
+        return loop.target.value
+    iterable, target = loop.iter, loop.target
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate" \
+            and isinstance(target, cst.Tuple) and target.elements and isinstance(target.elements[0].value, cst.Name):
+        return target.elements[0].value.value
+    return None
 
 
 def _chosen_elsewhere(mutation: Mutation, read: StaleRead, analysis: AliasAnalysis) -> bool:

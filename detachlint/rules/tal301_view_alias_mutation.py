@@ -69,7 +69,12 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     `if flag:`) never meets a write under the other; an alias a conditional expression chose is
     reported only with a write under the same outcome (the code chose it where it writes nothing
     else). A write only on a range loop's last iteration (`if step == 0:` in
-    `for step in reversed(range(n))`) is not seen by the reads of a next iteration. After
+    `for step in reversed(range(n))`) is not seen by the reads of a next iteration, nor is a
+    write to row `j` of an ascending `range`/`enumerate` loop (`img = imgs[j, ...]; img.mul_(s)`,
+    or an element of that row) by a read of `imgs[j, ...]` (or a later row) before it in the
+    body: each iteration reads a row no earlier one wrote. A read of the whole base, an earlier
+    row, or one in an inner loop, the index rebound in the body, or an outer loop that does not
+    bind the base anew, still sees it. After
     `if mode not in ("a", "b", None): raise ...` in the function's body, an `if`/`elif` chain
     testing `mode` against each allowed value leaves no path on which no branch runs, so an
     alias every branch rebinds is not what a write after the chain reaches. An identity test
