@@ -503,3 +503,19 @@ BRANCHES = """
 def test_a_read_in_the_other_branch_is_not_after_the_call(tmp_path):
     index = build_index(_project(tmp_path, {"m.py": BRANCHES}))
     assert index.read_after_call("m.gate", 0) is None
+
+
+def test_the_digest_changes_when_a_caller_starts_passing_no_tensor(tmp_path):
+    """``non_tensor_parameters`` decides TAL101 in the callee's file: a caller elsewhere that now
+    passes a shape must change every file's cache key, as a caller passing a tensor does."""
+    callee = """
+        import torch
+
+        def as_size(size: torch.Tensor):
+            return torch.tensor(size)
+    """
+    caller = "from m import as_size\n\ndef f(img):\n    return as_size({})\n"
+    first = build_index(_project(tmp_path, {"m.py": callee, "c.py": caller.format("img")}))
+    second = build_index(_project(tmp_path, {"m.py": callee, "c.py": caller.format("img.shape")}))
+    assert not first.non_tensor_parameters("m.as_size") and second.non_tensor_parameters("m.as_size") == {0}
+    assert first.digest != second.digest

@@ -1706,6 +1706,7 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
         text += repr(sorted((k, c.kept) for k, c in self._classes.items() if c.kept))
         text += repr(sorted(self._backpropagated.items()))
         text += repr(sorted((k, sorted(v)) for k, v in self._tensor_parameters.items()))
+        text += repr(sorted((k, sorted(v)) for k, v in self._other_parameters.items()))
         text += repr(sorted(self._forward_reached.items()))
         text += repr(sorted(self.inplace_named_methods.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
