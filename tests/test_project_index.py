@@ -519,3 +519,19 @@ def test_the_digest_changes_when_a_caller_starts_passing_no_tensor(tmp_path):
     second = build_index(_project(tmp_path, {"m.py": callee, "c.py": caller.format("img.shape")}))
     assert not first.non_tensor_parameters("m.as_size") and second.non_tensor_parameters("m.as_size") == {0}
     assert first.digest != second.digest
+
+
+def test_a_loop_rebinding_a_shape_name_passes_what_it_iterates(tmp_path):
+    """A name bound to a shape and then rebound by a loop over tensors is no longer a shape."""
+    files = _project(tmp_path, {"m.py": """
+        import torch
+
+        def as_size(size: torch.Tensor):
+            return torch.tensor(size)
+
+        def sizes(img, tensors):
+            size = img.shape
+            for size in tensors:
+                as_size(size)
+    """})
+    assert not build_index(files).non_tensor_parameters("m.as_size")

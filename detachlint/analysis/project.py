@@ -649,6 +649,7 @@ class _FunctionScanner(ast.NodeVisitor):
                 self.shares[name.id] = set()
                 self.containers.discard(name.id)
                 self.lists.discard(name.id)
+                self.plain.discard(name.id)
         self._loop(node)
 
     visit_AsyncFor = visit_For
