@@ -607,23 +607,14 @@ class _FunctionScanner(ast.NodeVisitor):
             if isinstance(target, ast.Name):
                 self.rebound.add(target.id)
                 self.containers.discard(target.id)
-                # in a branch, a list only where it was one before as well (or not bound before)
-                if _is_list(node.value) and (not self._in_branch or target.id in self.lists
-                                             or target.id not in self.shares):
-                    self.lists.add(target.id)
-                else:
-                    self.lists.discard(target.id)
+                self._bound_only_to(self.lists, target.id, _is_list(node.value))
                 if isinstance(node.value, ast.Call) and is_optimizer_class(_qualified(node.value.func, self.imports)):
                     self.optimizers.add(target.id)
                 elif not self._in_branch:
                     self.optimizers.discard(target.id)
                 kind = self._value_kind(node.value)
                 self.kinds[target.id] = kind if not self._in_branch or self.kinds.get(target.id) == kind else None
-                if self._plain(node.value) and (not self._in_branch or target.id in self.plain
-                                                or target.id not in self.shares):  # as ``lists``
-                    self.plain.add(target.id)
-                else:
-                    self.plain.discard(target.id)
+                self._bound_only_to(self.plain, target.id, self._plain(node.value))
                 self.converted[target.id] = self._through_conversion(node.value) or (
                     self._in_branch and self.converted.get(target.id, False))
                 self.shares[target.id] = self._shared(node.value) | (
@@ -641,6 +632,16 @@ class _FunctionScanner(ast.NodeVisitor):
                 else:
                     self.attr_names.pop(target.id, None)
         self.generic_visit(node)
+
+    def _bound_only_to(self, names: Set[str], name: str, holds: bool) -> None:
+        """Keep ``names`` (``lists``, ``plain``: names every binding of which so far is such a
+        value) as ``name`` is bound to a value that is one (``holds``) or not. Called before
+        ``shares`` records the binding: in a branch, ``name`` stays one only where it was one
+        before as well, or was not bound before."""
+        if holds and (not self._in_branch or name in names or name not in self.shares):
+            names.add(name)
+        else:
+            names.discard(name)
 
     def visit_For(self, node: ast.AST) -> None:
         for name in ast.walk(node.target):  # type: ignore[attr-defined]
