@@ -16,7 +16,7 @@ from ..analysis.aliases import AliasAnalysis
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
 from ..knowledge.torch_facts import is_view_attribute, is_view_method, writes_first_argument, writes_receiver
-from ..analysis.torchnames import TorchNames, dotted_name
+from ..analysis.torchnames import TorchNames, dotted_name, target_names
 from ..signature import Side, Signature, Source
 from .base import Rule
 from ..walk import walk
@@ -467,7 +467,7 @@ class _RowBindings(cst.CSTVisitor):
         for t in node.targets:
             if isinstance(t.target, cst.Name) and t.target.value == self.name:
                 self.found.append(node.value if len(node.targets) == 1 and isinstance(node.value, cst.Subscript) else None)
-            elif self.name in _names_in(t.target):
+            elif self.name in target_names(t.target):
                 self.found.append(None)
 
     def visit_For(self, node: cst.For) -> None:
@@ -479,22 +479,14 @@ class _RowBindings(cst.CSTVisitor):
             for element, arg in zip(target.elements, iterable.args):
                 if isinstance(element.value, cst.Name) and element.value.value == self.name:
                     self.found.append(arg.value if isinstance(arg.value, cst.Name) and not arg.star else None)
-        elif self.name in _names_in(target):
+        elif self.name in target_names(target):
             self.found.append(None)
 
     def _other(self, node: cst.CSTNode) -> None:
-        if self.name in _names_in(node.target):  # type: ignore[attr-defined]
+        if self.name in target_names(node.target):  # type: ignore[attr-defined]
             self.found.append(None)
 
     visit_AugAssign = visit_AnnAssign = visit_CompFor = visit_NamedExpr = _other
-
-
-def _names_in(target: cst.CSTNode) -> Set[str]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return {n for e in target.elements for n in _names_in(e.value)}
-    if isinstance(target, cst.StarredElement):
-        return _names_in(target.value)
-    return {target.value} if isinstance(target, cst.Name) else set()
 
 
 def _whole(index: cst.BaseSlice) -> bool:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..knowledge import catalog
 from ..analysis.tensors import Kind, TensorFacts
-from ..analysis.torchnames import TorchNames
+from ..analysis.torchnames import TorchNames, target_names
 from ..findings import Severity
 from ..signature import Signature
 from .base import Rule, Sites
@@ -134,15 +134,5 @@ class _BindingsBefore(cst.CSTVisitor):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
                 [node.target] if not isinstance(node, cst.With) else \
                 [i.asname.name for i in node.items if i.asname is not None]
-            self.bound |= any(isinstance(n, cst.Name) and n.value == self.name
-                              for t in targets for n in _names(t))
+            self.bound |= any(self.name in target_names(t) for t in targets)
         super().on_leave(node)
-
-
-def _names(target: cst.BaseExpression):
-    """The names a target binds: ``a``, ``a, (b, c)``."""
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _names(e.value)]
-    return []
