@@ -579,3 +579,38 @@ def test_contiguous_after_a_reordering_copies():
     assert m.transpose(1, -1).contiguous().data_ptr() == m.data_ptr()
     assert x.view(6, -1).contiguous().data_ptr() == x.data_ptr()
     assert x.permute(0, 2, 1, 3, 4).reshape(2, 4, 3, 5, 6).data_ptr() == x.data_ptr()  # reshape: a view here
+
+
+def test_numpy_only_methods_are_not_tensor_methods():
+    numpy = pytest.importorskip("numpy")
+    for name in catalog.NUMPY_ONLY_METHODS:
+        assert hasattr(numpy.ndarray, name) and not hasattr(torch.Tensor, name), name
+
+
+def test_container_classes_make_containers():
+    for qualified in catalog.CONTAINER_CLASSES:
+        module, _, attr = qualified.rpartition(".")
+        made = getattr(importlib.import_module(module), attr)()
+        assert not isinstance(made, torch.Tensor) and hasattr(made, "__len__"), qualified
+
+
+def test_state_dict_filling_loads_write_the_live_tensors(tmp_path):
+    """``dcp.load(model.state_dict(), ...)`` writes the model's own tensors: the dict handed to it
+    is filled in place, not read (TAL401)."""
+    import warnings
+
+    import torch.distributed.checkpoint as dcp
+
+    for qualified in catalog.STATE_DICT_FILLING_LOADS:
+        module, _, attr = qualified.rpartition(".")
+        assert hasattr(importlib.import_module(module), attr), qualified
+    model = torch.nn.Linear(2, 2)
+    saved = {k: v.clone() for k, v in model.state_dict().items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dcp.save(model.state_dict(), checkpoint_id=tmp_path, no_dist=True)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.zero_()
+        dcp.load(model.state_dict(), checkpoint_id=tmp_path, no_dist=True)
+    assert all(torch.equal(model.state_dict()[k], v) for k, v in saved.items())

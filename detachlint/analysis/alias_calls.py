@@ -509,6 +509,8 @@ class CallTransfer:
                 written.add(i)
         if written and written <= untracked:
             self._mutation(node, f"{name.rpartition('.')[2]}()", "inplace", None, None).untracked = True
+        if written and written <= summary.partial_arguments(bound):
+            self._mutation(node, f"{name.rpartition('.')[2]}()", "inplace", None, None).partly_by = name
 
 
 _FunctionTransfer = Callable[[CallTransfer, _Call, str], Set[Origin]]

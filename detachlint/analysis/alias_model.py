@@ -132,6 +132,7 @@ class Mutation:
     key: Optional[str]  # the name written through, after stripping views and conversions
     origins: Set[Origin] = field(default_factory=set)  # what the written expression may be
     untracked: bool = False  # a callee writes it only through ``.data``: no version counter moves
+    partly_by: Optional[str] = None  # the project function that writes it only in part, at elements not kept
     serial: int = field(default_factory=lambda: next(_SERIALS))  # creation order, as ``Origin.serial``
 
     def ordered_origins(self) -> List[Origin]:

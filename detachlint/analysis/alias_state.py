@@ -252,6 +252,16 @@ class NameState:
                 merged.setdefault(origin, EMPTY)
             self.state[key] = merged
 
+    def _other_entries(self, target: cst.Subscript) -> Set[Origin]:
+        """What the scope stored in ``d`` under keys other than ``d["key"]``'s, and never under it:
+        ``state["exp_avg"]`` does not hold what ``state["fp32_p"] = p.data.float()`` stored."""
+        entry = _entry_key(target)
+        key = dotted_name(target.value) if entry is not None else None
+        if key is None:
+            return set()
+        mine = self._entries.get((key, entry), set())
+        return {o for (k, e), stored in self._entries.items() if k == key and e != entry for o in stored} - mine
+
     def _entry_origins(self, target: cst.BaseExpression, origins: Set[Origin]) -> Set[Origin]:
         """What ``d["key"]`` may hold: what the scope stored under that key, not every value of
         the container (``state["step"] += 1`` beside ``state["buf"] = x.detach()`` adds to an int)."""

@@ -530,7 +530,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
                 return self._derive(base, Relation.VIEW, "__getitem__", node)
             return set()
         # An element of a container of aliases (a state_dict snapshot, a list of detached params).
-        return {o for o in base if o.relation not in (Relation.ENTRY, Relation.FRESH)}
+        return {o for o in base if o.relation not in (Relation.ENTRY, Relation.FRESH)} - self._other_entries(node)
 
     def _comprehension(self, node) -> Set[Origin]:
         saved: Dict[str, Optional[Values]] = {}

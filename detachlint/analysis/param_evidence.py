@@ -31,7 +31,7 @@ _TENSOR_METHODS = frozenset(
     """.split()
 ) | catalog.INPLACE_METHODS
 # Methods and attributes tensors and arrays have, and numbers, strings, lists and dicts lack.
-_ARRAY_METHODS = frozenset("numpy view contiguous mean std var astype reshape transpose squeeze flatten".split())
+_ARRAY_METHODS = frozenset("numpy view contiguous mean std var reshape transpose squeeze flatten".split())
 _ARRAY_ATTRIBUTES = frozenset("shape ndim dtype T mT".split())
 # Between a parameter and an op above, ops that keep "this is a tensor or an array" true of the
 # value (``tensor.squeeze(0).detach()``: ``detach`` shows ``tensor`` is one).
@@ -44,7 +44,10 @@ LIST_ACCEPTING = frozenset({"torch.as_tensor"})
 _ARRAY_TESTS = frozenset({"torch.from_numpy"})
 
 
-TENSOR, ARRAY = "tensor", "array"
+# ``ARRAY``: an array or a tensor; ``NUMPY``: a NumPy array, which no tensor is (``torch.from_numpy(x)``,
+# ``cv2.cvtColor(x, ...)``, ``x.astype(...)``).
+TENSOR, ARRAY, NUMPY = "tensor", "array", "ndarray"
+_STRENGTH = {ARRAY: 0, NUMPY: 1, TENSOR: 2}  # a stronger finding replaces a weaker one
 
 # A method name -> (least, most) positional arguments of each method of that name (most -1: any).
 Shared = Mapping[str, Tuple[Tuple[int, int], ...]]
@@ -65,7 +68,8 @@ def takes(arities: Tuple[Tuple[int, int], ...], call: cst.Call) -> bool:
 def evidenced_kinds(function: cst.FunctionDef, params: Iterable[str], names: TorchNames,
                     shared: Shared = _NONE) -> Dict[str, str]:
     """The kind each of ``params`` (unannotated) is shown to have by ``function``'s own body:
-    ``TENSOR`` for an op only tensors have, ``ARRAY`` for one arrays share with them; absent
+    ``TENSOR`` for an op only tensors have, ``NUMPY`` for one only NumPy arrays take, ``ARRAY`` for
+    one arrays share with tensors; absent
     where nothing shows either. ``shared``: methods other objects of the project have too, with
     the positional arguments they take (``ProxMap.apply_(p, gamma)``, ``TensorFacts.shared_methods``):
     a call one of them can take is no evidence."""
@@ -159,7 +163,7 @@ class _Evidence(cst.CSTVisitor):
 
     def _show(self, name: Optional[str], kind: str, node: cst.CSTNode) -> None:
         param = self.aliases.get(name) if name is not None else None
-        if param is not None and (param not in self.kinds or (kind == TENSOR and self.kinds[param][0] != TENSOR)):
+        if param is not None and (param not in self.kinds or _STRENGTH[kind] > _STRENGTH[self.kinds[param][0]]):
             self.kinds[param] = (kind, node)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -173,8 +177,8 @@ class _Evidence(cst.CSTVisitor):
             self.tested.add(self.aliases.get(node.args[0].value.value, ""))
         elif qualified in _TENSOR_TESTS:
             self._show(node.args[0].value.value, TENSOR, node)
-        elif qualified in _ARRAY_TESTS:
-            self._show(node.args[0].value.value, ARRAY, node)
+        elif qualified in _ARRAY_TESTS or (qualified or "").partition(".")[0] in catalog.NUMPY_ONLY_LIBRARIES:
+            self._show(node.args[0].value.value, NUMPY, node)
 
     def _names_tensor(self, node: cst.BaseExpression) -> bool:
         kinds = node.elements if isinstance(node, cst.Tuple) else None
@@ -205,6 +209,9 @@ class _Evidence(cst.CSTVisitor):
                 return  # ``prox_map.apply_(view, gamma)``: a project class's method of that name
             if called and attr in _TENSOR_METHODS:
                 self._show(node.value, TENSOR, shown)
+                return
+            if called and attr in catalog.NUMPY_ONLY_METHODS:
+                self._show(node.value, NUMPY, shown)
                 return
             if (called and attr in _ARRAY_METHODS) or (not called and attr in _ARRAY_ATTRIBUTES):
                 self._show(node.value, ARRAY, shown)

@@ -166,6 +166,12 @@ class FunctionFacts:
     # (callee as written, positions): a call that passes no tensor at these positions (a shape, a
     # tuple or list display, a number, a NumPy array, a parameter annotated ``tuple``)
     other_args: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()
+    # (callee as written, position, line): a call of the module's own function that passes there a
+    # local name (not a parameter: the caller's caller may hold that) or an arithmetic result
+    temporaries: Tuple[Tuple[str, int, int], ...] = ()
+    # parameters (of ``writes``) written here only in part, through an index (``x[..., -1] += eps``):
+    # a caller's view of another part of the argument is not known to see the write
+    partial_writes: Tuple[int, ...] = ()
 
 
 @dataclass
@@ -221,7 +227,7 @@ class ModuleFacts:
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
                               f.returns_converted, f.makes_steps, f.callables, f.array_writes, f.fills, f.untracked,
                               f.returns_partial, f.backprops, f.returns_calls, f.tensor_args, f.forward_from,
-                              f.rereads, f.inert, f.arity, f.other_args]
+                              f.rereads, f.inert, f.arity, f.other_args, f.temporaries, f.partial_writes]
                           for k, f in self.functions.items()},
         }
 
@@ -240,7 +246,7 @@ class ModuleFacts:
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
              makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls,
-             tensor_args, forward_from, rereads, inert, arity, other_args) = row
+             tensor_args, forward_from, rereads, inert, arity, other_args, temporaries, partial_writes) = row
             facts.functions[name] = FunctionFacts(
                 name, tuple(params), line, is_method, tuple(writes), steps, backward,
                 {a: (v[0], v[1]) for a, v in stores.items()}, {a: (v[0], v[1]) for a, v in uses.items()},
@@ -249,7 +255,8 @@ class ModuleFacts:
                 partial, tuple((c, ln) for c, ln in backprops), tuple(returns_calls),
                 tuple((c, tuple(a)) for c, a in tensor_args), tuple(forward_from),
                 tuple((c, i, ln, r) for c, i, ln, r in rereads), tuple(inert), (arity[0], arity[1]),
-                other_args=tuple((c, tuple(a)) for c, a in other_args))
+                other_args=tuple((c, tuple(a)) for c, a in other_args),
+                temporaries=tuple((c, i, ln) for c, i, ln in temporaries), partial_writes=tuple(partial_writes))
         return facts
 
 
@@ -272,6 +279,7 @@ class _FunctionScanner(ast.NodeVisitor):
         self.param_index = {p: i for i, p in enumerate(facts.params)}
         self.writes: Set[int] = set()
         self.tracked: Set[int] = set()  # of ``writes``, those written other than through ``.data``
+        self.whole: Set[int] = set()  # of ``writes``, those written whole somewhere (not through an index)
         self.array_writes: Set[int] = set()
         self.fills: Dict[int, int] = {}
         self.rebound: Set[str] = set()  # parameters assigned a new value: no longer the caller's
@@ -359,6 +367,7 @@ class _FunctionScanner(ast.NodeVisitor):
             self.visit(stmt)
         self.facts.writes = tuple(sorted(self.writes))
         self.facts.untracked = tuple(sorted(self.writes - self.tracked))
+        self.facts.partial_writes = tuple(sorted(self.writes - self.whole))
         self.facts.array_writes = tuple(sorted(self.array_writes - self.writes))
         self.facts.fills = tuple(sorted(self.fills.items()))
         self.facts.returns = tuple(sorted(self.returns - ({0} if self.facts.is_method else set())))
@@ -486,7 +495,7 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(node, ast.Name):
             return set(self.shares.get(node.id, ()))
         if isinstance(node, ast.Subscript):
-            return set() if self._advanced(node.slice) else self._shared(node.value)
+            return set() if _advanced(node.slice, self.lists) else self._shared(node.value)
         if isinstance(node, ast.Attribute) and (node.attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES
                                                 or is_view_attribute(node.attr)):
             return self._shared(node.value)
@@ -503,13 +512,6 @@ class _FunctionScanner(ast.NodeVisitor):
         if isinstance(node, ast.IfExp):
             return self._shared(node.body) | self._shared(node.orelse)
         return set()
-
-    def _advanced(self, index: ast.AST) -> bool:
-        """An index that is surely advanced, so that the result is a copy: a list (a display, a
-        comprehension, or a name only ever bound to one: ``data[ranges]``), alone or in a tuple
-        (``copies.Indexing`` decides the same on the lint's side)."""
-        return any(e.__class__ in (ast.List, ast.ListComp) or (e.__class__ is ast.Name and e.id in self.lists)
-                   for e in (index.elts if index.__class__ is ast.Tuple else (index,)))  # type: ignore[attr-defined]
 
     # nested scopes have their own facts
     def visit_FunctionDef(self, node: ast.AST) -> None:
@@ -554,6 +556,8 @@ class _FunctionScanner(ast.NodeVisitor):
             self.writes.add(index)
             if not _through_data(target):
                 self.tracked.add(index)
+            if not _through_index(target):
+                self.whole.add(index)
         self._fill(target)
 
     def _fill(self, target: ast.AST) -> None:
@@ -721,6 +725,7 @@ class _FunctionScanner(ast.NodeVisitor):
             named = tuple((i, a.id) for i, a in enumerate(node.args) if a.__class__ is ast.Name)
             if named and not any(isinstance(a, ast.Starred) for a in node.args):
                 self.passed.append((name, named, line, node))
+            self.facts.temporaries += _temporaries(name, node.args, self.param_index, line)
         if name:
             args = tuple(self._param_arg(a) for a in node.args if not isinstance(a, ast.Starred))
             # ``step_fn(x, y)`` after ``step_fn = self.train_step_fn``: a call of what it may be
@@ -780,6 +785,61 @@ def _target_names(target: ast.AST) -> List[ast.Name]:
     if isinstance(target, ast.Starred):
         return _target_names(target.value)
     return []
+
+
+def _own_module_calls(module_of: Mapping[str, str], functions: Mapping[str, FunctionFacts], qualname: str,
+                      index: int):
+    """``ProjectIndex``'s callers of ``qualname`` in its own module: per function there, its name in
+    the module, its facts, whether a callee as it writes one (``f``, ``self.f``) is ``qualname``,
+    and the argument position of parameter ``index``."""
+    module = module_of.get(qualname)
+    facts = functions.get(qualname)
+    if module is None or facts is None:
+        return
+    prefix = f"{module}." if module else ""
+    owner, _, name = qualname[len(prefix):].rpartition(".")
+    for other, fn in functions.items():
+        if module_of.get(other) != module:
+            continue
+        local = other[len(prefix):]
+
+        def calls(callee: str, local: str = local) -> bool:
+            head, _, called = callee.rpartition(".")
+            return called == name and bool(head) == bool(owner) and (not owner or local.rpartition(".")[0] == owner)
+        yield local, fn, calls, index - (1 if facts.is_method else 0)
+
+
+def _advanced(index: ast.AST, lists: Set[str]) -> bool:
+    """An index that is surely advanced, so that the result is a copy: a list (a display, a
+    comprehension, or a name only ever bound to one, of ``lists``: ``data[ranges]``), alone or in a
+    tuple (``copies.Indexing`` decides the same on the lint's side)."""
+    return any(e.__class__ in (ast.List, ast.ListComp) or (e.__class__ is ast.Name and e.id in lists)
+               for e in (index.elts if index.__class__ is ast.Tuple else (index,)))  # type: ignore[attr-defined]
+
+
+def _temporaries(callee: str, args: Sequence[ast.expr], params, line: int) -> Tuple[Tuple[str, int, int], ...]:
+    """``FunctionFacts.temporaries`` of one call: the positions passing a local name (no parameter
+    of the caller, ``params``) or an arithmetic result."""
+    return tuple((callee, i, line) for i, a in enumerate(args)
+                 if a.__class__ is ast.BinOp or (a.__class__ is ast.Name and a.id not in params))
+
+
+def _through_index(target: ast.AST) -> bool:
+    """Whether ``target`` is a part of what it is taken of: an index other than ``:`` or ``...``
+    on the way (``x[..., -1]``, ``x.data[0]``, ``x[i].view(-1)``)."""
+    while True:
+        if isinstance(target, ast.Subscript):
+            index = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+            if not all((isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None)
+                       or (isinstance(i, ast.Constant) and i.value is Ellipsis) for i in index):
+                return True
+            target = target.value
+        elif isinstance(target, ast.Attribute):
+            target = target.value
+        elif isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute):
+            target = target.func.value
+        else:
+            return False
 
 
 def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int], ...]:
@@ -1388,6 +1448,7 @@ class Summary:
     array_writes: FrozenSet[int] = frozenset()  # written in place when a tensor or an array (``p -= m``)
     untracked: FrozenSet[int] = frozenset()  # of ``writes``, those written only through ``.data``
     returns_partial: bool = False  # ``returns`` holds only for some iteration counts of a swapping loop
+    partial: FrozenSet[int] = frozenset()  # of ``writes``, those written only in part (through an index)
 
     def written_arguments(self, bound: bool, array: bool = False) -> FrozenSet[int]:
         """The positions of the call's arguments this function writes in place (``array``: those
@@ -1400,6 +1461,11 @@ class Summary:
         """The positions of the call's arguments this function writes only through ``.data``."""
         offset = 1 if self.is_method and bound else 0
         return frozenset(i - offset for i in self.untracked if i >= offset)
+
+    def partial_arguments(self, bound: bool) -> FrozenSet[int]:
+        """The positions of the call's arguments this function writes only in part."""
+        offset = 1 if self.is_method and bound else 0
+        return frozenset(i - offset for i in self.partial if i >= offset)
 
 
 @dataclass(frozen=True)
@@ -1697,7 +1763,7 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
         once (every file's cache key asks for it)."""
         text = repr(sorted((k, sorted(s.writes), s.steps, s.backward, sorted(s.returns), s.returns_kind,
                             s.returns_converted, sorted(s.array_writes), sorted(s.untracked),
-                            s.returns_partial)
+                            s.returns_partial, sorted(s.partial))
                            for k, s in self._summaries.items()))
         text += repr(sorted((k, c.bases, sorted(c.modules.items()), c.flips, sorted(c.children.items()), c.saved)
                             for k, c in self._classes.items()))
@@ -1903,24 +1969,24 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
         """A function of ``qualname``'s own module that passes a local name as parameter ``index``
         of ``qualname`` (``f(x)``, or ``self.f(x)`` in the same class) and reads that name again
         after the call, as ``(caller, line of the call, line of the read)``; None where none does."""
-        module = self._module_of.get(qualname)
-        facts = self._functions.get(qualname)
-        if module is None or facts is None:
-            return None
-        prefix = f"{module}." if module else ""
-        owner, _, name = qualname[len(prefix):].rpartition(".")
-        offset = 1 if facts.is_method else 0
-        for other, fn in self._functions.items():
-            if not fn.rereads or self._module_of.get(other) != module:
-                continue
-            local = other[len(prefix):]
-            for callee, position, line, read in fn.rereads:
-                head, _, called = callee.rpartition(".")
-                if called != name or bool(head) != bool(owner) or (owner and local.rpartition(".")[0] != owner):
-                    continue
-                if position + (offset if head else 0) == index:
+        for local, fn, calls, position in _own_module_calls(self._module_of, self._functions, qualname, index):
+            for callee, at, line, read in fn.rereads:
+                if calls(callee) and at == position:
                     return local, line, read
         return None
+
+    def passed_temporaries(self, qualname: str, index: int) -> Optional[int]:
+        """The line of the first call of ``qualname`` in its own module's functions where every such
+        call passes as parameter ``index`` a local name or an arithmetic result
+        (``FunctionFacts.temporaries``); None where one passes something else, or none calls it."""
+        lines = []
+        for _, fn, calls, position in _own_module_calls(self._module_of, self._functions, qualname, index):
+            for site in fn.calls:
+                if calls(site.callee):
+                    if (site.callee, position, site.line) not in fn.temporaries:
+                        return None
+                    lines.append(site.line)
+        return min(lines) if lines else None
 
     def summary(self, qualname: str) -> Optional[Summary]:
         return self._summaries.get(qualname)
@@ -2029,6 +2095,7 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
         writes = {q: set(f.writes) for q, f in self._functions.items()}
         # written other than through ``.data``, here or by a callee (whose ``.data`` writes stay untracked)
         tracked = {q: set(f.writes) - set(f.untracked) for q, f in self._functions.items()}
+        whole = {q: set(f.writes) - set(f.partial_writes) for q, f in self._functions.items()}  # and by a callee
         array_writes = {q: set(f.array_writes) for q, f in self._functions.items()}
         steps = {q: (f"`{f.name}` (line {f.steps})" if f.steps else None) for q, f in self._functions.items()}
         backward = {q: (f"`{f.name}` (line {f.backward})" if f.backward else None) for q, f in self._functions.items()}
@@ -2047,7 +2114,7 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
                     if callee is None or callee not in self._functions:
                         continue
                     offset = 1 if self._functions[callee].is_method and not site.callee.count(".") == 0 else 0
-                    for table in (writes, array_writes, tracked):
+                    for table in (writes, array_writes, tracked, whole):
                         for index in table[callee]:
                             position = index - offset
                             if 0 <= position < len(site.args) and site.args[position] >= 0 \
@@ -2064,7 +2131,7 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
                 break
         return {q: Summary(q, f.params, frozenset(writes[q]), steps[q], backward[q], frozenset(f.returns), f.returns_kind,
                            f.returns_converted, f.is_method, frozenset(array_writes[q] - writes[q]),
-                           frozenset(writes[q] - tracked[q]), f.returns_partial)
+                           frozenset(writes[q] - tracked[q]), f.returns_partial, frozenset(writes[q] - whole[q]))
                 for q, f in self._functions.items()}
 
     # class state across methods

@@ -1011,6 +1011,9 @@ class TensorFacts(_AnnotationKinds, _KindFlow, Analysis):
         if q in ("copy.deepcopy", "copy.copy") and node.args:
             inner = self.kind(node.args[0].value)
             return inner if inner is not Kind.EMPTY_LIST else Kind.OTHER
+        if q in catalog.CONTAINER_CLASSES:  # ``OrderedDict([("loss", arr)])``: a dict, its items replaced whole
+            inner = self.kind(node.args[0].value) if node.args else Kind.OTHER
+            return Kind.STATE_DICT if inner is Kind.STATE_DICT else Kind.OTHER
         return Kind.UNKNOWN
 
     # ------------------------------------------------------------------ classes

@@ -271,6 +271,13 @@ FOREIGN_TENSOR_LIBRARIES = frozenset(
     "megengine tensorflow jax jaxlib flax paddle mindspore oneflow cupy mxnet tinygrad mlx".split()
 )
 
+# Libraries whose functions take NumPy arrays and nothing array-like: OpenCV converts an argument
+# only from an ndarray (or a number or tuple), and a tensor raises "src is not a numpy array, neither
+# a scalar". So what a function of one is handed first is an array, not a tensor (``param_evidence``).
+NUMPY_ONLY_LIBRARIES = frozenset({"cv2"})
+# Methods NumPy arrays have and tensors lack: a value one is called on is an array.
+NUMPY_ONLY_METHODS = frozenset({"astype"})
+
 # Classes whose instances are tensors: calling one makes a tensor (``nn.UninitializedBuffer()`` of
 # a lazy module). Not for isinstance narrowing: failing a subclass's check says nothing.
 TENSOR_CLASSES = frozenset(
@@ -342,6 +349,20 @@ AUGMENTED_INPLACE = {
 STATE_SNAPSHOT_METHODS = frozenset({"state_dict"})
 OPTIMIZER_UPDATE_METHODS = frozenset({"step"})
 STATE_LOAD_METHODS = frozenset({"load_state_dict"})
+# The standard library's container classes: what one makes is a container (a state dict when made
+# of one), whose item assignment replaces an entry and writes no tensor.
+CONTAINER_CLASSES = frozenset(
+    "collections.OrderedDict collections.defaultdict collections.Counter collections.deque collections.ChainMap "
+    "typing.OrderedDict".split()
+)
+
+# Functions that load a checkpoint into the state dict they are handed, writing its tensors in place
+# (torch.distributed.checkpoint: ``dcp.load(model.state_dict(), ...)`` fills the model's own
+# tensors): a live state dict passed to one is a template to be filled, not a snapshot read.
+STATE_DICT_FILLING_LOADS = frozenset({
+    "torch.distributed.checkpoint.load", "torch.distributed.checkpoint.load_state_dict",
+    "torch.distributed.checkpoint.state_dict_loader.load", "torch.distributed.checkpoint.state_dict_loader.load_state_dict",
+})
 # Calls that make a shallow container: the elements are the same tensors.
 SHALLOW_COPY_FUNCTIONS = frozenset("dict list tuple collections.OrderedDict typing.OrderedDict copy.copy".split())
 # Calls that return fresh storage, whatever they are given.

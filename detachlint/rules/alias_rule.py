@@ -297,7 +297,7 @@ class AliasRule(Rule):
             target = parent.targets[0].target
             if isinstance(target, cst.Attribute) and target.attr.value == "data":
                 return dotted_name(target.value)
-            if isinstance(target, cst.Subscript) and all(_whole(e.slice) for e in target.slice):
+            if isinstance(target, cst.Subscript) and all(whole_index(e.slice) for e in target.slice):
                 return dotted_name(target.value)  # ``x[:]``, ``x[...]``: every element; ``x[0]`` leaves the rest written
         return None
 
@@ -489,7 +489,7 @@ class _RowBindings(cst.CSTVisitor):
     visit_AugAssign = visit_AnnAssign = visit_CompFor = visit_NamedExpr = _other
 
 
-def _whole(index: cst.BaseSlice) -> bool:
+def whole_index(index: cst.BaseSlice) -> bool:
     """``:`` or ``...`` in an index: every element along the dimensions it covers."""
     if isinstance(index, cst.Slice):
         return index.lower is None and index.upper is None and index.step is None

@@ -23,7 +23,7 @@ from ..knowledge.torch_facts import may_alias_conversion
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.aliases import AliasAnalysis
 from ..analysis.hooks import AppliedFunctions
-from ..analysis.param_evidence import LIST_ACCEPTING, TENSOR, evidence_of, tensor_tested
+from ..analysis.param_evidence import LIST_ACCEPTING, NUMPY, TENSOR, evidence_of, tensor_tested
 from ..analysis.tensors import Kind, TensorFacts
 from ..analysis.torchnames import TorchNames, dotted_name, target_names
 from ..findings import Severity
@@ -226,9 +226,21 @@ class ArgumentWrites:
             return (f"Nothing but `{self._text(conversion)}` shows that `{param}` is a tensor: the caller "  # type: ignore[attr-defined]
                     f"may pass a list or a number, which the conversion copies.")
         if kind != TENSOR and param not in tensor_tested(scope, self.analysis(TensorFacts).names):  # type: ignore[attr-defined]
-            return (f"Only `{self._text(node, 40)}` shows what `{param}` is (an array or a tensor, of a dtype "  # type: ignore[attr-defined]
+            what = "a NumPy array" if kind == NUMPY else "an array or a tensor"
+            return (f"Only `{self._text(node, 40)}` shows what `{param}` is ({what}, of a dtype "  # type: ignore[attr-defined]
                     f"not shown): the conversion may copy it.")
         return None
+
+    def _numpy_parameter(self, param: str) -> Optional[cst.CSTNode]:
+        """What shows that the parameter ``param`` is a NumPy array and not a tensor (``cv2.cvtColor(x,
+        ...)``, ``x.astype(t)``), where nothing shows it a tensor; None otherwise."""
+        scope = self.ctx.scope  # type: ignore[attr-defined]
+        if not isinstance(scope, cst.FunctionDef):
+            return None
+        found = self._evidence(scope).get(param)
+        if found is None or found[0] != NUMPY or param in tensor_tested(scope, self.analysis(TensorFacts).names):  # type: ignore[attr-defined]
+            return None
+        return found[1]
 
     def _evidence(self, scope: cst.FunctionDef):
         key = ("argument_evidence", id(scope))

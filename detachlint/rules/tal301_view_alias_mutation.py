@@ -17,7 +17,7 @@ from ..knowledge.torch_facts import is_copy_intent_conversion
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from ..signature import Side
-from .alias_rule import AliasRule, mutation_ops
+from .alias_rule import AliasRule, mutation_ops, whole_index
 from .argument_writes import ArgumentWrites
 from .base import WRITES
 from .fixkit import UNSAFE, copy_after, make_fix
@@ -65,6 +65,15 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     (`return t.float().fill_(float("-inf")).type_as(t)`) takes only the argument's shape and type:
     a **warning**, and an **error** only where a caller in the same module reads the argument again
     after the call (a caller passing a temporary loses nothing).
+    Any other write reaching the caller's argument is a **warning** where the module calls the
+    function and every call passes there a local name it does not read again after the call, or an
+    arithmetic result (`norm(pos / n)`): what the module's callers hold does not change; callers in
+    other modules are not followed. A parameter the body hands to OpenCV (`cv2.cvtColor(image,
+    ...)`) or converts with `.astype` is a NumPy array, its aliasing a warning about arrays. A
+    project function that writes its argument only through an index (`x[..., -1] += eps`) is not
+    known to reach a view of another part (`d = x[..., :-1]`): a warning. Constant indices apart
+    (`x[:-1]` and `x[-1]`, `x[1:]` and `x[0]`) never meet. An item assigned into an
+    `OrderedDict` (or another container of `collections`) replaces an entry and writes no array.
     An alias made under one outcome of a test (`w = x.clone() if flag else x`, or under
     `if flag:`) never meets a write under the other; an alias a conditional expression chose is
     reported only with a write under the same outcome (the code chose it where it writes nothing
@@ -215,8 +224,7 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
                 return False
             if any((a == "...") != (b == "...") for a, b in zip(read_index, written_index)):
                 return False
-            if not any(isinstance(a, int) and isinstance(b, int) and a != b and (a < 0) == (b < 0)
-                       for a, b in zip(read_index, written_index)):
+            if not any(_disjoint(a, b) or _disjoint(b, a) for a, b in zip(read_index, written_index)):
                 return False
         return bool(targets)
 
@@ -309,14 +317,35 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
         return self._meant_to_fill(scope, read.key)
 
     def _arrays_only(self, mutation: Mutation, read: StaleRead, written: Origin) -> bool:
-        """The written expression is a NumPy array and no tensor is on the way to either name: no
-        ``.numpy()``, ``torch.from_numpy``, ``torch.as_tensor``, no name known to be a tensor."""
+        """The written expression is a NumPy array (made by NumPy, or a parameter the body hands to
+        OpenCV) and no tensor is on the way to either name: no ``.numpy()``, ``torch.from_numpy``,
+        ``torch.as_tensor``, no name known to be a tensor."""
         facts = self.analysis(TensorFacts)
-        if mutation.target is None or facts.kind(mutation.target) is not Kind.NDARRAY:
+        if mutation.target is None or (facts.kind(mutation.target) is not Kind.NDARRAY
+                                       and self._numpy_parameter(written.root.source) is None):
             return False
         if isinstance(read.node, (cst.Name, cst.Attribute)) and facts.kind(read.node) is Kind.TENSOR:
             return False
         return not (set(written.ops()) | set(read.origin.ops())) & catalog.ARRAY_TENSOR_BRIDGE_OPS
+
+    def _called_here(self, analysis: AliasAnalysis, param: str) -> Optional[int]:
+        """The line of the first call of the function being linted in its own module, where every
+        such call passes as ``param`` a local name or an arithmetic result (``ProjectIndex.
+        passed_temporaries``); None where the module does not call it so."""
+        project, scope = self.ctx.project, self.ctx.scope
+        if project is None or not isinstance(scope, cst.FunctionDef):
+            return None
+        return project.index.passed_temporaries(self._qualname(analysis, scope), analysis.params.index(param))
+
+    @staticmethod
+    def _part_of_callee_write(mutation: Mutation, read: StaleRead, written: Origin) -> Optional[cst.CSTNode]:
+        """``d = x[..., :-1]; helper(x)`` where a project helper writes ``x`` only through an index
+        (``x[..., -1] += eps``): the slice that makes the read alias only part of the written tensor.
+        The summary does not say which elements the helper writes."""
+        if mutation.partly_by is None:
+            return None
+        return next((o.node for o in read.origin.chain()[len(written.chain()):] if isinstance(o.node, cst.Subscript)
+                     and not all(whole_index(e.slice) for e in o.node.slice)), None)
 
     def _report(self, mutation: Mutation, read: StaleRead, written: Origin, direction: str, alias: Origin,
                 analysis: AliasAnalysis) -> None:
@@ -341,6 +370,11 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
         what = {Relation.PLAIN: "the same array" if arrays else "the same tensor", Relation.VIEW: "a view of it",
                 Relation.CONVERSION: "the same memory when no conversion is needed"}[alias.relation]
         if direction == "copy":
+            part = self._part_of_callee_write(mutation, read, written)
+            if part is not None:  # the summary keeps that the callee writes, not which elements
+                severity = Severity.WARNING
+                evidence += (f" `{mutation.partly_by.rpartition('.')[2]}` writes only part of `{self._text(mutation.target)}` "
+                             f"(through an index), and `{self._text(part)}` may be another part.")
             other = read.key
             copy = "`.copy()`" if arrays else "`.clone()`"
             # ``batch.policy.orig_rew`` is spelled nowhere when a constructor's keyword made it
@@ -386,6 +420,11 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
                 severity = Severity.WARNING  # ``t.float().fill_(v)``: the caller's values are lost only to a caller that keeps them
                 evidence += (f" `{mutation.op}` replaces every value without reading one (`{read.key}` gives only its "
                              f"shape and type), and no caller in this module is seen reading `{read.key}` after the call.")
+            elif caller is None and read.escape and read.key in analysis.params and self._called_here(analysis, read.key):
+                severity = Severity.WARNING  # what goes wrong is a caller's later read: the callers seen make none
+                line = self._called_here(analysis, read.key)
+                evidence += (f" The calls in this module (line {line}) pass a local name or an arithmetic result as "
+                             f"`{read.key}` and do not read it after the call; callers elsewhere are not followed.")
             if caller is not None:
                 evidence += f" `{caller[0]}` passes `{read.key}` at line {caller[1]} and reads it again at line {caller[2]}."
             message = f"`{written_text}` also changes `{read.key}`" + (f" through `{name}`" if name != read.key else "")
@@ -400,7 +439,7 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
         signature = self._signature(mutation_ops(mutation, origin_for_signature), origin_for_signature,
                                     analysis, False, mutation, written)
         self.ctx.report(mutation.node, self.code, message, severity, related,
-                        fix=lambda ctx: alias_copy_fix(ctx, alias), signature=signature, notes=notes)
+                        fix=lambda ctx: alias_copy_fix(ctx, alias, arrays), signature=signature, notes=notes)
 
 
 def _spelled(origin: Origin) -> bool:
@@ -437,25 +476,53 @@ class _Returns(cst.CSTVisitor):
 
 
 def _constant_index(node: cst.Subscript):
-    """``x[..., 2, 1::2]`` as ``("...", 2, ":")`` (a slice of any bounds, one dimension each); None
-    where an index is not a constant."""
+    """``x[..., 2, 1:, ::2]`` as ``("...", 2, (1, None), ":")``: a slice of constant bounds and no
+    step as its bounds, any other as ``":"``, one dimension each; None where an index is not a
+    constant."""
     out = []
     for element in node.slice:
         inner = element.slice
         if isinstance(inner, cst.Slice):
-            out.append(":")
+            bounds = (_int_or_none(inner.lower), _int_or_none(inner.upper))
+            out.append(bounds if inner.step is None and all(b is not False for b in bounds) else ":")
             continue
         value = inner.value
         if isinstance(value, cst.Ellipsis):
             out.append("...")
-        elif isinstance(value, cst.Integer):
-            out.append(int(value.value, 0))
-        elif isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
-                and isinstance(value.expression, cst.Integer):
-            out.append(-int(value.expression.value, 0))
         else:
-            return None
+            number = _int_or_none(value)
+            if number is False:
+                return None
+            out.append(number)
     return tuple(out)
+
+
+def _int_or_none(node: Optional[cst.BaseExpression]):
+    """A bound's constant: an int, None where there is no bound, False where it is not a constant."""
+    if node is None:
+        return None
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value, 0)
+    return False
+
+
+def _disjoint(a, b) -> bool:
+    """Whether index ``a`` (an int) selects, along one dimension, no element ``b`` (an int or a
+    slice's bounds) does, whatever the dimension's size: ``-1`` and ``:-1``, ``0`` and ``1:``, ``2``
+    and ``5``. Indices of opposite signs count from different ends and are never known apart."""
+    if not isinstance(a, int):
+        return False
+    if isinstance(b, int):
+        return a != b and (a < 0) == (b < 0)
+    if not isinstance(b, tuple):
+        return False
+    lower, upper = b
+    same = [bound for bound in (lower, upper) if bound is not None and (bound < 0) == (a < 0)]
+    if (lower is not None and lower not in same) or (upper is not None and upper not in same):
+        return False  # a bound counted from the other end: where it falls depends on the size
+    return (lower is not None and a < lower) or (upper is not None and a >= upper)
 
 
 def _bare_position(subscript: cst.Subscript, name: str):
@@ -520,13 +587,13 @@ class _SubscriptOf(cst.CSTVisitor):
             self.found.append(node)
 
 
-def alias_copy_fix(ctx, alias: Origin):
-    """TAL301: copy where the alias is made, when it is made by ``name = <alias>``."""
+def alias_copy_fix(ctx, alias: Origin, arrays: bool = False):
+    """TAL301: copy where the alias is made, when it is made by ``name = <alias>`` (``arrays``: of
+    a NumPy array, which has ``.copy()`` and no ``.clone()``)."""
     stmt, node = alias.statement, alias.node
     small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
     if node is None or not any(isinstance(s, (cst.Assign, cst.AnnAssign)) and s.value is node for s in small):
         return None  # ``a, b = x.unbind()``, a loop target, an argument: no single place to copy
-    array = alias.op == "numpy"
-    method = "copy" if array else "clone"
+    method = "copy" if arrays or alias.op == "numpy" else "clone"
     return make_fix(UNSAFE, f"Make the alias a copy with `.{method}()`", *copy_after(ctx, node, method),
                     because="the alias no longer shares storage: a write to either no longer reaches the other")

@@ -60,7 +60,9 @@ class StaleSnapshot(AliasRule):
     compared with the module's own parameters, or named as kept (`before`, `initial`, `old`); a
     reference run's list handed to its optimizer and compared with other tensors is meant live.
     A read after
-    `load_state_dict` alone sees the loaded values on purpose and is not reported. Stepping code
+    `load_state_dict` alone sees the loaded values on purpose and is not reported, nor is a
+    snapshot handed to a checkpoint load that fills it in place (`dcp.load(state_dict, ...)` of
+    `torch.distributed.checkpoint`), or read after one. Stepping code
     whose optimizer is not known updates only the modules made in the function that it is handed
     (its arguments, its receiver and what that was built with, or what the call that made its
     optimizer was handed or returned with it): training `m2` from `m2, opt2 = make()`, or calling
@@ -295,6 +297,7 @@ class StaleSnapshot(AliasRule):
             # what was loaded, or a template filled and loaded back): not a stale snapshot.
             reads = [r for r in analysis.stale_reads_of(origin) if self._through_references(r.origin, origin)
                      and r.mutation.op not in catalog.STATE_LOAD_METHODS
+                     and not self._filled_by_a_load(r)
                      and not self._written_through(r.mutation, origin)
                      and (origin.relation is Relation.SNAPSHOT or r.mutation.kind == "update")]
             scope = self.ctx.scope or self.ctx.module
@@ -305,6 +308,19 @@ class StaleSnapshot(AliasRule):
                 continue
             self._report(node, origin, read, analysis, reseeding=not sure)
             return
+
+    def _filled_by_a_load(self, read: StaleRead) -> bool:
+        """``dcp.load(state_dict, ...)``: a checkpoint load that writes the snapshot's tensors in
+        place (``catalog.STATE_DICT_FILLING_LOADS``) after the update, at the read or before it: the
+        read hands the dict to be filled, or sees what was loaded, the point of keeping it live."""
+        key = ("filled_by_a_load", id(self.ctx.scope))
+        loads = self.ctx.memo.get(key)
+        if loads is None:
+            loads = self.ctx.memo[key] = _FillingLoads(self.analysis(TorchNames))
+            walk(self.ctx.scope or self.ctx.module, loads)
+        return any(node is read.node or (name == read.key and self.ctx.after(node, read.mutation.node)
+                                         and self.ctx.after(read.node, node))
+                   for name, node in loads.filled)
 
     def _before_first_step(self, node: cst.CSTNode, origin: Origin, reads, analysis: AliasAnalysis) -> bool:
         """``optimizer.state_dict()`` of an optimizer made here, taken before it ever stepped and
@@ -693,3 +709,16 @@ def deepcopy_fix(ctx, node: cst.CSTNode):
         return None  # the name ``copy`` means something else in this file
     return make_fix(UNSAFE, f"Snapshot with `{deepcopy}(...)`", *wrap_call(ctx, node, deepcopy), *imports,
                     because=_STOPS_FOLLOWING)
+
+
+class _FillingLoads(cst.CSTVisitor):
+    """The state dicts handed to a checkpoint load that fills them in place: (name, expression)."""
+
+    def __init__(self, names: TorchNames) -> None:
+        self.names = names
+        self.filled: list = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.names.qualified(node.func) in catalog.STATE_DICT_FILLING_LOADS:
+            self.filled.extend((dotted_name(a.value), a.value) for i, a in enumerate(node.args)
+                               if (i == 0 and a.keyword is None) or (a.keyword is not None and a.keyword.value == "state_dict"))
