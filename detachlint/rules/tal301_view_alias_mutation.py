@@ -337,6 +337,23 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
             return None
         return project.index.passed_temporaries(self._qualname(analysis, scope), analysis.params.index(param))
 
+    def _tensor_shown(self, mutation: Mutation, read: StaleRead, written: Origin, analysis: AliasAnalysis) -> bool:
+        """Whether anything on the way shows a tensor, not only something indexable: an in-place
+        tensor method or a project function's write, a name of tensor kind, a tensor op or a
+        tensor-array bridge on either chain, or a tensor index (``w[:, :, perm[i]] = ...``)."""
+        if mutation.op in catalog.INPLACE_METHODS or mutation.op.endswith("()"):
+            return True
+        nodes = [n for n in (mutation.target, read.node) if isinstance(n, (cst.Name, cst.Attribute))]
+        if any(analysis.kind_of(n) is Kind.TENSOR for n in nodes):
+            return True
+        if (set(written.ops()) | set(read.origin.ops())) & (catalog.TENSOR_EVIDENCE_OPS | catalog.ARRAY_TENSOR_BRIDGE_OPS):
+            return True
+        subscripts = [n for n in (*(t.target for t in getattr(mutation.statement, "targets", ())),
+                                  getattr(mutation.statement, "target", None), *(o.node for o in read.origin.chain()))
+                      if isinstance(n, cst.Subscript)]
+        return any(isinstance(e.slice, cst.Index) and analysis.kind_of(e.slice.value) is Kind.TENSOR
+                   for s in subscripts for e in s.slice)
+
     @staticmethod
     def _part_of_callee_write(mutation: Mutation, read: StaleRead, written: Origin) -> Optional[cst.CSTNode]:
         """``d = x[..., :-1]; helper(x)`` where a project helper writes ``x`` only through an index
@@ -357,6 +374,11 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
         if arrays:  # NumPy's own aliasing, which no tensor reaches: worth a look, not a failed build
             severity = Severity.WARNING
             evidence = " Only NumPy arrays are involved."
+        shown = arrays or self._tensor_shown(mutation, read, written, analysis)
+        if not shown:
+            severity = Severity.WARNING  # the hazard is the same for an array; an error needs a tensor shown
+            evidence = (f" Nothing here shows that `{self._text(mutation.target)}` is a tensor rather than an array"
+                        f" (no torch op, annotation or in-place tensor method on the way).")
         unsure = next((o for o in [*read.origin.chain(), *written.chain()] if o.unsure), None)
         if unsure is not None:  # the alias rests on a conversion whose target dtype the code does not show
             severity = Severity.WARNING
@@ -367,7 +389,8 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
             severity = Severity.WARNING
             evidence += (f" That the constructor keeps `{self._text(kept.node)}` itself, as records and dataclasses "
                          f"do, is not shown.")
-        what = {Relation.PLAIN: "the same array" if arrays else "the same tensor", Relation.VIEW: "a view of it",
+        same = "the same array" if arrays else "the same tensor" if shown else "the same array or tensor"
+        what = {Relation.PLAIN: same, Relation.VIEW: "a view of it",
                 Relation.CONVERSION: "the same memory when no conversion is needed"}[alias.relation]
         if direction == "copy":
             part = self._part_of_callee_write(mutation, read, written)
@@ -439,7 +462,8 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
         signature = self._signature(mutation_ops(mutation, origin_for_signature), origin_for_signature,
                                     analysis, False, mutation, written)
         self.ctx.report(mutation.node, self.code, message, severity, related,
-                        fix=lambda ctx: alias_copy_fix(ctx, alias, arrays), signature=signature, notes=notes)
+                        fix=(lambda ctx: alias_copy_fix(ctx, alias, arrays)) if shown else None,  # `.clone()` or `.copy()`: not known
+                        signature=signature, notes=notes)
 
 
 def _spelled(origin: Origin) -> bool:
