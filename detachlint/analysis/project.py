@@ -286,7 +286,7 @@ class _IndexRanks:
         q = _qualified(node.func, self.imports) or ""
         if q.startswith("torch.") and q.rpartition(".")[2] in catalog.ONE_D_FACTORIES:
             return True
-        if not isinstance(node.func, ast.Attribute) or q.partition(".")[0] in self.imports:
+        if not isinstance(node.func, ast.Attribute) or (_dotted(node.func) or "").partition(".")[0] in self.imports:
             return False  # a function of a module (``np.repeat``), not a tensor's method
         method = node.func.attr
         if method in catalog.RANK_ADDING_METHODS:
