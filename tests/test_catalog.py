@@ -513,6 +513,11 @@ def test_rank_facts_are_torchs():
                 assert getattr(t, name)(*args).dim() == rank, name
         for name in catalog.RANK_ADDING_METHODS:
             assert getattr(t, name)(0).dim() == rank + 1, name
+        for name in catalog.RANKED_RESULTS:  # ``multinomial`` takes probabilities of one or two dimensions
+            source = t if name == "nonzero" else torch.ones((3,) * max(rank, 1))
+            for made in (getattr(source, name)(1) if name == "multinomial" else getattr(source, name)(),
+                         getattr(torch, name)(source, 1) if name == "multinomial" else getattr(torch, name)(source)):
+                assert made.dim() >= 1, name
     for name in catalog.RANK_SETTING_METHODS:
         one = torch.zeros(1, dtype=torch.long)
         assert getattr(one, name)(1).dim() == 1 and getattr(one, name)(1, 1).dim() == 2, name

@@ -196,11 +196,15 @@ class Indexing:
         if isinstance(node, cst.Name):
             return all(isinstance(v, cst.BaseExpression) and self._ranked(v, depth + 1)
                        for v in self.bindings(node.value))
-        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)) \
-                or self.names.qualified(node.func) is not None:
-            return False  # a function of a module (``np.repeat``), not a tensor's method
+        if not isinstance(node, cst.Call) or any(a.keyword is not None and a.keyword.value == "as_tuple"
+                                                 for a in node.args):
+            return False
+        q = self.names.qualified(node.func)
+        if q is not None or not isinstance(node.func, cst.Attribute):
+            # a function of a module (``np.repeat``): not a tensor's method
+            return q is not None and q.startswith("torch.") and q.rpartition(".")[2] in catalog.RANKED_RESULTS
         method = node.func.attr.value
-        if method in catalog.RANK_ADDING_METHODS:
+        if method in catalog.RANK_ADDING_METHODS or method in catalog.RANKED_RESULTS:
             return True
         if method in catalog.RANK_KEEPING_METHODS:
             return self._ranked(node.func.value, depth + 1)

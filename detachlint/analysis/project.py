@@ -281,15 +281,15 @@ class _IndexRanks:
         """A tensor the code shows to have a dimension or more (``copies.Indexing._ranked``)."""
         if isinstance(node, ast.Name):
             return node.id in self.ranked
-        if not isinstance(node, ast.Call) or depth > 4:
+        if not isinstance(node, ast.Call) or depth > 4 or any(k.arg == "as_tuple" for k in node.keywords):
             return False
         q = _qualified(node.func, self.imports) or ""
-        if q.startswith("torch.") and q.rpartition(".")[2] in catalog.ONE_D_FACTORIES:
+        if q.startswith("torch.") and q.rpartition(".")[2] in catalog.ONE_D_FACTORIES | catalog.RANKED_RESULTS:
             return True
         if not isinstance(node.func, ast.Attribute) or (_dotted(node.func) or "").partition(".")[0] in self.imports:
             return False  # a function of a module (``np.repeat``), not a tensor's method
         method = node.func.attr
-        if method in catalog.RANK_ADDING_METHODS:
+        if method in catalog.RANK_ADDING_METHODS or method in catalog.RANKED_RESULTS:
             return True
         if method in catalog.RANK_KEEPING_METHODS:
             return self._ranked(node.func.value, depth + 1)

@@ -465,6 +465,9 @@ ONE_D_FACTORIES = frozenset("arange randperm linspace logspace".split())
 RANK_KEEPING_METHODS = frozenset("to long int short byte bool float double half cuda cpu detach clone contiguous".split())
 RANK_SETTING_METHODS = frozenset("view reshape expand repeat".split())
 RANK_ADDING_METHODS = frozenset("unsqueeze".split())
+# torch functions and tensor methods whose result always has a dimension or more, whatever the
+# input's (``nonzero`` without ``as_tuple``: two; ``multinomial``: one or two).
+RANKED_RESULTS = frozenset("nonzero multinomial".split())
 NUMPY_ONE_D_INDEX_FUNCTIONS = frozenset("numpy.arange numpy.flatnonzero numpy.random.permutation".split())
 FLOAT_FACTORIES = frozenset("zeros ones empty rand randn linspace logspace eye normal".split())
 LIKE_FACTORIES = frozenset("zeros_like ones_like empty_like full_like clone".split())
