@@ -69,20 +69,19 @@ def items_written(statements) -> Dict[str, int]:
             for target in targets:
                 if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
                         and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
-                    k = _literal_int(target.slice[0].slice.value)
+                    k = literal_int(target.slice[0].slice.value)
                     if k is not None:
                         name = target.value.value
                         least[name] = max(least.get(name, 0), k + 1 if k >= 0 else -k)
     return least
 
 
-def _literal_int(node: cst.BaseExpression) -> Optional[int]:
-    if isinstance(node, cst.Integer):
-        return int(node.evaluated_value)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
-            and isinstance(node.expression, cst.Integer):
-        return -int(node.expression.evaluated_value)
-    return None
+def literal_int(node: cst.BaseExpression) -> Optional[int]:
+    """``2``, ``-1``: the value of an integer literal, else None."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = literal_int(node.expression)
+        return None if inner is None else -inner
+    return int(node.value, 0) if isinstance(node, cst.Integer) and "_" not in node.value else None
 
 
 class Copy(NamedTuple):
