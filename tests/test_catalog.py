@@ -501,6 +501,40 @@ def test_index_facts_are_torchs():
     assert (ones == 1).all()  # both writes reached only a dropped copy
 
 
+def test_rank_facts_are_torchs():
+    """``copies.Indexing._ranked`` and the project index's ``_IndexRanks``: which methods keep,
+    set or add dimensions, so that an index built by them has one or more, and indexing with it
+    copies (fresh sets 15 and 23: pointnet's ``index_points``), where a 0-d one gives a view."""
+    for rank in (0, 1, 2):
+        t = torch.zeros((3,) * rank, dtype=torch.long)
+        for name in catalog.RANK_KEEPING_METHODS:
+            if name != "cuda" or torch.cuda.is_available():
+                args = (torch.long,) if name == "to" else ()
+                assert getattr(t, name)(*args).dim() == rank, name
+        for name in catalog.RANK_ADDING_METHODS:
+            assert getattr(t, name)(0).dim() == rank + 1, name
+        for name in catalog.RANKED_RESULTS:  # ``multinomial`` takes probabilities of one or two dimensions
+            source = t if name == "nonzero" else torch.ones((3,) * max(rank, 1))
+            for made in (getattr(source, name)(1) if name == "multinomial" else getattr(source, name)(),
+                         getattr(torch, name)(source, 1) if name == "multinomial" else getattr(torch, name)(source)):
+                assert made.dim() >= 1, name
+    for name in catalog.RANK_SETTING_METHODS:
+        one = torch.zeros(1, dtype=torch.long)
+        assert getattr(one, name)(1).dim() == 1 and getattr(one, name)(1, 1).dim() == 2, name
+        assert getattr(one, name)([1, 1, 1]).dim() == 3, name
+    assert torch.zeros(1).view([]).dim() == 0 and torch.zeros(1).reshape([]).dim() == 0  # no size: 0-d
+    with pytest.raises(RuntimeError):
+        torch.zeros(2, 2).repeat([2])  # fewer sizes than dimensions
+    points, idx = torch.zeros(2, 5, 3), torch.zeros(2, 4, dtype=torch.long)
+    repeat_shape = list(idx.shape)
+    repeat_shape[0] = 1
+    batch_indices = torch.arange(2).view(2, 1).repeat(repeat_shape)
+    gathered = points[batch_indices, idx, :]
+    gathered -= 1
+    assert gathered._base is None and (points == 0).all()  # advanced: a copy
+    assert points[torch.tensor(0)]._base is points and points[torch.randperm(2)[0]]._base is points
+
+
 def test_what_each_dtype_or_device_conversion_may_change():
     """TAL003's message names what a conversion may change: ``cuda``/``cpu`` only the device, the
     dtype methods only the dtype, ``to``/``type``/``type_as`` either."""

@@ -14,6 +14,7 @@ import libcst as cst
 from ..knowledge import catalog
 from .alias_flow import atoms
 from .alias_model import EMPTY, Origin, Relation
+from .copies import literal_int as _literal_int
 from .dtypes import KEEP, DtypeClasses
 from .project import Summary
 from .tensors import Kind, target_names
@@ -641,14 +642,6 @@ def _reordered(node: cst.BaseExpression) -> bool:
     if len(args) == 1 and isinstance(args[0], (cst.Tuple, cst.List)):
         args = [e.value for e in args[0].elements]  # ``x.permute((0, 2, 1))``
     return reorders_dimensions(node.func.attr.value, [_literal_int(a) for a in args])
-
-
-def _literal_int(node: cst.BaseExpression) -> Optional[int]:
-    """``2``, ``-1``: the value of an integer literal, else None."""
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = _literal_int(node.expression)
-        return None if inner is None else -inner
-    return int(node.value, 0) if isinstance(node, cst.Integer) and "_" not in node.value else None
 
 
 def _is_inplace_call(node: cst.BaseExpression) -> bool:

@@ -58,6 +58,32 @@ class _LoopBindings(_Bindings):
             self._unknown(node.target)
 
 
+def items_written(statements) -> Dict[str, int]:
+    """The least length each name's list must have for ``statements`` to run: ``L[k] = v`` (or
+    ``L[k] += v``) with an integer literal ``k`` raises IndexError on a shorter list."""
+    least: Dict[str, int] = {}
+    for line in statements:
+        for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                [small.target] if isinstance(small, cst.AugAssign) else []
+            for target in targets:
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
+                        and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                    k = literal_int(target.slice[0].slice.value)
+                    if k is not None:
+                        name = target.value.value
+                        least[name] = max(least.get(name, 0), k + 1 if k >= 0 else -k)
+    return least
+
+
+def literal_int(node: cst.BaseExpression) -> Optional[int]:
+    """``2``, ``-1``: the value of an integer literal, else None."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = literal_int(node.expression)
+        return None if inner is None else -inner
+    return int(node.value, 0) if isinstance(node, cst.Integer) and "_" not in node.value else None
+
+
 class Copy(NamedTuple):
     """What ``Indexing.copy_of`` found: the value copied, how the code shows it is a copy, and
     whether the copy comes from indexing (``x[idx]``: read as a view by mistake) rather than an
@@ -77,6 +103,7 @@ class Indexing:
         self.kind_of = kind_of
         self._values: Optional[Dict[str, List[Optional[cst.CSTNode]]]] = None
         self._classes: Optional[DtypeClasses] = None
+        self._least: Optional[Dict[str, int]] = None
 
     # ------------------------------------------------------------------ what a name is bound to
 
@@ -157,6 +184,50 @@ class Indexing:
             return base - dropped if dropped <= base else None
         return None
 
+    def _ranked(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """A tensor of one dimension or more, as the code shows, its exact rank known or not:
+        ``.to()``/``.long()``/``.cuda()``... of one, ``.unsqueeze(d)`` of anything, ``.view``/
+        ``.reshape``/``.expand``/``.repeat`` given a size or more (several, one integer, a
+        non-empty display, a list the scope shows to have an item)."""
+        rank = self._rank(node, depth)
+        if rank is not None or depth > 4:
+            return rank is not None and rank >= 1
+        if isinstance(node, cst.Name):
+            return all(isinstance(v, cst.BaseExpression) and self._ranked(v, depth + 1)
+                       for v in self.bindings(node.value))
+        if not isinstance(node, cst.Call) or any(a.keyword is not None and a.keyword.value == "as_tuple"
+                                                 for a in node.args):
+            return False
+        q = self.names.qualified(node.func)
+        if q is not None or not isinstance(node.func, cst.Attribute):
+            # a function of a module (``np.repeat``): not a tensor's method
+            return q is not None and q.startswith("torch.") and q.rpartition(".")[2] in catalog.RANKED_RESULTS
+        method = node.func.attr.value
+        if method in catalog.RANK_ADDING_METHODS or method in catalog.RANKED_RESULTS:
+            return True
+        if method in catalog.RANK_KEEPING_METHODS:
+            return self._ranked(node.func.value, depth + 1)
+        sizes = [a.value for a in node.args if a.keyword is None]
+        if method not in catalog.RANK_SETTING_METHODS or any(a.star for a in node.args) or not sizes:
+            return False
+        size = sizes[0]
+        return len(sizes) >= 2 or self._is_int(size) or self._least_length(size) >= 1
+
+    def _least_length(self, node: cst.BaseExpression) -> int:
+        """The least length a list must have: a display's, or that of a name bound once, to a list,
+        an item of which a statement run on every path through the scope assigns (``L[0] = 1``;
+        where in the scope is not weighed)."""
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return 0 if any(isinstance(e, cst.StarredElement) for e in node.elements) else len(node.elements)
+        if not (isinstance(node, cst.Name) and len(self.bindings(node.value)) == 1 and self._list_name(node)):
+            return 0
+        if self._least is None:  # the statements of the scope's own block: not under an if, a loop, a try
+            body = self.scope.body if isinstance(self.scope, cst.FunctionDef) else self.scope
+            self._least = items_written(getattr(body, "body", ()))
+        bound = self.bindings(node.value)[0]
+        shown = self._least_length(bound) if isinstance(bound, cst.List) else 0
+        return max(shown, self._least.get(node.value, 0))
+
     # ------------------------------------------------------------------ indexing
 
     def _element(self, value: cst.BaseExpression) -> Optional[str]:
@@ -173,8 +244,8 @@ class Indexing:
         rank = self._rank(value)
         if rank == 0 and self._class(value) == "int":
             return VIEW  # a 0-d integer tensor indexes as an integer
-        if rank is not None and rank >= 1:
-            return COPY
+        if (rank is not None and rank >= 1) or (rank is None and self._ranked(value)):
+            return COPY  # an index of one dimension or more: advanced
         if kind is Kind.NDARRAY and self._annotated_array(value):
             return COPY
         return None

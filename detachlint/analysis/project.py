@@ -37,7 +37,7 @@ from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "23"
+FORMAT = "24"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -265,7 +265,81 @@ class ModuleFacts:
 _VISIT_NAMES: Dict[type, str] = {}
 
 
-class _FunctionScanner(ast.NodeVisitor):
+class _IndexRanks:
+    """What makes an index advanced, for ``_FunctionScanner``: lists, and tensors of one dimension or
+    more (``copies.Indexing`` decides the same on the lint's side, from the same catalogue)."""
+
+    lists: Set[str]  # names every binding of which (so far) is a Python list
+    ranked: Set[str]  # names every binding of which (so far) is a tensor of one dimension or more
+    least: Dict[str, int]  # list names -> the least length the code so far shows (``L[0] = 1`` ran)
+    shares: Dict[str, Set[int]]
+    imports: Mapping[str, str]
+    _in_branch: bool
+
+    def _advanced(self, index: ast.AST) -> bool:
+        """An index that is surely advanced, so that the result is a copy: a list (a display, a
+        comprehension, or a name only ever bound to one: ``data[ranges]``) or a tensor of one
+        dimension or more (``arange(b).to(d).view(shape).repeat(shape)``), alone or in a tuple."""
+        return any(e.__class__ in (ast.List, ast.ListComp) or (e.__class__ is ast.Name and e.id in self.lists)
+                   or self._ranked(e)
+                   for e in (index.elts if index.__class__ is ast.Tuple else (index,)))  # type: ignore[attr-defined]
+
+    def _ranked(self, node: ast.AST, depth: int = 0) -> bool:
+        """A tensor the code shows to have a dimension or more (``copies.Indexing._ranked``)."""
+        if isinstance(node, ast.Name):
+            return node.id in self.ranked
+        if not isinstance(node, ast.Call) or depth > 4 or any(k.arg == "as_tuple" for k in node.keywords):
+            return False
+        q = _qualified(node.func, self.imports) or ""
+        if q.startswith("torch.") and q.rpartition(".")[2] in catalog.ONE_D_FACTORIES | catalog.RANKED_RESULTS:
+            return True
+        if not isinstance(node.func, ast.Attribute) or (_dotted(node.func) or "").partition(".")[0] in self.imports:
+            return False  # a function of a module (``np.repeat``), not a tensor's method
+        method = node.func.attr
+        if method in catalog.RANK_ADDING_METHODS or method in catalog.RANKED_RESULTS:
+            return True
+        if method in catalog.RANK_KEEPING_METHODS:
+            return self._ranked(node.func.value, depth + 1)
+        if method not in catalog.RANK_SETTING_METHODS or not node.args \
+                or any(isinstance(a, ast.Starred) for a in node.args):
+            return False
+        size = node.args[0]
+        return len(node.args) >= 2 or _literal_int(size) is not None or self._least_length(size) >= 1
+
+    def _least_length(self, node: ast.AST) -> int:
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return 0 if any(isinstance(e, ast.Starred) for e in node.elts) else len(node.elts)
+        return self.least.get(node.id, 0) if isinstance(node, ast.Name) and node.id in self.lists else 0
+
+    def _bound_only_to(self, names: Set[str], name: str, holds: bool) -> None:
+        """Keep ``names`` (``lists``, ``plain``, ``ranked``: names every binding of which so far is
+        such a value) as ``name`` is bound to a value that is one (``holds``) or not. Called before
+        ``shares`` records the binding: in a branch, ``name`` stays one only where it was one
+        before as well, or was not bound before."""
+        if holds and (not self._in_branch or name in names or name not in self.shares):
+            names.add(name)
+        else:
+            names.discard(name)
+
+    def _bind_rank(self, name: str, value: ast.AST) -> None:
+        """``name = value``: whether ``name`` stays a tensor of a dimension or more, and a list of a
+        known least length (only outside branches: in one, the other path keeps the old value)."""
+        self._bound_only_to(self.ranked, name, self._ranked(value))
+        self.least.pop(name, None)
+        if not self._in_branch and isinstance(value, ast.List):
+            self.least[name] = self._least_length(value)
+
+    def _item_written(self, target: ast.AST) -> None:
+        """``L[k] = v`` ran (outside branches): ``L`` has more than ``k`` items (IndexError otherwise)."""
+        if self._in_branch or not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
+            return
+        k = _literal_int(target.slice)
+        if k is not None and target.value.id in self.lists:
+            name = target.value.id
+            self.least[name] = max(self.least.get(name, 0), k + 1 if k >= 0 else -k)
+
+
+class _FunctionScanner(_IndexRanks, ast.NodeVisitor):
     """One function body (nested functions and classes are scanned on their own)."""
 
     def __init__(self, facts: FunctionFacts, self_name: Optional[str], imports: Mapping[str, str],
@@ -310,6 +384,8 @@ class _FunctionScanner(ast.NodeVisitor):
         self.containers: Set[str] = set()
         # names every binding of which (so far) is a Python list: as an index, advanced (a copy)
         self.lists: Set[str] = set()
+        self.ranked: Set[str] = set()
+        self.least: Dict[str, int] = {}
         # calls of ``f(...)``/``self.f(...)`` with local names among their positional arguments:
         # (callee, ((position, name), ...), line, where the call ends)
         self.passed: List[Tuple[str, Tuple[Tuple[int, str], ...], int, ast.Call]] = []
@@ -601,6 +677,7 @@ class _FunctionScanner(ast.NodeVisitor):
         for target in node.targets:
             if isinstance(target, ast.Subscript):
                 self._write(target.value)
+                self._item_written(target)
             attr = self._self_attr(target)
             if attr is not None and snapshot is not None:
                 self.facts.stores.setdefault(attr, (node.lineno, snapshot))
@@ -612,6 +689,7 @@ class _FunctionScanner(ast.NodeVisitor):
                 self.rebound.add(target.id)
                 self.containers.discard(target.id)
                 self._bound_only_to(self.lists, target.id, _is_list(node.value))
+                self._bind_rank(target.id, node.value)
                 if isinstance(node.value, ast.Call) and is_optimizer_class(_qualified(node.value.func, self.imports)):
                     self.optimizers.add(target.id)
                 elif not self._in_branch:
@@ -637,16 +715,6 @@ class _FunctionScanner(ast.NodeVisitor):
                     self.attr_names.pop(target.id, None)
         self.generic_visit(node)
 
-    def _bound_only_to(self, names: Set[str], name: str, holds: bool) -> None:
-        """Keep ``names`` (``lists``, ``plain``: names every binding of which so far is such a
-        value) as ``name`` is bound to a value that is one (``holds``) or not. Called before
-        ``shares`` records the binding: in a branch, ``name`` stays one only where it was one
-        before as well, or was not bound before."""
-        if holds and (not self._in_branch or name in names or name not in self.shares):
-            names.add(name)
-        else:
-            names.discard(name)
-
     def visit_For(self, node: ast.AST) -> None:
         for name in ast.walk(node.target):  # type: ignore[attr-defined]
             if isinstance(name, ast.Name):
@@ -654,6 +722,7 @@ class _FunctionScanner(ast.NodeVisitor):
                 self.shares[name.id] = set()
                 self.containers.discard(name.id)
                 self.lists.discard(name.id)
+                self.ranked.discard(name.id)
                 self.plain.discard(name.id)
         self._loop(node)
 
@@ -664,6 +733,7 @@ class _FunctionScanner(ast.NodeVisitor):
         # ``.data``/subscripts, which only containers and tensors have, is it surely a write.
         if isinstance(node.target, (ast.Subscript, ast.Attribute)):
             self._write(node.target)
+            self._item_written(node.target)
         elif isinstance(node.target, ast.Name):
             self.bound.append(({node.target.id}, node.value))  # ``loss += f(x)``
             index = self._param(node.target)

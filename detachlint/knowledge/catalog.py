@@ -478,6 +478,17 @@ INT_FACTORIES = frozenset("randint randperm".split())
 # indexes as an integer does, giving a view), and numpy's that make a 1-D integer array (an index
 # that is always advanced, giving a copy).
 ONE_D_FACTORIES = frozenset("arange randperm linspace logspace".split())
+# Tensor methods whose result has the receiver's number of dimensions (conversions, moves, copies),
+# those whose result has as many dimensions as sizes are given (``.view(b, 1)``, ``.repeat(shape)``
+# with a list: its length; ``.repeat`` refuses fewer sizes than dimensions), and those that add one
+# (issue 41: ``torch.arange(b).to(device).view(shape).repeat(shape)``, an index of one dimension or
+# more, is advanced: the subscript is a copy, where a 0-d one indexes as an integer, a view).
+RANK_KEEPING_METHODS = frozenset("to long int short byte bool float double half cuda cpu detach clone contiguous".split())
+RANK_SETTING_METHODS = frozenset("view reshape expand repeat".split())
+RANK_ADDING_METHODS = frozenset("unsqueeze".split())
+# torch functions and tensor methods whose result always has a dimension or more, whatever the
+# input's (``nonzero`` without ``as_tuple``: two; ``multinomial``: one or two).
+RANKED_RESULTS = frozenset("nonzero multinomial".split())
 NUMPY_ONE_D_INDEX_FUNCTIONS = frozenset("numpy.arange numpy.flatnonzero numpy.random.permutation".split())
 FLOAT_FACTORIES = frozenset("zeros ones empty rand randn linspace logspace eye normal".split())
 LIKE_FACTORIES = frozenset("zeros_like ones_like empty_like full_like clone".split())
