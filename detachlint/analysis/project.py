@@ -571,7 +571,7 @@ class _FunctionScanner(_IndexRanks, ast.NodeVisitor):
         if isinstance(node, ast.Name):
             return set(self.shares.get(node.id, ()))
         if isinstance(node, ast.Subscript):
-            return set() if _advanced(node.slice, self.lists) else self._shared(node.value)
+            return set() if self._advanced(node.slice) else self._shared(node.value)
         if isinstance(node, ast.Attribute) and (node.attr in catalog.UNTRACKED_ALIAS_ATTRIBUTES
                                                 or is_view_attribute(node.attr)):
             return self._shared(node.value)
@@ -877,14 +877,6 @@ def _own_module_calls(module_of: Mapping[str, str], functions: Mapping[str, Func
             head, _, called = callee.rpartition(".")
             return called == name and bool(head) == bool(owner) and (not owner or local.rpartition(".")[0] == owner)
         yield local, fn, calls, index - (1 if facts.is_method else 0)
-
-
-def _advanced(index: ast.AST, lists: Set[str]) -> bool:
-    """An index that is surely advanced, so that the result is a copy: a list (a display, a
-    comprehension, or a name only ever bound to one, of ``lists``: ``data[ranges]``), alone or in a
-    tuple (``copies.Indexing`` decides the same on the lint's side)."""
-    return any(e.__class__ in (ast.List, ast.ListComp) or (e.__class__ is ast.Name and e.id in lists)
-               for e in (index.elts if index.__class__ is ast.Tuple else (index,)))  # type: ignore[attr-defined]
 
 
 def _temporaries(callee: str, args: Sequence[ast.expr], params, line: int) -> Tuple[Tuple[str, int, int], ...]:
