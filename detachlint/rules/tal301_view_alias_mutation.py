@@ -74,6 +74,9 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     known to reach a view of another part (`d = x[..., :-1]`): a warning. Constant indices apart
     (`x[:-1]` and `x[-1]`, `x[1:]` and `x[0]`) never meet. An item assigned into an
     `OrderedDict` (or another container of `collections`) replaces an entry and writes no array.
+    Where nothing on the way shows a tensor rather than an array (no torch op, tensor annotation,
+    in-place tensor method or tensor index; only `.shape` or slicing), the finding is a warning
+    that says "array or tensor", with no fix.
     An alias made under one outcome of a test (`w = x.clone() if flag else x`, or under
     `if flag:`) never meets a write under the other; an alias a conditional expression chose is
     reported only with a write under the same outcome (the code chose it where it writes nothing
@@ -341,7 +344,7 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
         """Whether anything on the way shows a tensor, not only something indexable: an in-place
         tensor method or a project function's write, a name of tensor kind, a tensor op or a
         tensor-array bridge on either chain, or a tensor index (``w[:, :, perm[i]] = ...``)."""
-        if mutation.op in catalog.INPLACE_METHODS or mutation.op.endswith("()"):
+        if mutation.op in catalog.INPLACE_METHODS or mutation.op.endswith("()"):  # ``helper()``: its summary's write
             return True
         nodes = [n for n in (mutation.target, read.node) if isinstance(n, (cst.Name, cst.Attribute))]
         if any(analysis.kind_of(n) is Kind.TENSOR for n in nodes):
@@ -422,6 +425,8 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
             caller = self._read_by_caller(analysis, scope, read.key) if read.escape and isinstance(
                 scope, cst.FunctionDef) and read.key in analysis.params else None
             swapped = next((o for o in written.chain() if id(o.node) in analysis.partial_returns), None)
+            temporaries = self._called_here(analysis, read.key) if caller is None and read.escape \
+                and read.key in analysis.params else None
             if direction == "returned":
                 severity = Severity.WARNING  # no caller seen reading the argument afterwards
                 evidence += f" The function returns `{name}` as if it were a new tensor."
@@ -443,10 +448,9 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
                 severity = Severity.WARNING  # ``t.float().fill_(v)``: the caller's values are lost only to a caller that keeps them
                 evidence += (f" `{mutation.op}` replaces every value without reading one (`{read.key}` gives only its "
                              f"shape and type), and no caller in this module is seen reading `{read.key}` after the call.")
-            elif caller is None and read.escape and read.key in analysis.params and self._called_here(analysis, read.key):
+            elif temporaries is not None:
                 severity = Severity.WARNING  # what goes wrong is a caller's later read: the callers seen make none
-                line = self._called_here(analysis, read.key)
-                evidence += (f" The calls in this module (line {line}) pass a local name or an arithmetic result as "
+                evidence += (f" The calls in this module (line {temporaries}) pass a local name or an arithmetic result as "
                              f"`{read.key}` and do not read it after the call; callers elsewhere are not followed.")
             if caller is not None:
                 evidence += f" `{caller[0]}` passes `{read.key}` at line {caller[1]} and reads it again at line {caller[2]}."
