@@ -24,7 +24,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple, Union
 
 from ..knowledge import catalog
 from ..knowledge.torch_facts import (LIST_MARK, MODULE_LISTS, SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument,
@@ -153,10 +153,10 @@ class FunctionFacts:
     tensor_args: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()
     # in a method ``forward``: the callees its returned value is computed from (through arguments too)
     forward_from: Tuple[str, ...] = ()
-    # (callee as written, argument position, line of the call, line of a later read): a local name
+    # (callee as written, argument position or keyword, line of the call, line of a later read): a local name
     # passed to ``f(...)`` or ``self.f(...)`` and read again after the call (issue 40: what a
     # callee writing that argument in place changes under the caller)
-    rereads: Tuple[Tuple[str, int, int, int], ...] = ()
+    rereads: Tuple[Tuple[str, Union[int, str], int, int], ...] = ()
     # parameters no op here computes a value from: read only for metadata (``w.shape``,
     # ``w.data.storage().data_ptr()``, ``w is None``) or handed on as a bare positional argument
     # (``ProjectIndex.graph_parameters`` asks the callee): a graph built here saves nothing of them
@@ -166,9 +166,9 @@ class FunctionFacts:
     # (callee as written, positions): a call that passes no tensor at these positions (a shape, a
     # tuple or list display, a number, a NumPy array, a parameter annotated ``tuple``)
     other_args: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()
-    # (callee as written, position, line): a call of the module's own function that passes there a
-    # local name (not a parameter: the caller's caller may hold that) or an arithmetic result
-    temporaries: Tuple[Tuple[str, int, int], ...] = ()
+    # (callee as written, position or keyword, line): a call of the module's own function that passes
+    # there a local name (not a parameter: the caller's caller may hold that) or an arithmetic result
+    temporaries: Tuple[Tuple[str, Union[int, str], int], ...] = ()
     # parameters (of ``writes``) written here only in part, through an index (``x[..., -1] += eps``):
     # a caller's view of another part of the argument is not known to see the write
     partial_writes: Tuple[int, ...] = ()
@@ -792,10 +792,12 @@ class _FunctionScanner(_IndexRanks, ast.NodeVisitor):
         if name and ((func.__class__ is ast.Name and func.id in self.defined)
                      or (func.__class__ is ast.Attribute and func.attr in self.defined and self.self_name is not None
                          and func.value.__class__ is ast.Name and func.value.id == self.self_name)):
-            named = tuple((i, a.id) for i, a in enumerate(node.args) if a.__class__ is ast.Name)
+            # each argument by its position, or by its keyword (``f(predictions=p)``)
+            given = [*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg is not None)]
+            named = tuple((i, a.id) for i, a in given if a.__class__ is ast.Name)
             if named and not any(isinstance(a, ast.Starred) for a in node.args):
                 self.passed.append((name, named, line, node))
-            self.facts.temporaries += _temporaries(name, node.args, self.param_index, line)
+            self.facts.temporaries += _temporaries(name, given, self.param_index, line)
         if name:
             args = tuple(self._param_arg(a) for a in node.args if not isinstance(a, ast.Starred))
             # ``step_fn(x, y)`` after ``step_fn = self.train_step_fn``: a call of what it may be
@@ -861,7 +863,7 @@ def _own_module_calls(module_of: Mapping[str, str], functions: Mapping[str, Func
                       index: int):
     """``ProjectIndex``'s callers of ``qualname`` in its own module: per function there, its name in
     the module, its facts, whether a callee as it writes one (``f``, ``self.f``) is ``qualname``,
-    and the argument position of parameter ``index``."""
+    and how a call passes parameter ``index``: its argument position, or its keyword."""
     module = module_of.get(qualname)
     facts = functions.get(qualname)
     if module is None or facts is None:
@@ -876,13 +878,14 @@ def _own_module_calls(module_of: Mapping[str, str], functions: Mapping[str, Func
         def calls(callee: str, local: str = local) -> bool:
             head, _, called = callee.rpartition(".")
             return called == name and bool(head) == bool(owner) and (not owner or local.rpartition(".")[0] == owner)
-        yield local, fn, calls, index - (1 if facts.is_method else 0)
+        yield local, fn, calls, (index - (1 if facts.is_method else 0), facts.params[index])
 
 
-def _temporaries(callee: str, args: Sequence[ast.expr], params, line: int) -> Tuple[Tuple[str, int, int], ...]:
-    """``FunctionFacts.temporaries`` of one call: the positions passing a local name (no parameter
-    of the caller, ``params``) or an arithmetic result."""
-    return tuple((callee, i, line) for i, a in enumerate(args)
+def _temporaries(callee: str, given, params, line: int) -> Tuple[Tuple[str, Union[int, str], int], ...]:
+    """``FunctionFacts.temporaries`` of one call, whose arguments ``given`` are (position or
+    keyword, value): those passing a local name (no parameter of the caller, ``params``) or an
+    arithmetic result."""
+    return tuple((callee, i, line) for i, a in given
                  if a.__class__ is ast.BinOp or (a.__class__ is ast.Name and a.id not in params))
 
 
@@ -2031,9 +2034,9 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
         """A function of ``qualname``'s own module that passes a local name as parameter ``index``
         of ``qualname`` (``f(x)``, or ``self.f(x)`` in the same class) and reads that name again
         after the call, as ``(caller, line of the call, line of the read)``; None where none does."""
-        for local, fn, calls, position in _own_module_calls(self._module_of, self._functions, qualname, index):
+        for local, fn, calls, passed_as in _own_module_calls(self._module_of, self._functions, qualname, index):
             for callee, at, line, read in fn.rereads:
-                if calls(callee) and at == position:
+                if calls(callee) and at in passed_as:
                     return local, line, read
         return None
 
@@ -2042,10 +2045,10 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
         call passes as parameter ``index`` a local name or an arithmetic result
         (``FunctionFacts.temporaries``); None where one passes something else, or none calls it."""
         lines = []
-        for _, fn, calls, position in _own_module_calls(self._module_of, self._functions, qualname, index):
+        for _, fn, calls, passed_as in _own_module_calls(self._module_of, self._functions, qualname, index):
             for site in fn.calls:
                 if calls(site.callee):
-                    if (site.callee, position, site.line) not in fn.temporaries:
+                    if not any((site.callee, at, site.line) in fn.temporaries for at in passed_as):
                         return None
                     lines.append(site.line)
         return min(lines) if lines else None
