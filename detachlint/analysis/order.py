@@ -30,6 +30,7 @@ class ScopeOrder(Analysis):
         self.backward_calls: List[Tuple[int, Optional[str], cst.Call]] = []
         self.assignments: Dict[str, List[int]] = {}
         self.uses: Dict[str, List[int]] = {}
+        self._branches: List[Tuple[cst.CSTNode, cst.CSTNode]] = []  # an ``if``'s body and its ``else``/``elif``
         self._names = names
         body = scope.body if isinstance(scope, cst.FunctionDef) else scope
         self._walk(body)
@@ -47,6 +48,8 @@ class ScopeOrder(Analysis):
             stack.extend(reversed(children))
 
     def _record(self, node: cst.CSTNode, i: int) -> None:
+        if isinstance(node, cst.If) and node.orelse is not None:
+            self._branches.append((node.body, node.orelse))
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in catalog.BACKWARD_METHODS:
@@ -76,6 +79,27 @@ class ScopeOrder(Analysis):
         if name is not None:
             self.assignments.setdefault(name, []).append(i)
 
+    def _apart(self, a: int, b: int) -> bool:
+        """Whether positions ``a`` and ``b`` lie in the two arms of one ``if``: no pass runs both.
+        (Preorder positions: an arm's nodes are the positions from its first to its last.)"""
+        for body, orelse in self._branches:
+            start, middle = self.index.get(id(body), -1), self.index.get(id(orelse), -1)
+            if start < 0 or middle < 0 or not (start <= min(a, b) < middle <= max(a, b)):
+                continue
+            if max(a, b) <= self._last(orelse):
+                return True
+        return False
+
+    def _last(self, node: cst.CSTNode) -> int:
+        """The largest position within ``node``'s subtree (asked only for a pending backward)."""
+        last, stack = self.index.get(id(node), -1), [node]
+        while stack:
+            for child in significant_children(stack.pop()):
+                if id(child) in self.index:
+                    last = max(last, self.index[id(child)])
+                    stack.append(child)
+        return last
+
     def position(self, node: cst.CSTNode) -> int:
         return self.index.get(id(node), -1)
 
@@ -92,6 +116,8 @@ class ScopeOrder(Analysis):
                 assigned = self.assignments.get(receiver.split(".")[0], []) + self.assignments.get(receiver, [])
                 if any(here < a < at for a in assigned):
                     continue
+            if self._apart(here, at):
+                continue  # ``if fp16: ... write ...`` and ``elif train: loss.backward()``: one pass runs one
             yield receiver, call
 
     def pending_backward(self, node: cst.CSTNode) -> Optional[cst.Call]:

@@ -21,6 +21,8 @@ class DataMutation(DataWrite):
     `forward()` after the tensor was used, or in a forward hook. The writes are in-place methods
     (`p.data.mul_(0.5)`), item and slice assignment (`p.data[mask] = 0`), augmented assignment
     (`p.data *= 2`), rebinding (`p.data = new`), `torch.nn.init.*_(p.data)` and `out=p.data`.
+    A backward in the other arm of an `if` than the write (`if fp16: ... p.data.copy_(m)` and
+    `elif train: loss.backward()`) is not pending: no pass runs both.
 
     ## Why is this bad?
     `p.data` is an alias of `p`'s storage with a fresh version counter, so autograd cannot see

@@ -53,6 +53,8 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
     eq, q, s))`); an element of an `nn.ModuleList` (`self.blocks[i](x)`) saves what its modules save.
     A step of an optimizer between two passes of a retained graph (`fake = G(z)`, then a loop of
     `D(fake)...backward(retain_graph=True)` and `opt_g.step()`) writes parameters `G(z)` saved.
+    A later backward of a name bound anew after the step (`loss = model(x)` again) runs the new
+    forward's graph, not the retained one.
     A parameter holds a tensor where the project's callers pass one (`f(torch.randn(3))`).
     What `.detach()` makes (`lm(x).detach().clone()`) has no graph: an op on it saves nothing.
     Which ops and modules save or write what is measured with torch itself (`tools/saved_for_backward.py`).
@@ -586,12 +588,14 @@ class _ScopeFlow(cst.CSTVisitor):
     def computed_through(self, names: Set[str], until: int, before: int,
                          modules: Set[str]) -> Optional[Tuple[str, cst.Call]]:
         """A call of one of ``modules`` (``D(x)``, ``self.net.encoder(h)``) made before ``before``
-        in an assignment whose result ``names`` (read at ``until``) are computed from: (module, call)."""
+        in an assignment whose result ``names`` (read at ``until``) are computed from: (module, call).
+        The latest binding of a name before ``until`` is what it holds there: an earlier one is
+        not followed (``loss = D(x)`` before the step, ``loss = D(x)`` again after it)."""
         needed = set(names)
         for at, targets, used in reversed(self.assignments):
             if at >= until or not targets & needed:
                 continue
-            needed |= used
+            needed = (needed - targets) | used
             for call in self.callees.get(at, ()) if at < before else ():
                 callee = dotted_name(call.func) or ""
                 module = next((m for m in modules if callee == m or callee.startswith(m + ".")), None)
