@@ -126,6 +126,22 @@ class ScopeKinds:
         return self._kinds.get(id(node), self._default)
 
 
+def _exact_type_test(test: cst.BaseExpression):
+    """``type(x) is T`` / ``type(x) == T`` (holds: True) or ``is not`` / ``!=`` (False), as (the
+    ``type(x)`` call, ``T``, holds); None for any other test."""
+    if test.__class__ is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    left, target = test.left, test.comparisons[0]
+    if left.__class__ is not cst.Call or len(left.args) != 1 or left.args[0].value.__class__ is not cst.Name:
+        return None
+    operator = target.operator.__class__
+    if operator in (cst.Is, cst.Equal):
+        return left, target.comparator, True
+    if operator in (cst.IsNot, cst.NotEqual):
+        return left, target.comparator, False
+    return None
+
+
 # What a scope's walk binds without entering it.
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
@@ -244,9 +260,17 @@ class _KindFlow:
                 out.update(self._narrowings(test.right, positive))
                 return out
             return {}
+        exact = _exact_type_test(test)
+        if exact is not None and self._builtin(exact[0].func) == "type":
+            # ``type(x) is not torch.Tensor``: read as ``isinstance`` (a subclass such as a Parameter
+            # passes the negative test, which code testing the exact type does not expect)
+            call, tested, holds = exact
+            test = cst.Call(cst.Name("isinstance"), [call.args[0], cst.Arg(tested)])
+            positive = positive == holds
         if test.__class__ is cst.Call and test.args and test.args[0].value.__class__ is cst.Name:
             subject = test.args[0].value.value
-            if self._builtin(test.func) == "isinstance" and len(test.args) == 2:
+            if (test.func.__class__ is cst.Name and test.func.value == "isinstance" and exact is not None) or (
+                    self._builtin(test.func) == "isinstance" and len(test.args) == 2):
                 kind = self.type_kind(test.args[1].value)
             elif self.names.is_torch(test.func, "is_tensor"):
                 kind = Kind.TENSOR

@@ -160,6 +160,7 @@ class TensorFromTensorList(Rule):
     ## What it does
     Flags `torch.tensor([...])` and `torch.as_tensor([...])` whose elements are tensors, including
     a list that was filled with tensors (`losses.append(loss)`) or built by a comprehension.
+    Under `not isinstance(x, torch.Tensor)` or `type(x) is not torch.Tensor`, `x` is no tensor.
 
     ## Why is this bad?
     The constructor converts every element to a Python number: the result is a new leaf, so no
