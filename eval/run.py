@@ -182,7 +182,7 @@ def message_problems(findings: list[dict]) -> list[str]:
         def check(name: str) -> bool:  # read the project's definitions only when a message asks
             if root not in defined:
                 defined[root] = definitions(p.read_text(encoding="utf-8", errors="replace")
-                                            for p in root.rglob("*.py"))
+                                            for p in python_files(root))
             return name in defined[root]
         return check
 
@@ -218,10 +218,15 @@ def _is_init_call(func: ast.AST) -> bool:
                  or (isinstance(func.value, ast.Name) and func.value.id == "init")))
 
 
+def python_files(root: Path) -> list[Path]:
+    """The `.py` files under ``root``, sorted: not a folder named like one (fastMRI has one)."""
+    return sorted(p for p in root.rglob("*.py") if p.is_file())
+
+
 def data_writes(root: Path) -> list[dict]:
     """Every write through `.data` in the tree, by the syntax alone (no tensor-ness)."""
     rows = []
-    for path in sorted(root.rglob("*.py")):
+    for path in python_files(root):
         rel = path.relative_to(root).as_posix()
         try:
             tree = ast.parse(path.read_bytes())
@@ -305,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         repo, commit = proj["repo"], proj["commit"]
         root = args.work / "projects" / slug(repo)
         extract(args.mirrors, repo, commit, root)
-        nlines = sum(p.read_bytes().count(b"\n") for p in root.rglob("*.py"))
+        nlines = sum(p.read_bytes().count(b"\n") for p in python_files(root))
         total_lines += nlines
         found = lint(root, ["."], args.jobs)
         for f in found:
