@@ -37,7 +37,7 @@ from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "24"
+FORMAT = "25"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -907,6 +907,10 @@ def _through_index(target: ast.AST) -> bool:
             return False
 
 
+# What reads only a tensor's metadata, not its values: ``x.shape``, and ``x.size`` as ``x.size()``.
+_METADATA_ATTRIBUTES = (catalog.NON_TENSOR_ATTRIBUTES - {"_base", "grad_fn"}) | catalog.METADATA_METHODS
+
+
 def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int], ...]:
     """Of the names passed to calls (``_FunctionScanner.passed``), those read again after the call,
     before anything binds them anew, in the order of the code (a loop's back edge not counted),
@@ -927,6 +931,8 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
             if node.id in wanted:
                 events.setdefault(node.id, []).append(((node.lineno, node.col_offset), node.ctx.__class__ is ast.Load, node))
             continue
+        if node.__class__ is ast.Attribute and node.value.__class__ is ast.Name and node.attr in _METADATA_ATTRIBUTES:
+            continue  # ``x.shape``, ``x.size()``: no value of ``x`` is read, so no write is seen
         if node.__class__ in (ast.Assign, ast.AnnAssign) and node.value is not None:
             # ``x = f(x)``: the target is bound after the call, though it is written before it
             after = (node.value.end_lineno or node.value.lineno, node.value.end_col_offset or 0)
