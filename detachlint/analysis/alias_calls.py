@@ -498,6 +498,7 @@ class CallTransfer:
         or an array (a number is rebound in the callee, not written)."""
         always, arrays = summary.written_arguments(bound), summary.written_arguments(bound, array=True)
         untracked, written = summary.untracked_arguments(bound), set()
+        op = f"{name.rpartition('.')[2]}()"  # ``helper()``: a write its summary says it makes
         for i, (arg, origins) in enumerate(zip(node.args, values)):
             if arg.keyword is not None or arg.star:
                 break
@@ -506,12 +507,15 @@ class CallTransfer:
             kind = self._kind(arg.value)
             # of unknown kind, only what is surely a tensor: the callee's ``x[k] = v`` also fills dicts
             if kind in (Kind.TENSOR, Kind.NDARRAY) or (kind is Kind.UNKNOWN and i in always and surely_tensor(origins)):
-                self._mutate(arg.value, node, f"{name.rpartition('.')[2]}()", origins)
+                self._mutate(arg.value, node, op, origins)
                 written.add(i)
-        if written and written <= untracked:
-            self._mutation(node, f"{name.rpartition('.')[2]}()", "inplace", None, None).untracked = True
-        if written and written <= summary.partial_arguments(bound):
-            self._mutation(node, f"{name.rpartition('.')[2]}()", "inplace", None, None).partly_by = name
+        if not written:
+            return
+        mutation = self._mutation(node, op, "inplace", None, None)
+        if written <= untracked:
+            mutation.untracked = True
+        if written <= summary.partial_arguments(bound):
+            mutation.partly_by = name
 
 
 _FunctionTransfer = Callable[[CallTransfer, _Call, str], Set[Origin]]

@@ -907,8 +907,10 @@ def _through_index(target: ast.AST) -> bool:
             return False
 
 
-# What reads only a tensor's metadata, not its values: ``x.shape``, and ``x.size`` as ``x.size()``.
-_METADATA_ATTRIBUTES = (catalog.NON_TENSOR_ATTRIBUTES - {"_base", "grad_fn"}) | catalog.METADATA_METHODS
+# What reads a tensor's metadata, not its values: attributes (``x.shape``; not ``_base`` or
+# ``grad_fn``, which hand out tensors of the graph) and methods (``x.size()``).
+_METADATA_FIELDS = catalog.NON_TENSOR_ATTRIBUTES - {"_base", "grad_fn"}
+_METADATA_NAMES = _METADATA_FIELDS | catalog.METADATA_METHODS
 
 
 def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int], ...]:
@@ -931,7 +933,7 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
             if node.id in wanted:
                 events.setdefault(node.id, []).append(((node.lineno, node.col_offset), node.ctx.__class__ is ast.Load, node))
             continue
-        if node.__class__ is ast.Attribute and node.value.__class__ is ast.Name and node.attr in _METADATA_ATTRIBUTES:
+        if node.__class__ is ast.Attribute and node.value.__class__ is ast.Name and node.attr in _METADATA_NAMES:
             continue  # ``x.shape``, ``x.size()``: no value of ``x`` is read, so no write is seen
         if node.__class__ in (ast.Assign, ast.AnnAssign) and node.value is not None:
             # ``x = f(x)``: the target is bound after the call, though it is written before it
@@ -1221,7 +1223,7 @@ def _metadata_read(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
     while isinstance(parent, ast.Attribute) and parent.value is node:
         call = parents.get(id(parent))
         is_call = isinstance(call, ast.Call) and call.func is parent
-        if parent.attr in catalog.NON_TENSOR_ATTRIBUTES - {"_base", "grad_fn"} and not is_call:
+        if parent.attr in _METADATA_FIELDS and not is_call:
             return True
         if is_call and parent.attr in catalog.METADATA_METHODS:
             return True

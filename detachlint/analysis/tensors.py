@@ -260,32 +260,40 @@ class _KindFlow:
                 out.update(self._narrowings(test.right, positive))
                 return out
             return {}
-        exact = _exact_type_test(test)
-        if exact is not None and self._builtin(exact[0].func) == "type":
-            # ``type(x) is not torch.Tensor``: read as ``isinstance`` (a subclass such as a Parameter
-            # passes the negative test, which code testing the exact type does not expect)
-            call, tested, holds = exact
-            test = cst.Call(cst.Name("isinstance"), [call.args[0], cst.Arg(tested)])
-            positive = positive == holds
-        if test.__class__ is cst.Call and test.args and test.args[0].value.__class__ is cst.Name:
-            subject = test.args[0].value.value
-            if (test.func.__class__ is cst.Name and test.func.value == "isinstance" and exact is not None) or (
-                    self._builtin(test.func) == "isinstance" and len(test.args) == 2):
-                kind = self.type_kind(test.args[1].value)
-            elif self.names.is_torch(test.func, "is_tensor"):
-                kind = Kind.TENSOR
-            else:
-                return {}
-            if positive:
-                return {subject: kind} if kind is not Kind.UNKNOWN else {subject: Kind.UNKNOWN}
-            current = self.frame.lookup(subject)
-            if kind is Kind.TENSOR and not self._names_tensor_itself(test.args[1].value if len(test.args) == 2 else None):
-                return {}  # not a ``ShardedParam`` (a Parameter subclass): still maybe a tensor
-            if kind is Kind.TENSOR:
-                return {subject: Kind.OTHER if current in (None, Kind.UNKNOWN, Kind.TENSOR) else current}
-            if current is kind:
-                return {subject: Kind.UNKNOWN}
+        tested = self._type_test(test)
+        if tested is None:
+            return {}
+        subject, named, kind, holds = tested
+        if positive == holds:
+            return {subject: kind}
+        current = self.frame.lookup(subject)
+        if kind is Kind.TENSOR and not self._names_tensor_itself(named):
+            return {}  # not a ``ShardedParam`` (a Parameter subclass): still maybe a tensor
+        if kind is Kind.TENSOR:
+            return {subject: Kind.OTHER if current in (None, Kind.UNKNOWN, Kind.TENSOR) else current}
+        if current is kind:
+            return {subject: Kind.UNKNOWN}
         return {}
+
+    def _type_test(self, test: cst.BaseExpression):
+        """``isinstance(x, T)``, ``torch.is_tensor(x)``, ``type(x) is T`` and ``type(x) is not T``
+        (``==``, ``!=``) as (``x``, ``T`` or None, ``T``'s kind, whether the test holds where ``x`` is
+        a ``T``); None for any other test. The exact-type test reads as ``isinstance``: a subclass
+        (a Parameter) passes ``type(x) is not torch.Tensor``, which such code does not expect."""
+        exact = _exact_type_test(test)
+        if exact is not None:
+            call, named, holds = exact
+            if self._builtin(call.func) != "type":
+                return None
+            return call.args[0].value.value, named, self.type_kind(named), holds
+        if test.__class__ is not cst.Call or not test.args or test.args[0].value.__class__ is not cst.Name:
+            return None
+        subject = test.args[0].value.value
+        if self._builtin(test.func) == "isinstance" and len(test.args) == 2:
+            return subject, test.args[1].value, self.type_kind(test.args[1].value), True
+        if self.names.is_torch(test.func, "is_tensor"):
+            return subject, None, Kind.TENSOR, True
+        return None
 
     # ------------------------------------------------------------------ traversal hooks
 

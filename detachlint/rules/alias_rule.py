@@ -537,22 +537,22 @@ def _last_value(iterable: cst.BaseExpression) -> Optional[str]:
 
     if isinstance(iterable, cst.Subscript) and is_range(iterable.value, 1) and len(iterable.slice) == 1:
         part = iterable.slice[0].slice
-        if isinstance(part, cst.Slice) and part.lower is None and part.upper is None and _int(part.step) == -1:
+        if isinstance(part, cst.Slice) and part.lower is None and part.upper is None and int_literal(part.step) == -1:
             return "0"
     elif isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "reversed" \
             and len(iterable.args) == 1 and is_range(iterable.args[0].value, 1):
         return "0"
-    elif is_range(iterable, 3) and _int(iterable.args[1].value) == -1 and _int(iterable.args[2].value) == -1:
+    elif is_range(iterable, 3) and int_literal(iterable.args[1].value) == -1 and int_literal(iterable.args[2].value) == -1:
         return "0"
-    elif is_range(iterable, 1) and _int(iterable.args[0].value) is not None and _int(iterable.args[0].value) > 0:
-        return str(_int(iterable.args[0].value) - 1)
+    elif is_range(iterable, 1) and int_literal(iterable.args[0].value) is not None and int_literal(iterable.args[0].value) > 0:
+        return str(int_literal(iterable.args[0].value) - 1)
     return None
 
 
-def _int(node: Optional[cst.BaseExpression]) -> Optional[int]:
+def int_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:
     """An integer literal's value, ``-1`` included."""
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = _int(node.expression)
+        inner = int_literal(node.expression)
         return -inner if inner is not None else None
     return int(node.value, 0) if isinstance(node, cst.Integer) else None
 

@@ -17,7 +17,7 @@ from ..knowledge.torch_facts import is_copy_intent_conversion
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from ..signature import Side
-from .alias_rule import AliasRule, mutation_ops, whole_index
+from .alias_rule import AliasRule, int_literal, mutation_ops, whole_index
 from .argument_writes import ArgumentWrites
 from .base import WRITES
 from .fixkit import UNSAFE, copy_after, make_fix
@@ -331,7 +331,7 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
             return False
         return not (set(written.ops()) | set(read.origin.ops())) & catalog.ARRAY_TENSOR_BRIDGE_OPS
 
-    def _called_here(self, analysis: AliasAnalysis, param: str) -> Optional[int]:
+    def _passed_temporaries(self, analysis: AliasAnalysis, param: str) -> Optional[int]:
         """The line of the first call of the function being linted in its own module, where every
         such call passes as ``param`` a local name or an arithmetic result (``ProjectIndex.
         passed_temporaries``); None where the module does not call it so."""
@@ -425,7 +425,7 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
             caller = self._read_by_caller(analysis, scope, read.key) if read.escape and isinstance(
                 scope, cst.FunctionDef) and read.key in analysis.params else None
             swapped = next((o for o in written.chain() if id(o.node) in analysis.partial_returns), None)
-            temporaries = self._called_here(analysis, read.key) if caller is None and read.escape \
+            temporaries = self._passed_temporaries(analysis, read.key) if caller is None and read.escape \
                 and read.key in analysis.params else None
             if direction == "returned":
                 severity = Severity.WARNING  # no caller seen reading the argument afterwards
@@ -511,29 +511,20 @@ def _constant_index(node: cst.Subscript):
     for element in node.slice:
         inner = element.slice
         if isinstance(inner, cst.Slice):
-            bounds = (_int_or_none(inner.lower), _int_or_none(inner.upper))
-            out.append(bounds if inner.step is None and all(b is not False for b in bounds) else ":")
+            ends = (inner.lower, inner.upper)
+            bounds = tuple(int_literal(e) for e in ends)
+            constant = inner.step is None and all(e is None or b is not None for e, b in zip(ends, bounds))
+            out.append(bounds if constant else ":")
             continue
         value = inner.value
         if isinstance(value, cst.Ellipsis):
             out.append("...")
         else:
-            number = _int_or_none(value)
-            if number is False:
+            number = int_literal(value)
+            if number is None:
                 return None
             out.append(number)
     return tuple(out)
-
-
-def _int_or_none(node: Optional[cst.BaseExpression]):
-    """A bound's constant: an int, None where there is no bound, False where it is not a constant."""
-    if node is None:
-        return None
-    if isinstance(node, cst.Integer):
-        return int(node.value, 0)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
-        return -int(node.expression.value, 0)
-    return False
 
 
 def _disjoint(a, b) -> bool:
