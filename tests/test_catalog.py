@@ -423,6 +423,32 @@ def test_ops_with_results_that_carry_no_gradient():
         assert not out.requires_grad and not out.is_floating_point(), name
 
 
+# One call per op of INDEX_PAIR_RESULTS (none needs a dim for its pair) and INDEX_PAIR_WITH_DIM (with one).
+_INDEX_PAIR_CALLS = {
+    "topk": lambda x: x.topk(2), "sort": lambda x: torch.sort(x), "kthvalue": lambda x: x.kthvalue(2),
+    "mode": lambda x: torch.mode(x), "cummax": lambda x: x.cummax(1), "cummin": lambda x: torch.cummin(x, 1),
+    "max": lambda x: torch.max(x, 1), "min": lambda x: x.min(dim=1), "median": lambda x: x.median(1),
+    "nanmedian": lambda x: torch.nanmedian(x, -1),
+}
+
+
+def test_index_pairs_give_indices_without_gradient_and_values_with_it():
+    """Each op returns (values, indices): the values keep the graph, the indices (element 1 and
+    ``.indices``) are int64 without one; those that need a dim give one value without it (and
+    ``torch.max(x, y)`` is elementwise)."""
+    assert set(_INDEX_PAIR_CALLS) == catalog.INDEX_PAIR_RESULTS | catalog.INDEX_PAIR_WITH_DIM
+    x = torch.randn(3, 4, requires_grad=True)
+    for name, call in _INDEX_PAIR_CALLS.items():
+        out = call(x)
+        assert out[1] is out.indices and out[0] is out.values, name
+        assert out.values.requires_grad and not out.indices.requires_grad, name
+        assert out.indices.dtype == torch.int64, name
+    for name in catalog.INDEX_PAIR_WITH_DIM:
+        one = getattr(x, name)()
+        assert isinstance(one, torch.Tensor) and one.dim() == 0 and one.requires_grad, name
+    assert isinstance(torch.max(x, torch.randn(3, 4)), torch.Tensor)
+
+
 # Expressions whose dtype class ``analysis/dtypes.py`` tells from the catalogue (issue 41), each
 # evaluated with torch: the class it gives must be the class of the dtype torch returns.
 DTYPE_CLASS_CASES = [

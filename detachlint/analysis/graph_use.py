@@ -16,7 +16,9 @@ import libcst as cst
 from .order import ScopeOrder
 from ..knowledge import catalog
 from ..knowledge.torch_facts import (carries_no_gradient, cuts_graph, is_view_attribute, is_view_method, makes_leaf,
-                          may_return_receiver, saves_nothing_of_input, saves_result, zero_gradient_at_neg_inf)
+                          may_return_receiver, returns_index_pair, saves_nothing_of_input, saves_result,
+                          zero_gradient_at_neg_inf)
+from .copies import literal_int
 from .torchnames import TorchNames, dotted_name
 from ..walk import significant_children, walk
 
@@ -41,7 +43,7 @@ class GraphUse:
 
     def __init__(self, body: cst.CSTNode, order: ScopeOrder, torch_names: TorchNames, names: Iterable[str],
                  call_keeps: Optional[Callable[[str, int], bool]] = None) -> None:
-        self.order, self.torch_names = order, torch_names
+        self.order = order
         # ``ModuleView.call_keeps``: whether a call of the project may save its argument (None: any may)
         self.call_keeps = call_keeps
         self.names = set(names)
@@ -49,8 +51,10 @@ class GraphUse:
         # (name, first and last position of the statement, the statement)
         self.rebinds: List[Tuple[str, int, int, cst.CSTNode]] = []
         self.statements: List[Tuple[int, int, cst.CSTNode]] = []  # small statements and their spans
+        self.local: Set[str] = set()  # the plain names the body binds
         self._walk(body, ())
         self.statements.sort(key=lambda s: s[0])
+        self.torch_names = torch_names.without(self.local)
 
     def _walk(self, node: cst.CSTNode, parents: Tuple[cst.CSTNode, ...]) -> Tuple[int, int]:
         """Record ``node``'s subtree; return the least and greatest positions in it."""
@@ -69,6 +73,8 @@ class GraphUse:
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.For)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for name in _bound(targets):
+                if "." not in name:
+                    self.local.add(name)
                 if name in self.names:
                     self.rebinds.append((name, low, high, node))
         return low, high
@@ -122,14 +128,14 @@ class GraphUse:
         root = dotted_name(use)
         if value is not None and root is not None and root.split(".")[0] not in names_in(value, self.torch_names):
             return False  # ``F.embedding(codes, w).detach()``, ``torch.argmin(x @ w)``: no graph comes out
-        derived = _local_targets(statement)
+        derived = _local_targets(statement, self.torch_names)
         if derived is None:
             return True
         for _, _, later in (s for s in self.statements if s[0] > at):
             value = getattr(later, "value", None)
             if value is None or not (names_in(value, self.torch_names) & derived) or _into_untracked(later):
                 continue
-            targets = _local_targets(later)
+            targets = _local_targets(later, self.torch_names)
             if targets is None:
                 return True  # returned, stored on an object, handed to a call
             derived |= targets
@@ -186,9 +192,16 @@ class GraphUse:
             return True
         if kind not in ("method", "torch") or op is None:
             return False
-        if carries_no_gradient(op) or cuts_graph(op):
+        if carries_no_gradient(op) or cuts_graph(op) or self._indices_only(use):
             return False
         return not (neg_inf_fill and zero_gradient_at_neg_inf(op))
+
+    def _indices_only(self, use: _Use) -> bool:
+        """Whether the op taking ``use`` gives only the indices of its (values, indices) pair:
+        ``x.max(1)[1]``, ``torch.topk(x, k).indices``."""
+        _, parents = self._through_views(use.node, use.parents)
+        return len(parents) > 2 and isinstance(parents[-2], cst.Call) \
+            and getattr(parents[-3], "value", None) is parents[-2] and index_half(parents[-3], self.torch_names)
 
     def _consumer(self, use: _Use) -> Tuple[str, Optional[str]]:
         """What takes the tensor (through its views): ``("method", op)`` for ``x.op(...)``,
@@ -276,7 +289,7 @@ class _CreateGraph(cst.CSTVisitor):
 def names_in(node: cst.CSTNode, graph: Optional[TorchNames] = None) -> Set[str]:
     """The names read in an expression (not inside lambdas); with ``graph``, only those whose
     gradient can flow into the expression's value: not inside ``torch.argmin(d)``, ``d.argmax(1)``,
-    ``d.detach()``, a comparison (integer, boolean or cut results carry none)."""
+    ``d.max(1)[1]``, ``d.detach()``, a comparison (integer, boolean or cut results carry none)."""
     return names_and_calls(node, graph)[0]
 
 
@@ -302,6 +315,12 @@ class _Names(cst.CSTVisitor):
     def visit_Comparison(self, node: cst.Comparison) -> bool:
         return self.graph is None
 
+    def visit_Subscript(self, node: cst.Subscript) -> bool:
+        return self.graph is None or not index_half(node, self.graph)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return self.graph is None or node.attr.value != "indices" or not index_half(node, self.graph)
+
     def visit_Call(self, node: cst.Call) -> bool:
         self.calls.append(node)
         if self.graph is None:
@@ -324,6 +343,45 @@ def _bound(targets: Sequence[cst.BaseExpression]) -> List[str]:
     return out
 
 
+def returns_indices(call: cst.Call, graph: TorchNames, named: bool = False) -> bool:
+    """``x.max(1)``, ``torch.max(x, dim=1)``, ``x.topk(k)``: a call whose result is a (values,
+    indices) pair (a dim is an integer literal or ``dim=``; ``torch.max(x, y)`` is elementwise).
+    ``named``: its ``.indices`` is read, which only a pair has."""
+    op, first = graph.op(call)
+    if op is None:
+        return False
+    if named:
+        return returns_index_pair(op, dim_given=True)
+    rest = call.args[1:] if call.args and call.args[0].value is first else call.args
+    dim_given = any(a.keyword is not None and a.keyword.value in ("dim", "keepdim") for a in rest) or (
+        bool(rest) and rest[0].keyword is None and not rest[0].star and literal_int(rest[0].value) is not None)
+    return returns_index_pair(op, dim_given)
+
+
+def index_half(node: cst.CSTNode, graph: TorchNames) -> bool:
+    """``x.max(1)[1]``, ``torch.topk(x, k).indices``: the indices of a (values, indices) pair, an
+    integer tensor through which no gradient flows."""
+    named = isinstance(node, cst.Attribute)
+    if named:
+        picked = node.attr.value == "indices"
+    elif isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        picked = literal_int(node.slice[0].slice.value) in (1, -1)
+    else:
+        return False
+    return picked and isinstance(node.value, cst.Call) and returns_indices(node.value, graph, named)
+
+
+def _graph_targets(targets: Sequence[cst.BaseExpression], value: cst.BaseExpression,
+                   graph: TorchNames) -> Sequence[cst.BaseExpression]:
+    """The targets that receive the graph of ``value``: in ``v, i = x.max(1)`` only ``v``."""
+    if len(targets) == 1 and isinstance(targets[0], (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
+        elements = targets[0].elements
+        if len(elements) == 2 and not any(isinstance(e, cst.StarredElement) for e in elements) \
+                and returns_indices(value, graph):
+            return [elements[0].value]
+    return targets
+
+
 def _into_untracked(statement: cst.CSTNode) -> bool:
     """``p.data.copy_(v)``, ``p.data = v``: the values go where autograd does not look, so no
     gradient flows back through this statement into the graph that computed ``v``."""
@@ -335,11 +393,12 @@ def _into_untracked(statement: cst.CSTNode) -> bool:
         and call.func.value.attr.value == "data"
 
 
-def _local_targets(statement: cst.CSTNode) -> "Optional[Set[str]]":
-    """The local names an assignment binds; None for anything else (a return, an expression, an
-    assignment to an attribute or an item)."""
+def _local_targets(statement: cst.CSTNode, graph: TorchNames) -> "Optional[Set[str]]":
+    """The local names an assignment binds the graph of its value to (not the indices of ``_, i =
+    x.max(1)``); None for anything else (a return, an expression, an assignment to an attribute
+    or an item)."""
     if isinstance(statement, cst.Assign):
-        targets = [t.target for t in statement.targets]
+        targets = list(_graph_targets([t.target for t in statement.targets], statement.value, graph))
     elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
         targets = [statement.target]
     else:

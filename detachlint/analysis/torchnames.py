@@ -7,7 +7,8 @@ replaces LibCST's QualifiedNameProvider, which costs several times a parse.
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+import copy
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -123,6 +124,17 @@ class TorchNames(Analysis):
         # library's, so an op's name (``x.permute``, ``x[..., 0] = v``) is no torch evidence there
         self.foreign = not self.imports_torch and any(
             v.partition(".")[0] in catalog.FOREIGN_TENSOR_LIBRARIES for v in self.bindings.values())
+
+    def without(self, local: Iterable[str]) -> "TorchNames":
+        """These names as seen inside a function that binds ``local`` itself: there ``dist`` of
+        ``dist = x @ w`` is a tensor, whatever ``import torch.distributed as dist`` binds elsewhere
+        in the module (the map is module-wide)."""
+        shadowed = self.bindings.keys() & set(local)
+        if not shadowed:
+            return self
+        scoped = copy.copy(self)
+        scoped.bindings = {k: v for k, v in self.bindings.items() if k not in shadowed}
+        return scoped
 
     def qualified(self, node: cst.BaseExpression) -> Optional[str]:
         name = dotted_name(node)

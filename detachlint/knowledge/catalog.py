@@ -158,6 +158,12 @@ ZERO_GRADIENT_AT_NEG_INF = frozenset("softmax sigmoid exp".split())
 # Ops whose result is integer (or boolean) and carries no gradient: a graph that only feeds them is
 # never backpropagated through them.
 NO_GRADIENT_RESULTS = frozenset("argmax argmin argsort eq ne gt lt ge le isnan isinf".split())
+# Reductions whose result is a (values, indices) pair: the indices (``[1]``, ``.indices``, the second
+# name of an unpacking) are int64 and carry no gradient; the values keep the graph. Those of
+# INDEX_PAIR_WITH_DIM return the pair only when given a dim (``x.max()`` is one value; ``torch.max(x,
+# y)`` is elementwise). ``tests/test_catalog.py`` checks both against torch.
+INDEX_PAIR_RESULTS = frozenset("topk sort kthvalue mode cummax cummin".split())
+INDEX_PAIR_WITH_DIM = frozenset("max min median nanmedian".split())
 # Methods whose result carries no graph (a Python value, an array, or a detached tensor).
 GRAPH_CUTTING_METHODS = frozenset("detach detach_ item tolist numpy".split())
 # Tensor methods whose result is computed from the receiver (it keeps the receiver's graph), besides

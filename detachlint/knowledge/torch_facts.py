@@ -182,6 +182,13 @@ def carries_no_gradient(op: Optional[str]) -> bool:
     return op in catalog.NO_GRADIENT_RESULTS
 
 
+def returns_index_pair(op: Optional[str], dim_given: bool) -> bool:
+    """``x.max(1)``, ``torch.topk(x, k)``, ``x.sort()`` (by member name; ``dim_given``: a dim was
+    passed): an op whose result is a (values, indices) pair, whose indices carry no gradient.
+    ``max``, ``min`` and ``median`` only with a dim: ``x.max()`` is one value, with the graph."""
+    return op in catalog.INDEX_PAIR_RESULTS or (dim_given and op in catalog.INDEX_PAIR_WITH_DIM)
+
+
 def cuts_graph(method: str) -> bool:
     """``x.detach()``, ``x.item()``, ``x.size()``: a method whose result carries no graph of ``x``."""
     return method in catalog.GRAPH_CUTTING_METHODS or method in catalog.METADATA_METHODS

@@ -32,7 +32,7 @@ class DataMutation(DataWrite):
     have saved the tensor (a product, a module call; not a view, a sum, `+` or a comparison of
     it; not a project function that reads only its shape or address, nor a project
     `autograd.Function` whose forward keeps other arguments only) in a graph that may be
-    backpropagated (not one whose values only feed `argmin`), or
+    backpropagated (not one whose values only feed `argmin` or the indices of `x.max(1)`), or
     where the tensor is a result of the graph and a later op backpropagates through it:
     autograd then sends gradient to the cells the write replaced (not to cells set to -inf
     before a softmax or sigmoid, which get none). A `.data` write where no graph is visible
