@@ -41,6 +41,69 @@ def test_every_underscore_method_is_classified():
     assert underscored - known == set(), "new in-place methods in torch: add them to the catalogue"
 
 
+# Arguments for each op of ``catalog.KEPT_THROUGH_DATA``, run on the ``.data`` of a (1, 3) tensor.
+_METADATA_CALLS = {
+    "resize_": (4, 5), "resize_as_": (torch.ones(2),), "set_": (torch.ones(4),), "as_strided_": ((3, 1), (1, 1)),
+    "t_": (), "transpose_": (0, 1), "swapdims_": (0, 1), "swapaxes_": (0, 1), "unsqueeze_": (0,), "squeeze_": (0,),
+}
+
+
+def _layout(t):
+    return tuple(t.shape), t.stride(), t.storage_offset()
+
+
+def test_metadata_ops_are_torchs_inplace_view_ops():
+    """The ops that change a tensor's size, strides or storage are those torch tags
+    ``inplace_view`` (``detach_`` changes autograd metadata only)."""
+    tagged = {n for n in dir(torch.Tensor) if n.endswith("_") and not n.startswith("__")
+              and any(torch.Tag.inplace_view in o.tags for o in _aten_overloads(n))}
+    assert set(catalog.KEPT_THROUGH_DATA) == tagged - {"detach_"}
+    assert set(catalog.KEPT_THROUGH_DATA) == catalog.INPLACE_VIEW_METHODS | catalog.STORAGE_WRITING_METHODS
+    assert set(_METADATA_CALLS) == set(catalog.KEPT_THROUGH_DATA)
+
+
+@pytest.mark.parametrize("name", sorted(catalog.KEPT_THROUGH_DATA))
+def test_metadata_ops_through_data_change_only_the_alias(name):
+    """``x.data.<op>(...)`` changes the alias's layout (or storage) and leaves ``x`` its shape,
+    strides and offset; ``set_`` gives the alias another storage, the others keep ``x``'s."""
+    for alias in (lambda x: x.data, lambda x: x.detach()):
+        x = torch.zeros(1, 3)
+        before, pointer = _layout(x), x.untyped_storage().data_ptr()
+        a = alias(x)
+        getattr(a, name)(*_METADATA_CALLS[name])
+        assert _layout(x) == before and _layout(a) != before, name
+        shares = a.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        assert shares is (catalog.KEPT_THROUGH_DATA[name] != "storage"), name
+        if catalog.KEPT_THROUGH_DATA[name] == "storage":
+            assert x.untyped_storage().data_ptr() == pointer
+    direct = torch.zeros(1, 3)
+    getattr(direct, name)(*_METADATA_CALLS[name])
+    assert _layout(direct) != (((1, 3)), (3, 1), 0), name  # without ``.data`` the op reaches the tensor
+
+
+def test_values_written_after_a_resize_through_data_land_in_the_storage_the_tensor_sees_in_part():
+    """faster-rcnn's ``im_data.data.resize_(s).copy_(t)``: ``im_data`` keeps its shape and holds the
+    first of the copied values; after ``set_`` nothing written reaches it."""
+    x = torch.zeros(1)
+    x.data.resize_(3).copy_(torch.tensor([7.0, 8.0, 9.0]))
+    assert x.shape == (1,) and x.tolist() == [7.0]
+    w, other = torch.zeros(1), torch.zeros(3)
+    w.data.set_(other).fill_(5)
+    assert w.tolist() == [0.0] and other.tolist() == [5.0, 5.0, 5.0]
+
+
+def test_grad_refusing_ops_refuse_a_tensor_that_requires_grad_under_no_grad():
+    for name in sorted(catalog.KEPT_THROUGH_DATA):
+        p = torch.zeros(1, 3, requires_grad=True)
+        with torch.no_grad():
+            try:
+                getattr(p, name)(*_METADATA_CALLS[name])
+                refused = False
+            except RuntimeError as error:
+                refused = "cannot resize variables that require grad" in str(error)
+        assert refused is (name in catalog.GRAD_REFUSING_METHODS), name
+
+
 def test_inplace_methods_bump_the_version_counter():
     x = torch.ones(3)
     for name, args in [("add_", (1,)), ("mul_", (2,)), ("zero_", ()), ("copy_", (torch.ones(3),)),

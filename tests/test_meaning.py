@@ -195,3 +195,36 @@ def test_an_argument_only_arrays_and_tensors_share_ops_with_is_not_called_a_tens
     proc = detachlint("check", "--no-cache", "--output-format", "json", "m.py", cwd=tmp_path)
     related = {f["location"]["row"]: [r["message"] for r in f["related"]] for f in json.loads(proc.stdout)}
     assert related == {3: ["`m` is the caller's array or tensor"], 9: ["`t` is the caller's tensor"]}
+
+
+def test_a_resize_or_set_through_data_says_the_tensor_keeps_its_shape_or_storage(tmp_path):
+    """faster-rcnn's ``im_data.data.resize_(s).copy_(t)`` (issue 40; its issues #483, #543): the op
+    changes only the ``.data`` alias, so the message says what ``im_data`` keeps, not that a
+    version counter is bypassed; no fix is offered (dropping ``.data`` would resize the tensor)."""
+    fixture = REPO / "tests" / "fixtures" / "tal003_alias_only_metadata.py"
+    lines = fixture.read_text(encoding="utf-8").splitlines()
+    found = {f["location"]["row"]: f for f in findings("--select", "TAL001,TAL003", str(fixture), cwd=tmp_path)}
+
+    def at(code):
+        return found[next(i for i, line in enumerate(lines, 1) if line.strip().startswith(code))]
+
+    resized = at("im_data.data.resize_(")
+    assert resized["message"] == "`.resize_()` on `im_data.data` changes only the `.data` alias: `im_data` keeps its shape"
+    notes = " ".join(resized["notes"])
+    assert "`.copy_()` then writes into the storage `im_data` shares" in notes
+    assert "sees only the values within its own shape" in notes and "cannot be resized" in notes
+    assert "no_grad():` without `.data` gives identical values" not in notes
+    assert at("w.data.set_(other)")["message"].endswith("`w` keeps its storage")
+    assert "lands in that other storage, not in `w`" in " ".join(at("w.data.set_(other).fill_(5)")["notes"])
+    assert at("w.data.t_()")["message"].endswith("`w` keeps its shape and strides")
+    assert "under `torch.no_grad()` where it requires grad" in " ".join(at("w.data.t_()")["notes"])
+    # value writes reach the tensor: the old message, and its safe fix's advice
+    assert at("x.data.copy_(y)")["message"] == "`.copy_()` on `x.data` bypasses autograd's version counter"
+    assert at("x.data.zero_()")["message"] == "`.zero_()` on `x.data` bypasses autograd's version counter"
+    # before a pending backward: a resize alone changes no value; the copy after it does
+    assert at("buf.data.resize_(3)  #")["severity"] == "warning"
+    copied = at("buf.data.resize_(3).copy_(src)")
+    assert copied["message"] == "`.copy_()` after `.resize_()` on `buf.data` changes `buf` before a pending backward()"
+    assert "`buf` keeps its shape" in copied["notes"][0]
+    alias_only = [f for f in found.values() if "changes only the `.data` alias" in f["message"]]
+    assert len(alias_only) == 13 and all(f["fix"] is None for f in alias_only)

@@ -4,7 +4,7 @@ assignment, item assignment, augmented assignment, ``nn.init``, ``out=``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -22,6 +22,7 @@ class DataUse:
     write: Optional[str]
     reported: cst.CSTNode  # the node a finding covers
     op: Optional[str] = None  # the in-place method or init function, for messages and signatures
+    then: Tuple[str, ...] = ()  # in-place methods chained after ``op``: ``copy_`` of ``.resize_(s).copy_(t)``
 
 
 def own_data(node: cst.Attribute, parents: List[cst.CSTNode]) -> bool:
@@ -73,13 +74,14 @@ def classify_data_use(node: cst.Attribute, parents: List[cst.CSTNode], names: To
     if isinstance(p, cst.Attribute) and p.value is cur and isinstance(parent(1), cst.Call) and parent(1).func is p:
         method = p.attr.value
         if writes_receiver(method):
-            top, k = parent(1), 2
+            top, k, then = parent(1), 2, []
             # p.data.mul_(a).add_(b): in-place ops return their receiver; one finding per chain.
             while (isinstance(parent(k), cst.Attribute) and parent(k).value is top
                    and parent(k).attr.value in catalog.INPLACE_METHODS
                    and isinstance(parent(k + 1), cst.Call) and parent(k + 1).func is parent(k)):
+                then.append(parent(k).attr.value)
                 top, k = parent(k + 1), k + 2
-            return DataUse(node, "inplace", top, method)
+            return DataUse(node, "inplace", top, method, tuple(then))
     # ``(a.data, b.data) = f()``: an element of an unpacking target is assigned as a whole target is
     target, k = cur, 0
     while isinstance(parent(k), (cst.Element, cst.StarredElement)) and parent(k).value is target \

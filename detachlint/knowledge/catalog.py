@@ -36,6 +36,21 @@ INPLACE_VIEW_METHODS = frozenset(
 # In-place ops that give a tensor other storage or another size (its values follow from that).
 STORAGE_WRITING_METHODS = frozenset("set_ resize_ resize_as_".split())
 
+# What ``X`` keeps when one of the ops above runs on ``X.data`` (or ``X.detach()``): the op
+# changes only the alias, never ``X`` (torch 2.13; releases from 1.1 on raised "set_sizes_contiguous
+# is not allowed on Tensor created from .data" there instead). "shape": ``X`` keeps its size and
+# strides over the storage it still shares (``resize_`` grows that storage in place: values written
+# through the alias then land in ``X``'s memory, laid out by the alias's shape); "storage": the
+# alias takes another tensor's storage, ``X`` keeps its own and its shape. Measured in
+# tests/test_catalog.py.
+KEPT_THROUGH_DATA = {
+    **dict.fromkeys(INPLACE_VIEW_METHODS, "shape and strides"),
+    "resize_": "shape", "resize_as_": "shape", "set_": "storage",
+}
+# Ops that raise on a tensor that requires grad even under ``torch.no_grad()`` ("cannot resize
+# variables that require grad"): only a new tensor bound to the name changes such a one's size.
+GRAD_REFUSING_METHODS = frozenset("resize_ resize_as_".split())
+
 # Methods that end in ``_`` yet write no tensor values (flags, sharing, autograd bookkeeping,
 # private helpers). Listed so the catalogue test can prove INPLACE_METHODS is complete.
 NOT_WRITING_UNDERSCORE_METHODS = frozenset(

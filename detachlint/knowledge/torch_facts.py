@@ -55,7 +55,18 @@ def writes_first_argument(qualified: Optional[str]) -> bool:
 def writes_own_metadata(method: str) -> bool:
     """``x.unsqueeze_(0)``, ``x.set_(s)``, ``x.resize_(n)``: an in-place op that changes the tensor
     object's own size, storage or strides (through ``p.data`` it leaves ``p`` as it was)."""
-    return method in catalog.INPLACE_VIEW_METHODS or method in catalog.STORAGE_WRITING_METHODS
+    return method in catalog.KEPT_THROUGH_DATA
+
+
+def kept_through_data(method: str) -> Optional[str]:
+    """What ``p`` keeps when ``p.data.<method>(...)`` runs: ``"shape"`` (``resize_``), ``"shape and
+    strides"`` (``t_``, ``unsqueeze_``), ``"storage"`` (``set_``); None for an op that writes values."""
+    return catalog.KEPT_THROUGH_DATA.get(method)
+
+
+def refuses_grad(method: str) -> bool:
+    """``p.resize_(n)`` raises on a ``p`` that requires grad, even under ``torch.no_grad()``."""
+    return method in catalog.GRAD_REFUSING_METHODS
 
 
 def stepped_optimizer(method: str, receiver: Node, args: Sequence[Node],

@@ -15,7 +15,7 @@ from ..analysis.hooks import AppliedFunctions, ForwardHooks
 from ..analysis.order import ScopeOrder
 from ..knowledge import catalog
 from ..analysis.tensors import Kind, TensorFacts
-from ..knowledge.torch_facts import is_view_method, may_return_receiver
+from ..knowledge.torch_facts import is_view_method, kept_through_data, may_return_receiver
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from .base import Rule, Sites
@@ -47,7 +47,9 @@ class DataWrite(Rule):
         if id(statement) in self._statements:
             return
         self._statements.add(id(statement))  # one finding per statement, of whichever rule its first write is
-        severity, context, pending = self._severity(node)
+        # ``X.data.resize_(n)`` alone changes no value of ``X``: no gradient can go wrong, whatever is pending
+        severity, context, pending = ((Severity.WARNING, None, None) if alias_only(use) and landing(use) is None
+                                      else self._severity(node))
         if severity is self.severity:
             self.report_write(node, use, statement, context, pending)
 
@@ -188,6 +190,28 @@ class DataWrite(Rule):
         casts = _Casts(self.ctx.code_for(node).strip(), self.ctx.statement())
         walk(around, casts)
         return self.ctx.line(casts.found) if casts.found is not None else None
+
+
+def alias_only(use: DataUse) -> Optional[str]:
+    """For ``X.data.resize_(n)``, ``X.data.set_(t)``, ``X.data.t_()``: what ``X`` keeps (its
+    ``shape``, ``shape and strides`` or ``storage``), as the op changes only the alias ``.data``
+    returned; None for a write of values."""
+    return kept_through_data(use.op) if use.write == "inplace" and use.op else None
+
+
+def landing(use: DataUse) -> Optional[str]:
+    """After an op that changes only the alias (``alias_only``), the first op of the chain whose
+    values land in ``X``'s memory: ``copy_`` of ``im.data.resize_(s).copy_(t)``; none after
+    ``set_`` (the alias then writes another tensor's storage) and none for other writes."""
+    if alias_only(use) is None:
+        return None
+    for op in (use.op, *use.then):
+        kept = kept_through_data(op)
+        if kept == "storage":
+            return None
+        if kept is None:
+            return op
+    return None
 
 
 _FLOAT_CASTS = frozenset(m for m, c in catalog.CLASS_METHODS.items() if c == "float") | (catalog.DTYPE_ARGUMENT_METHODS - {"type_as"})

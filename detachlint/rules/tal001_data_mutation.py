@@ -10,7 +10,7 @@ import libcst as cst
 from ..analysis.data_use import DataUse
 from ..findings import Severity
 from ..signature import Signature, Source
-from .data_write import DataWrite
+from .data_write import DataWrite, alias_only, landing
 
 
 class DataMutation(DataWrite):
@@ -40,7 +40,10 @@ class DataMutation(DataWrite):
     op saved, a forward hook's round trip of a tensor's own values through another floating
     dtype and back, a reset of `x.grad.data` between two backwards: autograd saves no `.grad`
     unless `create_graph=True` or an op of the graph took it) is TAL003 (data-write-idiom), the discouraged idiom, not this hazard:
-    `ignore = ["TAL003"]` keeps this rule and drops that one.
+    `ignore = ["TAL003"]` keeps this rule and drops that one. So is an op that changes only a
+    shape, strides or storage (`p.data.resize_(n)`, `p.data.t_()`, `p.data.set_(q)`): through
+    `.data` it changes only the alias, no value of `p`. A value write chained after a resize
+    (`p.data.resize_(n).copy_(q)`) lands in `p`'s memory and is this rule's.
 
     ## Example
     ```python
@@ -80,8 +83,13 @@ class DataMutation(DataWrite):
                   f"To keep the values, compute with an updated copy of `{owner}` instead, or write after "
                   f"backward() under `with torch.no_grad():`.")
         notes = (f"{because}: autograd cannot see the write, so the gradient will be silently wrong.", remedy)
+        what, lands = self.what(use), landing(use)
+        if lands is not None:  # ``X.data.resize_(s).copy_(t)``: the resize stays on the alias, the copy lands in X
+            what = f"`.{lands}()` after {what}"
+            notes = (f"`.{use.op}()` changes only the `.data` alias (`{owner}` keeps its {alias_only(use)}); the "
+                     f"values `.{lands}()` writes land in `{owner}`'s memory.", *notes)
         related = [(pending, "the pending backward() that reads the changed values")] if pending is not None else []
-        self.ctx.report(use.reported, self.code, f"{self.what(use)} changes `{owner}` {where}", self.severity,
+        self.ctx.report(use.reported, self.code, f"{what} changes `{owner}` {where}", self.severity,
                         related, signature=Signature(self.code, (use.op,) if use.op else (), write=use.write,
                                                      source=Source(pending_graph=True)),
                         notes=notes)

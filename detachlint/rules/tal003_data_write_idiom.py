@@ -1,6 +1,7 @@
 """TAL003 data-write-idiom: a write through ``Tensor.data`` where no graph is visible: the values
 are right, but the write is untracked; ``torch.no_grad()`` gives the same values and keeps
-autograd's version check."""
+autograd's version check. Also an op that changes only the ``.data`` alias's shape, strides or
+storage (``x.data.resize_(n)``): the message says what ``x`` keeps."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from ..analysis.hooks import AppliedFunctions
 from ..analysis.order import ScopeOrder
 from ..knowledge import catalog
 from ..analysis.tensors import Kind, TensorFacts
-from ..knowledge.torch_facts import converts_dtype_or_device, writes_own_metadata
+from ..knowledge.torch_facts import converts_dtype_or_device, refuses_grad, writes_own_metadata
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Edit, Fix, Location, Severity
 from ..signature import Signature, Source
-from .data_write import DataWrite
+from .data_write import DataWrite, alias_only, landing
 from .fixkit import SAFE, UNSAFE, insert_before, line_text, make_fix, replace_tail, require_import
 from ..walk import walk
 
@@ -37,6 +38,18 @@ class DataWriteIdiom(DataWrite):
     A `data` field of a config or record is not a tensor's: `cfg.data = self.data` in a
     dataclass, or `cfg.loader.data = cfg.data` (a field moved within one object tree), is not
     flagged where nothing else shows a tensor.
+
+    Ops that change a tensor's shape, strides or storage rather than its values (`resize_`,
+    `resize_as_`, `set_`, `t_`, `transpose_`, `unsqueeze_`, `squeeze_`, `as_strided_`, ...) are
+    also this rule's, whether a graph is pending or not, with a message that says what goes
+    wrong: through `.data` they change only the alias, so the tensor keeps its shape (or, for
+    `set_`, its storage). The old input-buffer idiom `im_data.data.resize_(s).copy_(t)` leaves
+    `im_data` with its old shape (faster-rcnn.pytorch issues #483 and #543: torch releases from
+    1.1 on raised "set_sizes_contiguous is not allowed on Tensor created from .data" there;
+    torch 2.13 runs the line silently). A write chained after the resize (`.copy_(t)`,
+    `.zero_()`) lands in the storage the tensor shares, laid out by the alias's new shape: the
+    tensor sees only the values within its own shape. Where a graph is pending, that chained
+    write is TAL001's.
 
     ## Why is this bad?
     `p.data` is an alias of `p`'s storage with a fresh version counter, so autograd cannot see
@@ -83,7 +96,9 @@ class DataWriteIdiom(DataWrite):
     function may run a graph built before the write, or when the statement calls user code. For
     a `.grad` that no graph in the function saved (see TAL001), the title says just that, and
     that a graph built outside the function may have. No
-    fix rebinds `X.data` (`X.data = v`), `out=`, a collective or `resize_`/`set_`.
+    fix rebinds `X.data` (`X.data = v`), `out=`, a collective, or changes a shape, strides or
+    storage (`resize_`, `set_`, `t_`, ...): without `.data` the op would reach the tensor, which
+    the code as written never did.
     """
 
     code = "TAL003"
@@ -93,17 +108,21 @@ class DataWriteIdiom(DataWrite):
     def report_write(self, node: cst.Attribute, use: DataUse, statement: cst.CSTNode,
                      context: Optional[Tuple[str, str]], pending: Optional[cst.CSTNode]) -> None:
         owner = self.ctx.code_for(node.value)
-        message, note = self._advice(use, owner, statement)
-        # a forward hook's round trip through another dtype, a ``.grad`` no graph saved: why no gradient changes
-        notes = ((f"{context[1]}.", note) if context is not None
-                 else (f"{self.no_graph()}; {note}",))
+        kept = alias_only(use)
+        if kept is not None:
+            message, *notes = _alias_only_advice(use, owner, kept)
+            notes = [f"{context[1]}.", *notes] if context is not None else notes
+        else:
+            message, note = self._advice(use, owner, statement)
+            # a forward hook's round trip through another dtype, a ``.grad`` no graph saved: why no gradient changes
+            notes = [f"{context[1]}.", note] if context is not None else [f"{self.no_graph()}; {note}"]
         unsafe = self._unsafe_because(node, owner)
         fix = (lambda ctx, use=use, parents=list(self.ctx.parents), statement=statement, unsafe=unsafe:
                no_grad_fix(ctx, use, parents, statement, unsafe))
         self.ctx.report(use.reported, self.code, message, self.severity, fix=fix,
                         signature=Signature(self.code, (use.op,) if use.op else (), write=use.write,
                                             source=Source(pending_graph=False)),
-                        notes=notes)
+                        notes=tuple(notes))
 
     def _advice(self, use: DataUse, owner: str, statement: cst.CSTNode) -> Tuple[str, str]:
         """The message (one sentence) and what to write instead (the note), as the fix does it."""
@@ -174,6 +193,29 @@ class DataWriteIdiom(DataWrite):
                     return applied.functions[scope.name.value]
                 return None
         return None
+
+
+def _alias_only_advice(use: DataUse, owner: str, kept: str) -> Tuple[str, str, str]:
+    """The message, what happens, and what to write instead for ``X.data.resize_(s)`` and the
+    other ops that change only the alias ``.data`` returns (``kept``: what ``X`` keeps)."""
+    op, lands = use.op, landing(use)
+    message = f"`.{op}()` on `{owner}.data` changes only the `.data` alias: `{owner}` keeps its {kept}"
+    what = ("gives that object another storage" if kept == "storage" else
+            "resizes that object" if kept == "shape" else "changes that object's shape and strides")
+    happens = (f"`{owner}.data` is another tensor object: `.{op}()` {what} only, so after this line `{owner}` has "
+               f"its old {kept}.")
+    if lands is not None:
+        happens += (f" `.{lands}()` then writes into the storage `{owner}` shares, laid out by the alias's new {kept}: "
+                    + (f"`{owner}` sees only the values within its own shape." if kept == "shape" else
+                       f"`{owner}` sees them in its own layout."))
+    elif kept == "storage" and use.then:
+        happens += f" What the chain writes after it lands in that other storage, not in `{owner}`."
+    if refuses_grad(op):
+        advice = (f"To resize `{owner}`, call `.{op}()` on `{owner}` itself (one that requires grad cannot be resized, "
+                  f"even under `torch.no_grad()`: bind a new tensor to the name instead).")
+    else:
+        advice = f"To change `{owner}`, call `.{op}()` on `{owner}` itself, under `torch.no_grad()` where it requires grad."
+    return message, happens, advice
 
 
 def _static(function: cst.FunctionDef) -> bool:
