@@ -37,7 +37,7 @@ from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "25"
+FORMAT = "26"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
