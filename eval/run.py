@@ -106,6 +106,8 @@ def extract(mirrors: Path, repo: str, commit: str, dest: Path, only: list[str] |
     if marker.exists() and marker.read_text() == want:
         return
     mirror = mirrors / slug(repo) / "repo"
+    if (mirror / ".git").is_dir():  # the fetch tool sometimes leaves a clone, not a bare repository
+        mirror = mirror / ".git"
     if not mirror.exists():
         raise SystemExit(f"no mirror for {repo} at {mirror}: run the fetch tool with github:{repo}")
     if dest.exists():

@@ -81,6 +81,69 @@ def test_metadata_ops_through_data_change_only_the_alias(name):
     assert _layout(direct) != (((1, 3)), (3, 1), 0), name  # without ``.data`` the op reaches the tensor
 
 
+# An alias of each kind in ``catalog.VERSION_SHARED_THROUGH``, as the alias analysis names them.
+_ALIASES = {"detach": (lambda x: x.detach(), lambda x: x.detach()[0:1]),
+            "view": (lambda x: x.view(1, 3), lambda x: x[0:1]),
+            "data": (lambda x: x.data,)}
+
+
+@pytest.mark.parametrize("name", sorted(catalog.KEPT_THROUGH_DATA))
+def test_metadata_ops_through_any_alias_object_leave_the_tensor_and_move_its_version_as_cataloged(name):
+    """``v = y.view(1, 3); v.t_()`` (or ``y.detach()``, ``y[0:1]``): ``y`` keeps its shape, strides,
+    offset and values; the op moves the version counter the alias shares with ``y`` (not ``.data``'s),
+    so a backward that saved ``y`` raises; on a view of a tensor that requires grad, ``resize_``
+    raises by itself."""
+    assert set(_ALIASES) == set(catalog.VERSION_SHARED_THROUGH)
+    for kind, makers in _ALIASES.items():
+        for make in makers:
+            w = torch.randn(1, 3, requires_grad=True)
+            y = w.sigmoid()  # saves its result
+            before, values, version = _layout(y), y.detach().clone(), y._version
+            alias = make(y)
+            try:
+                getattr(alias, name)(*_METADATA_CALLS[name])
+            except RuntimeError as error:
+                assert kind == "view" and name in catalog.GRAD_REFUSING_METHODS, (kind, name)
+                assert "cannot resize variables that require grad" in str(error)
+                continue
+            assert _layout(y) == before and torch.equal(y.detach(), values), (kind, name)
+            moved = y._version != version
+            assert moved is catalog.VERSION_SHARED_THROUGH[kind], (kind, name)
+            if name == "set_" and kind == "view":
+                continue  # backward through a view whose storage was replaced fails on its own (setStorage)
+            try:
+                y.sum().backward()
+                raised = False
+            except RuntimeError as error:
+                raised = "modified by an inplace operation" in str(error)
+            assert raised is moved, (kind, name)
+
+
+# How each of ``catalog.OBJECT_RETURNING_CONVERSIONS`` is called with nothing to convert (a CPU
+# tensor of the dtype it converts to); ``cuda`` is the same on a CUDA tensor, measured where one exists.
+_NO_OP_CONVERSIONS = {
+    "bfloat16": torch.bfloat16, "double": torch.float64, "half": torch.float16, "float": torch.float32,
+    "contiguous": None, "cpu": None, "positive": None, "resolve_conj": None, "resolve_neg": None,
+    "to": None, "type": None, "type_as": None, "as_tensor": None, "asarray": None,
+    "atleast_1d": None, "atleast_2d": None, "atleast_3d": None,
+}
+
+
+def test_object_returning_conversions_return_the_tensor_itself_and_reshapes_do_not():
+    assert set(_NO_OP_CONVERSIONS) | {"cuda"} == catalog.OBJECT_RETURNING_CONVERSIONS
+    for name, dtype in _NO_OP_CONVERSIONS.items():
+        x = torch.zeros(2, 3, 4, dtype=dtype or torch.float32)
+        args = {"to": (x.dtype,), "type": (x.type(),), "type_as": (x,)}.get(name, ())
+        method = getattr(x, name, None)
+        out = method(*args) if method is not None else getattr(torch, name)(x)
+        assert out is x, name
+    x = torch.zeros(2, 3)
+    assert x.reshape(2, 3) is not x and x.flatten() is not x and torch.from_numpy(x.numpy()) is not x
+    if torch.cuda.is_available():
+        c = x.cuda()
+        assert c.cuda() is c
+
+
 def test_values_written_after_a_resize_through_data_land_in_the_storage_the_tensor_sees_in_part():
     """faster-rcnn's ``im_data.data.resize_(s).copy_(t)``: ``im_data`` keeps its shape and holds the
     first of the copied values; after ``set_`` nothing written reaches it."""

@@ -228,3 +228,25 @@ def test_a_resize_or_set_through_data_says_the_tensor_keeps_its_shape_or_storage
     assert "`buf` keeps its shape" in copied["notes"][0]
     alias_only = [f for f in found.values() if "changes only the `.data` alias" in f["message"]]
     assert len(alias_only) == 13 and all(f["fix"] is None for f in alias_only)
+
+
+def test_a_shape_op_on_an_alias_of_a_saved_tensor_says_it_moves_the_version_counter(tmp_path):
+    """``v = y.view(-1); v.t_()`` (or ``y.detach()``): ``y`` keeps its shape and values, but the op
+    moves the version counter ``v`` shares with ``y``, so the backward that saved ``y`` raises
+    (tests/test_catalog.py measures both): the message says so, not that ``y`` is written."""
+    fixture = REPO / "tests" / "fixtures" / "tal201_alias_only_metadata.py"
+    lines = fixture.read_text(encoding="utf-8").splitlines()
+    found = {f["location"]["row"]: f for f in findings("--select", "TAL201,TAL202", str(fixture), cwd=tmp_path)}
+
+    def at(code, after):
+        start = next(i for i, line in enumerate(lines, 1) if line.startswith(f"def {after}("))
+        return found[next(i for i, line in enumerate(lines, 1) if i > start and line.strip() == code)]
+
+    viewed = at("v.t_()  # expect: TAL202 error", "saved_then_view_transposed")
+    assert viewed["message"] == ("`v.t_()` changes only `v`'s shape, but moves the version counter it shares "
+                                 "with `y`, which `sigmoid` saved for backward")
+    assert "Reshape out of place (`v = v.t()`)" in " ".join(viewed["notes"])
+    detached = at("d.unsqueeze_(0)  # expect: TAL202 error", "saved_then_detached_transposed")
+    assert detached["code"] == "TAL202" and "`d = d.unsqueeze(0)`" in " ".join(detached["notes"])
+    itself = at("y.t_()  # expect: TAL202 error", "saved_then_itself_transposed")
+    assert itself["message"] == "`y.t_()` writes `y` in place, which `sigmoid` saved for backward"

@@ -18,8 +18,9 @@ from .copies import literal_int as _literal_int
 from .dtypes import KEEP, DtypeClasses
 from .project import Summary
 from .tensors import Kind, target_names
-from ..knowledge.torch_facts import (ModuleEffect, copies_after_reordering, is_optimizer_class, reorders_dimensions,
-                          saves_for_backward, saves_input, saves_other, stepped_optimizer, writes_receiver)
+from ..knowledge.torch_facts import (ModuleEffect, copies_after_reordering, is_optimizer_class, kept_through_data,
+                          reorders_dimensions, saves_for_backward, saves_input, saves_other, stepped_optimizer,
+                          writes_own_metadata, writes_receiver)
 from .torchnames import TorchNames, dotted_name, sliced_name
 from ..walk import walk
 
@@ -208,8 +209,13 @@ class CallTransfer:
         if self._kind(receiver) is Kind.OTHER and (self.names.foreign or (
                 self.project is not None and method in self.project.index.inplace_named_methods)):
             return None  # ``pm = ProxGroupLasso(l); pm.apply_(p, g)``: a project class's own method
-        if not _is_inplace_call(receiver):  # x.mul_(a).add_(b): one write, recorded at the first call
-            self._mutate(receiver, call.node, method, call.recv)
+        if not _writes_values_in_place(receiver):  # x.mul_(a).add_(b): one write, recorded at the first call
+            self._mutate(receiver, call.node, method, call.recv)  # (``d.t_().add_(b)``: the add_ writes values)
+        if kept_through_data(method) == "storage" and receiver.__class__ is cst.Name and self.state is not None:
+            # ``d.set_(other)``: ``d`` now holds ``other``'s storage (or none); it aliases what it held no more
+            held = self._derive(call.values[0], Relation.VIEW, method, call.node) if call.values else set()
+            self._bind(receiver.value, held or {self._fresh(call.node, receiver.value)})
+            return set(self.state[receiver.value])
         return call.recv
 
     def _returns_receiver(self, call: "_Call", method: str, receiver: cst.BaseExpression) -> Optional[Set[Origin]]:
@@ -648,9 +654,14 @@ def _reordered(node: cst.BaseExpression) -> bool:
     return reorders_dimensions(node.func.attr.value, [_literal_int(a) for a in args])
 
 
-def _is_inplace_call(node: cst.BaseExpression) -> bool:
-    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-            and writes_receiver(node.func.attr.value))
+def _writes_values_in_place(node: cst.BaseExpression) -> bool:
+    """An in-place call chain with a value write in it (``x.mul_(a)``, ``x.t_().mul_(a)``; not
+    ``x.t_()``, which changes only the object's shape)."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and writes_receiver(node.func.attr.value):
+        if not writes_own_metadata(node.func.attr.value):
+            return True
+        node = node.func.value
+    return False
 
 
 class _ParameterOwners(cst.CSTVisitor):

@@ -13,6 +13,8 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set
 
 import libcst as cst
 
+from ..knowledge.torch_facts import returns_same_object
+
 
 class Relation(enum.Enum):
     ENTRY = "entry"  # what a parameter, global or attribute holds when the scope starts
@@ -28,6 +30,14 @@ class Relation(enum.Enum):
 
 # Relations of a value that *is* the thing itself rather than a second name for it.
 HANDLES = frozenset({Relation.ENTRY, Relation.FRESH, Relation.PARAMS})
+def tensor_object(origin: "Origin") -> "Origin":
+    """The origin that made the tensor object ``origin`` may be: up through plain names (``b = a``)
+    and conversions that return their receiver when nothing converts (``a.cpu()``); a view,
+    ``.detach()``, ``.data`` or ``torch.from_numpy`` is another object over the same memory."""
+    while origin.parent is not None and (origin.relation is Relation.PLAIN or (
+            origin.relation is Relation.CONVERSION and returns_same_object(origin.op or ""))):
+        origin = origin.parent
+    return origin
 
 
 def _strict_ancestor(ancestor: object, node: object) -> bool:
@@ -133,7 +143,16 @@ class Mutation:
     origins: Set[Origin] = field(default_factory=set)  # what the written expression may be
     untracked: bool = False  # a callee writes it only through ``.data``: no version counter moves
     partly_by: Optional[str] = None  # the project function that writes it only in part, at elements not kept
+    # ``t_``, ``resize_``, ``set_`` (``torch_facts.writes_own_metadata``): it changes the written
+    # tensor object's shape, strides or storage, no values; another object over the same memory (a
+    # view, a ``.detach()``) keeps its own, yet shares the version counter the op moves
+    metadata: bool = False
     serial: int = field(default_factory=lambda: next(_SERIALS))  # creation order, as ``Origin.serial``
+
+    def reaches(self, origin: Origin, written: Origin) -> bool:
+        """Whether this write, through ``written``, changes what ``origin`` holds: a value write
+        reaches every alias of the memory, a metadata op only the same tensor object."""
+        return not self.metadata or tensor_object(origin) is tensor_object(written)
 
     def ordered_origins(self) -> List[Origin]:
         """``origins`` in the order they were made: a set of objects iterates by their addresses,

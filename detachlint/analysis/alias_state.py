@@ -13,10 +13,11 @@ import libcst as cst
 
 from ..knowledge import catalog
 from .alias_calls import surely_tensor
-from .alias_model import EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, Storage
+from .alias_model import EMPTY, HANDLES, Mutation, Origin, Relation, StaleRead, Storage, tensor_object
 from .copies import Indexing, multi_dimensional
 from .tensors import Kind
-from ..knowledge.torch_facts import is_view_attribute, is_view_method, may_alias_conversion, may_return_receiver
+from ..knowledge.torch_facts import (is_view_attribute, is_view_method, may_alias_conversion, may_return_receiver,
+                                     writes_own_metadata, writes_receiver)
 from .torchnames import dotted_name
 from ..walk import walk
 
@@ -287,7 +288,8 @@ class NameState:
                   key: Optional[str]) -> Mutation:
         mutation = self._mutations.get(id(node))
         if mutation is None:
-            mutation = Mutation(node, self._statement or node, op, kind, target, key)
+            mutation = Mutation(node, self._statement or node, op, kind, target, key,
+                                metadata=kind == "inplace" and writes_own_metadata(op))
             self._mutations[id(node)] = mutation
         return mutation
 
@@ -301,7 +303,7 @@ class NameState:
                 continue
             changed = None
             for origin, stale in values.items():
-                if mutation in stale or not self._reaches(origin, written):
+                if mutation in stale or not self._reaches(origin, written, mutation):
                     continue
                 if changed is None:
                     changed = dict(values)
@@ -310,10 +312,12 @@ class NameState:
                 state[k] = changed
 
     @staticmethod
-    def _reaches(origin: Origin, written: Set[Origin]) -> bool:
+    def _reaches(origin: Origin, written: Set[Origin], mutation: Mutation) -> bool:
         for w in written:
             if origin is w:
                 continue
+            if not mutation.reaches(origin, w) and not (tensor_object(w) is w and origin.find(Relation.SNAPSHOT)):
+                continue  # ``v = x.view(-1); v.t_()``: only ``v`` changes shape (a snapshot holds the object)
             if origin.storage is w.storage:
                 if origin.relation in HANDLES and (w.relation in HANDLES or w.find(Relation.PARAMS)):
                     continue  # the same thing written through itself; a module is not its parameters
@@ -437,7 +441,7 @@ def strip_aliases(node: cst.BaseExpression) -> cst.BaseExpression:
             node = node.value
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
                 is_view_method(node.func.attr.value) or may_return_receiver(node.func.attr.value)
-                or may_alias_conversion(node.func.attr.value) or node.func.attr.value in catalog.INPLACE_METHODS):
+                or may_alias_conversion(node.func.attr.value) or writes_receiver(node.func.attr.value)):
             node = node.func.value
         else:
             return node

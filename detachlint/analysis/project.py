@@ -30,14 +30,14 @@ from ..knowledge import catalog
 from ..knowledge.torch_facts import (LIST_MARK, MODULE_LISTS, SEQUENTIAL, UNKNOWN_MODULE, ModuleEffect, converts_argument,
                           copies_after_reordering, element_effect, is_copy_intent_conversion, is_optimizer_class, is_optimizer_name, is_view_attribute,
                           flipped, module_effect, module_entry, reorders_dimensions, shares_receiver_memory, stepped_optimizer,
-                          writes_first_argument, writes_receiver)
+                          writes_first_argument, writes_own_metadata, writes_receiver)
 from ..files import SourceError, decode_source, file_digest
 from ..frontend.firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
 from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "25"
+FORMAT = "26"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -837,8 +837,9 @@ class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
             receiver = func.value
             if method in catalog.CONTAINER_ONLY_METHODS and isinstance(receiver, ast.Name):
                 self.containers.add(receiver.id)
-            if writes_receiver(method):
-                self._write(receiver)
+            if writes_receiver(method) and not (writes_own_metadata(method) and (
+                    _another_object(receiver) or self._param(receiver) < 0)):
+                self._write(receiver)  # (``t[0].t_()``, ``v.t_()`` of ``v = t[0]``: only the alias changes shape)
             elif stepped_optimizer(method, receiver, node.args, self._is_optimizer) is not None:
                 self._first("steps", line)
             elif method == "backward":
@@ -1033,6 +1034,14 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
             if later and later[0][1]:
                 out.append((callee, position, line, later[0][0][0]))
     return tuple(out)
+
+
+def _another_object(target: ast.AST) -> bool:
+    """``p[0]``, ``p.data``, ``p.detach()``: a tensor object other than the one the name holds
+    (over the same memory); ``p`` and ``p.weight`` are the held objects themselves."""
+    while isinstance(target, ast.Attribute) and target.attr != "data":
+        target = target.value
+    return not isinstance(target, ast.Name)
 
 
 def _through_data(target: ast.AST) -> bool:

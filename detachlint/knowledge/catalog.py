@@ -47,6 +47,21 @@ KEPT_THROUGH_DATA = {
     **dict.fromkeys(INPLACE_VIEW_METHODS, "shape and strides"),
     "resize_": "shape", "resize_as_": "shape", "set_": "storage",
 }
+# The same holds through any alias that is another tensor object over ``X``'s memory (a view,
+# ``X[0]``): ``X`` keeps its shape, strides, storage and values. The op still moves the version
+# counter the alias shares with ``X`` where it shares one: by how the alias was made (the
+# ``Relation`` names of the alias analysis), whether an op through it, these included, moves ``X``'s
+# (a backward that saved ``X`` then raises). Measured in tests/test_catalog.py.
+VERSION_SHARED_THROUGH = {"detach": True, "view": True, "data": False}
+# Conversions that return the very tensor object they convert when nothing needs converting
+# (``x.cpu() is x`` on a CPU tensor): an op above run on the result changes ``x`` itself. A reshape
+# (a view), ``torch.from_numpy`` and ``.numpy()`` make another object. Measured in tests/test_catalog.py.
+OBJECT_RETURNING_CONVERSIONS = frozenset(
+    """
+    bfloat16 contiguous cpu cuda double float half positive resolve_conj resolve_neg to type type_as
+    as_tensor asarray atleast_1d atleast_2d atleast_3d
+    """.split()
+)
 # Ops that raise on a tensor that requires grad even under ``torch.no_grad()`` ("cannot resize
 # variables that require grad"): only a new tensor bound to the name changes such a one's size.
 GRAD_REFUSING_METHODS = frozenset("resize_ resize_as_".split())

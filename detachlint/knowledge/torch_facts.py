@@ -54,7 +54,8 @@ def writes_first_argument(qualified: Optional[str]) -> bool:
 
 def writes_own_metadata(method: str) -> bool:
     """``x.unsqueeze_(0)``, ``x.set_(s)``, ``x.resize_(n)``: an in-place op that changes the tensor
-    object's own size, storage or strides (through ``p.data`` it leaves ``p`` as it was)."""
+    object's own size, storage or strides, no values (through ``p.data``, ``p.detach()`` or a view of
+    ``p`` it leaves ``p`` as it was)."""
     return method in catalog.KEPT_THROUGH_DATA
 
 
@@ -62,6 +63,19 @@ def kept_through_data(method: str) -> Optional[str]:
     """What ``p`` keeps when ``p.data.<method>(...)`` runs: ``"shape"`` (``resize_``), ``"shape and
     strides"`` (``t_``, ``unsqueeze_``), ``"storage"`` (``set_``); None for an op that writes values."""
     return catalog.KEPT_THROUGH_DATA.get(method)
+
+
+def returns_same_object(conversion: str) -> bool:
+    """``x.cpu()``, ``x.float()``, ``torch.as_tensor(x)``: ``x`` itself when nothing converts (not
+    ``x.reshape(...)``, ``torch.from_numpy(a)``: another object over the same memory)."""
+    return conversion in catalog.OBJECT_RETURNING_CONVERSIONS
+
+
+def shares_version_counter(alias: str) -> bool:
+    """Whether an in-place op through an alias made by ``alias`` (``"detach"``, ``"view"``,
+    ``"data"``) moves the aliased tensor's version counter: ``x.detach().t_()`` does, ``x.data.t_()``
+    does not."""
+    return catalog.VERSION_SHARED_THROUGH.get(alias, False)
 
 
 def refuses_grad(method: str) -> bool:

@@ -98,6 +98,8 @@ class ArgumentWrites:
                     or root.source == analysis.self_name:
                 continue
             below = chain[1:]
+            if not mutation.reaches(root, origin):
+                continue  # ``v = x[0]; v.resize_(n)``: only ``v`` changes; the caller's ``x`` keeps its shape
             if any(o.relation not in _THROUGH or o.unsure or o.op in catalog.LAYOUT_CONVERSIONS for o in below):
                 continue
             detached = [o for o in below if o.relation is Relation.DETACH]

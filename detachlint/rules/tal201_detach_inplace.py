@@ -33,6 +33,10 @@ class DetachInplace(AliasRule):
     reported; nor is a gradient reset before a backward (`p.grad.detach().zero_()`) where no graph
     saved the gradient: autograd saves a `.grad` only after `backward(create_graph=True)` or when
     an op took it before the write, and the backward accumulates into the reset gradient.
+    An op that changes only the detached object's shape, strides or storage (`d.t_()`,
+    `d.unsqueeze_(0)`, `d.resize_(n)`, `d.set_(y)`) leaves `x` as it was and is not reported here;
+    after `d.set_(y)`, `d` is `y`'s alias, not `x`'s. Such an op still moves the version counter
+    `d` shares with `x`: where an op saved `x` for a backward still to run, TAL202 reports it.
 
     ## Why is this bad?
     `.detach()` is not a copy: it shares `x`'s storage, so the write changes `x` too. Later
@@ -78,6 +82,8 @@ class DetachInplace(AliasRule):
         if found is None:
             return
         origin, detach = found
+        if not mutation.reaches(detach.parent or detach, origin):
+            return  # ``d.t_()``: only ``d`` changes shape; a backward that saved the source raises: TAL202's
         analysis = self._analysis()
         if self._same_name_write_through(mutation, origin, detach) or (
                 self._copied_back(mutation, analysis) & {o.source for o in origin.chain()}):

@@ -12,7 +12,8 @@ from ..knowledge import catalog
 from ..analysis.alias_model import Mutation, Origin, Relation
 from ..analysis.order import ScopeOrder
 from ..analysis.graph_use import names_and_calls, names_in as _names_in
-from ..knowledge.torch_facts import saves_input, saves_other, saves_result
+from ..knowledge.torch_facts import (kept_through_data, refuses_grad, saves_input, saves_other, saves_result,
+                                     shares_version_counter)
 from ..analysis.tensors import TensorFacts, target_names
 from ..analysis.torchnames import TorchNames, dotted_name, sliced_name
 from ..findings import Severity
@@ -61,6 +62,11 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
     A graph whose result feeds only ops with integer or boolean results (`argmin`, `argmax`, comparisons)
     or `.detach()` is not backpropagated; a helper that writes its argument only through `.data`
     moves no version counter, so nothing raises (TAL001 or TAL003 reports that write).
+    An op that changes only a tensor object's shape, strides or storage (`t_`, `unsqueeze_`,
+    `resize_`, `set_`), run on a view or a `.detach()` of the saved tensor, leaves its shape and
+    values as they were but moves the version counter they share, so the backward raises all the
+    same; the message says so (through `.data` nothing moves; `resize_` on a view of a tensor that
+    requires grad raises by itself and is not reported).
 
     ## Why is this bad?
     The op's backward needs the saved values, and autograd's version counter notices that they
@@ -182,16 +188,27 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
         have saved: a result of such an op, or a name handed to one (``AliasAnalysis.saving_calls``)."""
         names, saving, facts = self.analysis(TorchNames), self._analysis().saving_calls, self.analysis(TensorFacts)
         out = []
+        # an op that changes only the written object's shape moves the version counter a
+        # ``.detach()`` shares too, and TAL201 leaves it here (no value of the source changes)
+        through = (Relation.PLAIN, Relation.VIEW) + tuple(
+            r for r in (Relation.DETACH, Relation.DATA) if mutation.metadata and shares_version_counter(r.value))
         for origin in mutation.ordered_origins():
             chain = origin.chain()
             root = chain[0]
-            if any(o.relation not in (Relation.PLAIN, Relation.VIEW) for o in chain[1:]) \
+            if any(o.relation not in through for o in chain[1:]) \
                     or root.relation not in (Relation.ENTRY, Relation.FRESH):
                 continue
             owner = self._analysis().self_name
             if root.source in saving or (isinstance(root.node, cst.Call) and _saves_result(root.node, names, facts, owner)):
                 out.append(root)
         return out
+
+    def _alias_only(self, mutation: Mutation) -> Optional[str]:
+        """The written name where the write is a metadata op on another tensor object than the
+        saved one (``v = y.view(-1); v.t_()``): None for a value write or one on the object itself."""
+        if mutation.target is None or not any(not mutation.reaches(o.root, o) for o in mutation.origins):
+            return None
+        return self._text(mutation.target)
 
     def _writes_saved_result(self, mutation: Mutation) -> bool:
         """The write's target is a call of an op or held module that saves its result."""
@@ -301,6 +318,16 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
                   else f"Save a copy (`{saved}.clone()`) or build the result out of place (`torch.cat`), not in its base.")
         message = f"`{written}` writes `{saved}` in place, which `{shown}` saved for backward" if what != "view" else \
             f"`{written}` writes the memory of `{saved}`, a view that `{shown}` saved for backward"
+        alias = self._alias_only(mutation)
+        if alias is not None and refuses_grad(mutation.op) and not any(o.find(Relation.DETACH) for o in mutation.origins):
+            return  # ``y.view(-1).resize_(n)`` raises by itself ("cannot resize variables that require grad")
+        if alias is not None:  # measured: the version counter moves, no value or shape of the saved tensor
+            message = (f"`{written}` changes only `{alias}`'s shape, but moves the version counter it shares "
+                       f"with `{saved}`, which `{shown}` saved for backward")
+            args = ", ".join(self._text(a.value) for a in mutation.node.args) if isinstance(mutation.node, cst.Call) else ""
+            advice = (f"Reshape out of place (`{alias} = {alias}.{mutation.op[:-1]}({args})`)."
+                      if kept_through_data(mutation.op) == "shape and strides" else
+                      f"Bind a new tensor to `{alias}` instead of `{mutation.op}` on it.")
         again = ", and the loop's next pass writes it" if op.position > self._flow().order.position(mutation.node) else ""
         notes = (f"`{saver}` (line {self.ctx.line(op.call)}{again}) saved {role}: {pending} will raise \"{_MESSAGE}\".",
                  advice)

@@ -107,6 +107,11 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     or `tmp = x[mask]; tmp.zero_()` with `tmp` never read) is lost: `x` keeps its values. Basic
     indexing (integers, slices, `None`, `...`, a 0-d integer tensor such as `perm[i]`) is a view,
     so `stored = w[:, :, perm[i]]` changes with the next write into that channel.
+    An op that changes only a tensor object's shape, strides or storage (`t_`, `unsqueeze_`,
+    `resize_`, `set_`) changes no values: it reaches another name only where that name is the same
+    object (`b = a`, or `a.cpu()` and `a.float()`, which return `a` itself when nothing converts),
+    never through a view, `x[0]`, `.detach()` or `torch.from_numpy`; nor does a helper that runs one
+    only on such an alias write its argument.
     A function or `forward()` that writes a tensor parameter in place, directly (`boxes *= scale`,
     `mask[:, 0] = True`, `attn_mask += pos`), through a plain alias or a view, or through
     `.detach()` in the same expression (`t.squeeze(0).detach().clamp_(0, 1)`), changes the tensor
@@ -169,7 +174,7 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
         analysis = self._analysis()
         for read in self._seeing_reads(mutation, analysis):
             for written in mutation.ordered_origins():
-                if mutation.op in catalog.INPLACE_VIEW_METHODS and written.relation is not Relation.PLAIN:
+                if not mutation.reaches(read.origin, written):
                     continue  # ``t.unsqueeze_(0)`` reshapes the tensor object, not the memory others see
                 if written.find(Relation.DETACH, Relation.DATA, Relation.SNAPSHOT, Relation.PARAMS) is not None:
                     continue  # TAL201 / TAL001 / TAL401
