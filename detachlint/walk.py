@@ -17,7 +17,7 @@ most of the nodes. ``tests/test_walk.py`` proves the event sequence equal to Lib
 
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Type
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Type, Union
 
 import libcst as cst
 from libcst import CSTNode
@@ -118,7 +118,7 @@ _PLAN_CACHE: Dict[Tuple, Tuple] = {}
 _IS_NODE: Dict[type, bool] = {}
 
 _Plan = Tuple[Tuple[Callable, ...], Tuple[Callable, ...],
-              Tuple[Tuple[str, Tuple[Callable, ...], Tuple[Callable, ...], bool, bool], ...], bool]
+              Tuple[Union[str, Tuple[str, Tuple[Callable, ...], bool]], ...], bool]
 _UNHOOKED_PLANS: Dict[Tuple, Dict[type, _Plan]] = {}  # participants' classes -> plans with no hook
 _INERT: Dict[Tuple, Set[type]] = {}  # participants' classes -> node classes whose visit does nothing
 
@@ -140,6 +140,7 @@ class Walker:
         self.honour_false = honour_false
         self._plans: Dict[type, _Plan] = {}
         self._libcst_visitor: Optional[_ViaLibcst] = None
+        self._visit: Optional[Callable[[CSTNode], None]] = None  # the fast walk's, while it runs
         self._types = tuple(_type_key(type(p)) for p in self.participants)
         # Participants with instance-level hooks (``__getattr__``, attributes) are inspected per
         # instance; the usual classes once per process.
@@ -184,9 +185,18 @@ class Walker:
             return tuple(getattr(ps[i], n) for i, n in hooks) if hooks else ()
 
         visits, leaves, fields = shape
-        plan = (bind(visits), bind(leaves),
-                tuple((f, bind(before), bind(after), walk_it, cond) for f, before, after, walk_it, cond in fields),
-                not (self.prune and issubclass(cls, self.prune)))
+        # The fields as steps, in order: a field's name where it is walked, (field, hooks, whether
+        # they fire only where the field is set) for its ``visit_X_field``/``leave_X_field``
+        # hooks. A field neither walked nor hooked (trivia: whitespace, parentheses) is no step.
+        steps: List[Union[str, Tuple[str, Tuple[Callable, ...], bool]]] = []
+        for f, before, after, walk_it, cond in fields:
+            if before:
+                steps.append((f, bind(before), cond))
+            if walk_it:
+                steps.append(f)
+            if after:
+                steps.append((f, bind(after), cond))
+        plan = (bind(visits), bind(leaves), tuple(steps), not (self.prune and issubclass(cls, self.prune)))
         self._plans[cls] = plan
         if not visits and not leaves and not any(f[1] or f[2] for f in fields):
             # no participant hooks the class: the next walker with these participants' classes
@@ -241,42 +251,43 @@ class Walker:
                 if plan is None:  # LibCST's order unknown for this class: LibCST walks the node
                     node.visit(self._via_libcst())
                     return
-            visits, leaves, fields, descend = plan
+            visits, leaves, steps, descend = plan
             for method in visits:
                 if method(node) is False and honour:
                     descend = False
             push(node)
             if descend:
-                for field, before, after, walk_it, conditional in fields:
-                    if conditional and getattr(node, field) is None:
+                for step in steps:
+                    if step.__class__ is not str:  # a field's hooks
+                        field, methods, conditional = step
+                        if not (conditional and getattr(node, field) is None):
+                            for method in methods:
+                                method(node)
                         continue
-                    for method in before:
-                        method(node)
-                    if walk_it:
-                        child = getattr(node, field)
-                        if child.__class__ is tuple or child.__class__ is list:
-                            for c in child:
-                                if c.__class__ not in skip:
-                                    visit(c)
-                        elif child is not None and child.__class__ not in skip:
-                            kind = child.__class__
-                            node_class = is_node.get(kind)
-                            if node_class is None:
-                                node_class = is_node[kind] = issubclass(kind, CSTNode)  # not MaybeSentinel
-                            if node_class:
-                                visit(child)
-                    for method in after:
-                        method(node)
+                    child = getattr(node, step)
+                    if child.__class__ is tuple or child.__class__ is list:
+                        for c in child:
+                            if c.__class__ not in skip:
+                                visit(c)
+                    elif child is not None and child.__class__ not in skip:
+                        kind = child.__class__
+                        node_class = is_node.get(kind)
+                        if node_class is None:
+                            node_class = is_node[kind] = issubclass(kind, CSTNode)  # not MaybeSentinel
+                        if node_class:
+                            visit(child)
             pop()
             for method in leaves:
                 method(node)
 
+        outer, self._visit = self._visit, visit
         try:
             visit(root)
         finally:
             # ``visit`` holds itself through its closure: a cycle through the participants to the
             # tree, which would live on until the cyclic GC (the engine pauses it while a tree lives)
             visit = None  # type: ignore[assignment]
+            self._visit = outer
 
 
 class _ViaLibcst(cst.CSTVisitor):
@@ -357,7 +368,10 @@ def walk(root: CSTNode, visitor: cst.CSTVisitor, prune: Tuple[type, ...] = ()) -
     key = (id(visitor), prune)
     walker = _WALKING.get(key)
     if walker is not None:  # a visitor walking a part of the tree from its own hook: its walker again
-        walker.walk(root)
+        if walker._visit is not None:  # inside its fast walk: that walk's own step, no new set-up
+            walker._visit(root)
+        else:
+            walker.walk(root)
         return
     cls = type(visitor)
     generic = all(getattr(cls, hook) is getattr(cst.CSTVisitor, hook)

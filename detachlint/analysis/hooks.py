@@ -16,11 +16,18 @@ from .torchnames import dotted_name
 class ForwardHooks(Analysis):
     @classmethod
     def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "ForwardHooks":
-        return cls(ctx.module)
+        return cls(ctx.module, _spelled("register_forward_hook", ctx.source))
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, spelled: bool = True) -> None:
         self.functions: Set[str] = set()
-        walk(module, _Registrations(self.functions))  # = module.visit(...), without rebuilding the tree
+        if spelled:
+            walk(module, _Registrations(self.functions))  # = module.visit(...), without rebuilding the tree
+
+
+def _spelled(word: str, source: str) -> bool:
+    """Whether ``source`` may call a method ``word``: its text holds the word, or is not ASCII
+    (Python reads ``ａpply`` as ``apply``). Where it cannot, the module is not walked."""
+    return word in source or not source.isascii()
 
 
 class _Registrations(cst.CSTVisitor):
@@ -49,11 +56,12 @@ class AppliedFunctions(Analysis):
 
     @classmethod
     def build(cls, ctx: AnalysisContext, scope: Optional[cst.CSTNode]) -> "AppliedFunctions":
-        return cls(ctx.module)
+        return cls(ctx.module, _spelled("apply", ctx.source))
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, spelled: bool = True) -> None:
         calls = _ApplyCalls()
-        walk(module, calls)
+        if spelled:
+            walk(module, calls)
         self.functions: Dict[str, bool] = {}
         self.lambdas: Dict[int, bool] = {}
         for target, receiver, scope in calls.found:

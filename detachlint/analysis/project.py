@@ -262,7 +262,17 @@ class ModuleFacts:
 
 # --- local facts --------------------------------------------------------------------------------
 
-_VISIT_NAMES: Dict[type, str] = {}
+# node class -> the scanner's (unbound) ``visit_`` method for it, or ``generic_visit``: looked up
+# once per class rather than by name at every node
+_VISIT_METHODS: Dict[type, Callable] = {}
+
+
+def _visit_method(cls: type) -> Callable:
+    method = _VISIT_METHODS[cls] = getattr(_FunctionScanner, "visit_" + cls.__name__, _FunctionScanner.generic_visit)
+    return method
+
+
+_RANKED_FACTORIES = catalog.ONE_D_FACTORIES | catalog.RANKED_RESULTS  # torch functions whose result has a dimension
 
 
 class _IndexRanks:
@@ -290,10 +300,11 @@ class _IndexRanks:
             return node.id in self.ranked
         if not isinstance(node, ast.Call) or depth > 4 or any(k.arg == "as_tuple" for k in node.keywords):
             return False
-        q = _qualified(node.func, self.imports) or ""
-        if q.startswith("torch.") and q.rpartition(".")[2] in catalog.ONE_D_FACTORIES | catalog.RANKED_RESULTS:
+        name = _dotted(node.func)
+        q = (_qualified_name(name, self.imports) if name else _qualified(node.func, self.imports)) or ""
+        if q.startswith("torch.") and q.rpartition(".")[2] in _RANKED_FACTORIES:
             return True
-        if not isinstance(node.func, ast.Attribute) or (_dotted(node.func) or "").partition(".")[0] in self.imports:
+        if not isinstance(node.func, ast.Attribute) or (name or "").partition(".")[0] in self.imports:
             return False  # a function of a module (``np.repeat``), not a tensor's method
         method = node.func.attr
         if method in catalog.RANK_ADDING_METHODS or method in catalog.RANKED_RESULTS:
@@ -339,125 +350,39 @@ class _IndexRanks:
             self.least[name] = max(self.least.get(name, 0), k + 1 if k >= 0 else -k)
 
 
-class _FunctionScanner(_IndexRanks, ast.NodeVisitor):
-    """One function body (nested functions and classes are scanned on their own)."""
+class _InertReads:
+    """``FunctionFacts.inert`` judged during ``_FunctionScanner``'s own walk: each name read is
+    judged where the walk meets it, with the nodes above it."""
 
-    def __init__(self, facts: FunctionFacts, self_name: Optional[str], imports: Mapping[str, str],
-                 optimizers: Iterable[str] = ()) -> None:
-        self.facts = facts
-        self.self_name = self_name
-        self.imports = imports
-        # names known to hold an optimizer by kind: annotated with, or bound to a call of, an
-        # optimizer class (the name alone decides only for the others)
-        self.optimizers: Set[str] = set(optimizers)
-        self.param_index = {p: i for i, p in enumerate(facts.params)}
-        self.writes: Set[int] = set()
-        self.tracked: Set[int] = set()  # of ``writes``, those written other than through ``.data``
-        self.whole: Set[int] = set()  # of ``writes``, those written whole somewhere (not through an index)
-        self.array_writes: Set[int] = set()
-        self.fills: Dict[int, int] = {}
-        self.rebound: Set[str] = set()  # parameters assigned a new value: no longer the caller's
-        self.snapshot_names: Dict[str, Tuple[int, str]] = {}  # local name -> (line, of what)
-        # local name -> the parameters whose memory it may share (``x = p.cpu()``, ``x = p[0]``)
-        self.shares: Dict[str, Set[int]] = {p: {i} for p, i in self.param_index.items()}
-        self.returns: Set[int] = set()
-        self.kinds: Dict[str, Optional[str]] = {}  # local name -> "ndarray" / "tensor" / None
-        self.converted: Dict[str, bool] = {}  # local name -> shares a parameter through a conversion
-        self.returns_converted = False
-        self.returned_kinds: Set[Optional[str]] = set()
-        self.closures: Dict[str, int] = {}  # nested function -> line of the optimizer step in it
-        self.attr_names: Dict[str, Set[str]] = {}  # local name -> ``self.<attr>`` it may be read from (``f = self.fn``)
-        # local names bound so far, with the values bound (``_callees_in`` walks them only when asked)
-        self.bound: List[Tuple[Set[str], ast.AST]] = []
-        self.backprops: Dict[str, int] = {}
-        self.returns_calls: Set[str] = set()
-        self.tensor_args: Dict[str, Set[int]] = {}
-        self.other_args: Dict[str, Set[int]] = {}
-        self.plain: Set[str] = set()  # names holding no tensor (``_plain``; ``size: tuple`` parameters)
-        self.forward_from: Set[str] = set()
-        self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
-        self._loops = 0
-        self.swapped: Set[str] = set()  # names a loop swaps with another (``x, c = c, x``)
-        self.partial: List[bool] = []  # per return sharing a parameter: whether only through a swapped name
-        # names shown to hold a dict or a list (``isinstance(obj, dict)``, ``obj.items()``): an
-        # item write through one writes no tensor (a helper that moves a structure to a device)
-        self.containers: Set[str] = set()
-        # names every binding of which (so far) is a Python list: as an index, advanced (a copy)
-        self.lists: Set[str] = set()
-        self.ranked: Set[str] = set()
-        self.least: Dict[str, int] = {}
-        # calls of ``f(...)``/``self.f(...)`` with local names among their positional arguments:
-        # (callee, ((position, name), ...), line, where the call ends)
-        self.passed: List[Tuple[str, Tuple[Tuple[int, str], ...], int, ast.Call]] = []
-        self.defined: FrozenSet[str] = frozenset()  # the module's functions and methods, by name
+    inert: Set[str]  # parameters that may still be inert (``_inert_candidates``)
+    _above: List[ast.AST]  # while ``inert`` holds any: the nodes above the one visited
 
-    @property
-    def _in_branch(self) -> bool:
-        return self._branches > 0
+    def visit_Name(self, node: ast.Name) -> None:
+        # a name visited on its own (an ``if`` test): nothing above it climbs to a metadata read
+        if node.id in self.inert:
+            self._judge(node, None)
 
-    def _branch(self, node: ast.AST) -> None:
-        self._branches += 1
-        self.generic_visit(node)
-        self._branches -= 1
+    def _judge(self, name: ast.Name, parent: Optional[ast.AST]) -> None:
+        """``FunctionFacts.inert``: a parameter read other than for its metadata or as a bare
+        positional argument (or bound anew) is not inert."""
+        if name.ctx.__class__ is ast.Load:
+            if parent.__class__ is ast.Call and name in parent.args:  # type: ignore[union-attr]
+                return
+            above = self._above
+            parents: Dict[int, Optional[ast.AST]] = {id(above[i]): above[i - 1] for i in range(len(above) - 1, 0, -1)}
+            parents[id(name)] = parent
+            if _metadata_read(name, parents):  # type: ignore[arg-type]
+                return
+        self.inert.discard(name.id)
 
-    visit_Try = visit_With = _branch
 
-    def _loop(self, node: ast.AST) -> None:
-        self._loops += 1
-        self._branch(node)
-        self._loops -= 1
+class _Callees:
+    """The project functions a value is computed from, for ``_FunctionScanner``."""
 
-    visit_While = _loop
-
-    def visit_If(self, node: ast.If) -> None:
-        """Under ``isinstance(obj, dict)`` (or after ``if not isinstance(obj, list): return``),
-        ``obj`` is a container until it is rebound."""
-        before = set(self.containers)
-        self._branches += 1
-        self.visit(node.test)
-        for holds, body in ((True, node.body), (False, node.orelse)):
-            self.containers = before | _container_names(node.test, holds)
-            for statement in body:
-                self.visit(statement)
-        self._branches -= 1
-        self.containers = before
-        if node.body and isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
-            self.containers |= _container_names(node.test, False)
-
-    def visit(self, node: ast.AST) -> None:
-        name = _VISIT_NAMES.get(node.__class__)
-        if name is None:
-            name = _VISIT_NAMES[node.__class__] = "visit_" + node.__class__.__name__
-        getattr(self, name, self.generic_visit)(node)
-
-    def generic_visit(self, node: ast.AST) -> None:
-        # ``ast.NodeVisitor``'s, in the same order, without the contexts and operators no
-        # ``visit_`` method here looks at (a third of the scan), nor names and constants: no
-        # ``visit_`` method for them, and nothing below them
-        for child in child_nodes(node):
-            if child.__class__ is not ast.Name and child.__class__ is not ast.Constant:
-                self.visit(child)
-
-    def scan(self, body: Sequence[ast.stmt]) -> None:
-        for stmt in body:
-            self.visit(stmt)
-        self.facts.writes = tuple(sorted(self.writes))
-        self.facts.untracked = tuple(sorted(self.writes - self.tracked))
-        self.facts.partial_writes = tuple(sorted(self.writes - self.whole))
-        self.facts.array_writes = tuple(sorted(self.array_writes - self.writes))
-        self.facts.fills = tuple(sorted(self.fills.items()))
-        self.facts.returns = tuple(sorted(self.returns - ({0} if self.facts.is_method else set())))
-        if len(self.returned_kinds) == 1:
-            self.facts.returns_kind = next(iter(self.returned_kinds))
-        self.facts.returns_converted = self.returns_converted
-        self.facts.returns_partial = bool(self.partial) and all(self.partial)
-        self.facts.backprops = tuple(sorted(self.backprops.items()))
-        self.facts.returns_calls = tuple(sorted(self.returns_calls))
-        self.facts.tensor_args = tuple((c, tuple(sorted(a))) for c, a in sorted(self.tensor_args.items()))
-        self.facts.other_args = tuple((c, tuple(sorted(a))) for c, a in sorted(self.other_args.items()))
-        self.facts.forward_from = tuple(sorted(self.forward_from))
-        if self.passed:
-            self.facts.rereads = _rereads(body, self.passed)
+    bound: List[Tuple[Set[str], ast.AST]]
+    self_name: Optional[str]
+    shares: Dict[str, Set[int]]
+    imports: Mapping[str, str]
 
     def _callees_in(self, node: Optional[ast.AST], through: bool = True) -> Set[str]:
         """The functions and methods (as written) whose results the value of ``node`` is computed
@@ -508,6 +433,143 @@ class _FunctionScanner(_IndexRanks, ast.NodeVisitor):
                     out.add(name)
         return out
 
+
+class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
+    """One function body (nested functions and classes are scanned on their own)."""
+
+    def __init__(self, facts: FunctionFacts, self_name: Optional[str], imports: Mapping[str, str],
+                 optimizers: Iterable[str] = ()) -> None:
+        self.facts = facts
+        self.self_name = self_name
+        self.imports = imports
+        # names known to hold an optimizer by kind: annotated with, or bound to a call of, an
+        # optimizer class (the name alone decides only for the others)
+        self.optimizers: Set[str] = set(optimizers)
+        self.param_index = {p: i for i, p in enumerate(facts.params)}
+        self.writes: Set[int] = set()
+        self.tracked: Set[int] = set()  # of ``writes``, those written other than through ``.data``
+        self.whole: Set[int] = set()  # of ``writes``, those written whole somewhere (not through an index)
+        self.array_writes: Set[int] = set()
+        self.fills: Dict[int, int] = {}
+        self.rebound: Set[str] = set()  # parameters assigned a new value: no longer the caller's
+        self.snapshot_names: Dict[str, Tuple[int, str]] = {}  # local name -> (line, of what)
+        # local name -> the parameters whose memory it may share (``x = p.cpu()``, ``x = p[0]``)
+        self.shares: Dict[str, Set[int]] = {p: {i} for p, i in self.param_index.items()}
+        self.returns: Set[int] = set()
+        self.kinds: Dict[str, Optional[str]] = {}  # local name -> "ndarray" / "tensor" / None
+        self.converted: Dict[str, bool] = {}  # local name -> shares a parameter through a conversion
+        self.returns_converted = False
+        self.returned_kinds: Set[Optional[str]] = set()
+        self.closures: Dict[str, int] = {}  # nested function -> line of the optimizer step in it
+        self.attr_names: Dict[str, Set[str]] = {}  # local name -> ``self.<attr>`` it may be read from (``f = self.fn``)
+        # local names bound so far, with the values bound (``_callees_in`` walks them only when asked)
+        self.bound: List[Tuple[Set[str], ast.AST]] = []
+        self.backprops: Dict[str, int] = {}
+        self.returns_calls: Set[str] = set()
+        self.tensor_args: Dict[str, Set[int]] = {}
+        self.other_args: Dict[str, Set[int]] = {}
+        self.plain: Set[str] = set()  # names holding no tensor (``_plain``; ``size: tuple`` parameters)
+        self.forward_from: Set[str] = set()
+        self._branches = 0  # inside if/for/while/try: a rebinding adds a possibility, replaces none
+        self._loops = 0
+        self.swapped: Set[str] = set()  # names a loop swaps with another (``x, c = c, x``)
+        self.partial: List[bool] = []  # per return sharing a parameter: whether only through a swapped name
+        # names shown to hold a dict or a list (``isinstance(obj, dict)``, ``obj.items()``): an
+        # item write through one writes no tensor (a helper that moves a structure to a device)
+        self.containers: Set[str] = set()
+        # names every binding of which (so far) is a Python list: as an index, advanced (a copy)
+        self.lists: Set[str] = set()
+        self.ranked: Set[str] = set()
+        self.least: Dict[str, int] = {}
+        # calls of ``f(...)``/``self.f(...)`` with local names among their positional arguments:
+        # (callee, ((position, name), ...), line, where the call ends)
+        self.passed: List[Tuple[str, Tuple[Tuple[int, str], ...], int, ast.Call]] = []
+        self.defined: FrozenSet[str] = frozenset()  # the module's functions and methods, by name
+        self.inert: Set[str] = set()  # parameters that may still be inert (``_inert_candidates``)
+        self._above: List[ast.AST] = []  # while ``inert`` holds any: the nodes above the one visited
+
+    @property
+    def _in_branch(self) -> bool:
+        return self._branches > 0
+
+    def _branch(self, node: ast.AST) -> None:
+        self._branches += 1
+        self.generic_visit(node)
+        self._branches -= 1
+
+    visit_Try = visit_With = _branch
+
+    def _loop(self, node: ast.AST) -> None:
+        self._loops += 1
+        self._branch(node)
+        self._loops -= 1
+
+    visit_While = _loop
+
+    def visit_If(self, node: ast.If) -> None:
+        """Under ``isinstance(obj, dict)`` (or after ``if not isinstance(obj, list): return``),
+        ``obj`` is a container until it is rebound."""
+        before = set(self.containers)
+        self._branches += 1
+        self.visit(node.test)
+        for holds, body in ((True, node.body), (False, node.orelse)):
+            self.containers = before | _container_names(node.test, holds)
+            for statement in body:
+                self.visit(statement)
+        self._branches -= 1
+        self.containers = before
+        if node.body and isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+            self.containers |= _container_names(node.test, False)
+
+    def visit(self, node: ast.AST) -> None:
+        method = _VISIT_METHODS.get(node.__class__)
+        if method is None:
+            method = _visit_method(node.__class__)
+        method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        # ``ast.NodeVisitor``'s, in the same order, without the contexts and operators no
+        # ``visit_`` method here looks at (a third of the scan), nor names and constants: no
+        # ``visit_`` method for them, and nothing below them. While a parameter may still be inert
+        # (``inert``), each name is judged here instead, with the nodes above it (``_above``).
+        methods = _VISIT_METHODS
+        judging = bool(self.inert)
+        if judging:
+            self._above.append(node)
+        for child in child_nodes(node):
+            cls = child.__class__
+            if cls is ast.Name:
+                if judging and child.id in self.inert:  # type: ignore[attr-defined]
+                    self._judge(child, node)
+            elif cls is not ast.Constant:
+                method = methods.get(cls)
+                if method is None:
+                    method = _visit_method(cls)
+                method(self, child)
+        if judging:
+            self._above.pop()
+
+    def scan(self, body: Sequence[ast.stmt]) -> None:
+        for stmt in body:
+            self.visit(stmt)
+        self.facts.writes = tuple(sorted(self.writes))
+        self.facts.untracked = tuple(sorted(self.writes - self.tracked))
+        self.facts.partial_writes = tuple(sorted(self.writes - self.whole))
+        self.facts.array_writes = tuple(sorted(self.array_writes - self.writes))
+        self.facts.fills = tuple(sorted(self.fills.items()))
+        self.facts.returns = tuple(sorted(self.returns - ({0} if self.facts.is_method else set())))
+        if len(self.returned_kinds) == 1:
+            self.facts.returns_kind = next(iter(self.returned_kinds))
+        self.facts.returns_converted = self.returns_converted
+        self.facts.returns_partial = bool(self.partial) and all(self.partial)
+        self.facts.backprops = tuple(sorted(self.backprops.items()))
+        self.facts.returns_calls = tuple(sorted(self.returns_calls))
+        self.facts.tensor_args = tuple((c, tuple(sorted(a))) for c, a in sorted(self.tensor_args.items()))
+        self.facts.other_args = tuple((c, tuple(sorted(a))) for c, a in sorted(self.other_args.items()))
+        self.facts.forward_from = tuple(sorted(self.forward_from))
+        if self.passed:
+            self.facts.rereads = _rereads(body, self.passed)
+
     def _through_conversion(self, node: Optional[ast.AST]) -> bool:
         """Whether the memory ``_shared`` finds comes through a conversion a caller means as a copy
         (``.cpu()``, ``.numpy()``, ``np.asarray``), not through views or the value itself."""
@@ -548,9 +610,9 @@ class _FunctionScanner(_IndexRanks, ast.NodeVisitor):
             return "tensor" if kinds == {"tensor"} or kinds == {"tensor", None} and _numeric(node) else None
         return None
 
-    def _plain(self, node: ast.AST) -> bool:
+    def _plain(self, node: ast.AST, kind: Optional[str] = "?") -> bool:
         """A value that is no tensor: ``img.shape[:2]``, ``x.size()``, ``(h, w)``, ``3``, an ndarray,
-        a name bound to one (``self.plain``)."""
+        a name bound to one (``self.plain``). ``kind``: its ``_value_kind``, when known."""
         if node.__class__ is ast.Subscript:
             node = node.value  # type: ignore[attr-defined]
         if node.__class__ is ast.Name:
@@ -562,7 +624,7 @@ class _FunctionScanner(_IndexRanks, ast.NodeVisitor):
             return True
         if node.__class__ is ast.Constant:
             return node.value.__class__ in (int, float, str)  # type: ignore[attr-defined]
-        return self._value_kind(node) == "ndarray"
+        return (self._value_kind(node) if kind == "?" else kind) == "ndarray"
 
     def _shared(self, node: Optional[ast.AST]) -> Set[int]:
         """The parameters whose memory the value of ``node`` may share: the parameter itself,
@@ -594,6 +656,8 @@ class _FunctionScanner(_IndexRanks, ast.NodeVisitor):
         """A closure over ``self`` that steps an optimizer (``_make_train_step_fn``'s
         ``perform_train_step_fn``): remembered, so that returning it makes this function a maker
         of a stepping callable."""
+        if self.inert:  # reads in nested scopes count as reads
+            _judge_names(node, self.inert)
         if self.self_name is None or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return
         inner = FunctionFacts(node.name, _params(node), node.lineno)
@@ -604,7 +668,8 @@ class _FunctionScanner(_IndexRanks, ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node: ast.AST) -> None:
-        pass
+        if self.inert:
+            _judge_names(node, self.inert)
 
     visit_Lambda = visit_ClassDef
 
@@ -766,7 +831,8 @@ class _FunctionScanner(_IndexRanks, ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         line = node.lineno
-        if isinstance(func, ast.Attribute):
+        name = _dotted(func) or ""
+        if func.__class__ is ast.Attribute:
             method = func.attr
             receiver = func.value
             if method in catalog.CONTAINER_ONLY_METHODS and isinstance(receiver, ast.Name):
@@ -781,11 +847,11 @@ class _FunctionScanner(_IndexRanks, ast.NodeVisitor):
                 for callee in self._callees_in(receiver) | set().union(*map(self._callees_in, node.args[:1])):
                     self.backprops.setdefault(callee, line)
             elif method in catalog.STATE_LOAD_METHODS and node.args:
-                self._use(node.args[0], line, f"restored by `{_dotted(func) or method}()`")
+                self._use(node.args[0], line, f"restored by `{name or method}()`")
             if method == "save" and _dotted(receiver) == "torch" and node.args:
                 self._use(node.args[0], line, "saved by `torch.save()`")
-        name = _dotted(func) or ""
-        if node.args and writes_first_argument(_qualified(func, self.imports)):
+        if node.args and writes_first_argument(_qualified_name(name, self.imports) if name
+                                               else _qualified(func, self.imports)):
             self._write(node.args[0])
         for keyword in node.keywords:
             if keyword.arg == "out":
@@ -800,18 +866,19 @@ class _FunctionScanner(_IndexRanks, ast.NodeVisitor):
                 self.passed.append((name, named, line, node))
             self.facts.temporaries += _temporaries(name, given, self.param_index, line)
         if name:
-            args = tuple(self._param_arg(a) for a in node.args if not isinstance(a, ast.Starred))
+            args = tuple([self._param_arg(a) for a in node.args if a.__class__ is not ast.Starred]) if node.args else ()
             # ``step_fn(x, y)`` after ``step_fn = self.train_step_fn``: a call of what it may be
-            for callee in sorted(self.attr_names.get(name, ())) or [name]:
+            read_from = self.attr_names.get(name)
+            for callee in sorted(read_from) if read_from else (name,):
                 self.facts.calls.append(CallSite(callee, args, line))
             if not name.startswith(("torch.", "np.", "numpy.")):
-                tensors = {i for i, a in enumerate(node.args) if a.__class__ is not ast.Starred
-                           and self._value_kind(a) == "tensor"}
-                if tensors:
-                    self.tensor_args.setdefault(name, set()).update(tensors)
-                others = {i for i, a in enumerate(node.args) if a.__class__ is not ast.Starred and self._plain(a)}
-                if others:
-                    self.other_args.setdefault(name, set()).update(others)
+                for i, a in enumerate(node.args):
+                    if a.__class__ is not ast.Starred:
+                        kind = self._value_kind(a)
+                        if kind == "tensor":
+                            self.tensor_args.setdefault(name, set()).add(i)
+                        if self._plain(a, kind):
+                            self.other_args.setdefault(name, set()).add(i)
         self.generic_visit(node)
 
     def _is_optimizer(self, node: ast.AST) -> bool:
@@ -922,21 +989,26 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
     # a node that ends before the first call does holds neither a call nor anything after one
     first = min((call.end_lineno or line, call.end_col_offset or 0) for _, _, line, call in passed)
     events: Dict[str, List[Tuple[Tuple[int, int], bool, ast.AST]]] = {}  # name -> (position, is a read, node)
-    branches: Dict[int, Tuple[Tuple[int, bool], ...]] = {}  # node id -> the ifs around it, with the branch
+    # node id -> the ifs around it, with the branch: of the names wanted and the calls, the nodes asked about
+    branches: Dict[int, Tuple[Tuple[int, bool], ...]] = {}
     stack: List[Tuple[ast.AST, Tuple[Tuple[int, bool], ...]]] = [(s, ()) for s in reversed(body)]
+    pop, push = stack.pop, stack.append
     while stack:  # depth first, in the code's order, without recursion (expressions nest deep)
-        node, around = stack.pop()
+        node, around = pop()
         end_line = getattr(node, "end_lineno", None)
         if end_line is not None and (end_line, node.end_col_offset) < first:
             continue
-        branches[id(node)] = around
-        if node.__class__ is ast.Name:
+        cls = node.__class__
+        if cls is ast.Name:
             if node.id in wanted:
+                branches[id(node)] = around
                 events.setdefault(node.id, []).append(((node.lineno, node.col_offset), node.ctx.__class__ is ast.Load, node))
             continue
-        if node.__class__ is ast.Attribute and node.value.__class__ is ast.Name and node.attr in _METADATA_NAMES:
+        if cls is ast.Call:
+            branches[id(node)] = around
+        elif cls is ast.Attribute and node.value.__class__ is ast.Name and node.attr in _METADATA_NAMES:
             continue  # ``x.shape``, ``x.size()``: no value of ``x`` is read, so no write is seen
-        if node.__class__ in (ast.Assign, ast.AnnAssign) and node.value is not None:
+        if cls in (ast.Assign, ast.AnnAssign) and node.value is not None:
             # ``x = f(x)``: the target is bound after the call, though it is written before it
             after = (node.value.end_lineno or node.value.lineno, node.value.end_col_offset or 0)
             for target in (node.targets if node.__class__ is ast.Assign else [node.target]):
@@ -944,12 +1016,13 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
                     if name.__class__ is ast.Name and name.id in wanted:
                         branches[id(name)] = around  # also where the target ends before the call
                         events.setdefault(name.id, []).append((after, False, name))
-        if node.__class__ is ast.If:
+        if cls is ast.If:
             stack.extend((child, around + ((id(node), False),)) for child in reversed(node.orelse))
             stack.extend((child, around + ((id(node), True),)) for child in reversed(node.body))
-            stack.append((node.test, around))
+            push((node.test, around))
             continue
-        stack.extend((child, around) for child in reversed(child_nodes(node)))
+        for child in reversed(child_nodes(node)):
+            push((child, around))
     out = []
     for callee, named, line, call in passed:
         end = (call.end_lineno or line, call.end_col_offset or 0)
@@ -1015,8 +1088,9 @@ def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFa
     scanner.defined = defined
     scanner.plain = {a.arg for a in list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
                      if _annotated_plain(a.annotation, facts.imports)}
+    scanner.inert = _inert_candidates(node, params)
     scanner.scan(node.body)  # type: ignore[attr-defined]
-    summary.inert = _inert_parameters(node, params)
+    summary.inert = tuple(i for i, name in enumerate(params) if name in scanner.inert)
     summary.arity = (len(params) - len(args.defaults), -1 if args.vararg is not None else len(params))
     if summary.returns_kind is None and _annotated_tensor(node.returns, facts.imports):  # type: ignore[attr-defined]
         summary.returns_kind = "tensor"
@@ -1049,6 +1123,11 @@ def _qualified(node: Optional[ast.AST], imports: Mapping[str, str]) -> Optional[
         name = node.value.strip()
     else:
         name = _dotted(node) if node is not None else None
+    return _qualified_name(name, imports)
+
+
+def _qualified_name(name: Optional[str], imports: Mapping[str, str]) -> Optional[str]:
+    """``_qualified`` of a dotted name already read."""
     if not name:
         return None
     head, dot, rest = name.partition(".")
@@ -1251,20 +1330,29 @@ def _metadata_read(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
 _CHAIN_NODES = frozenset({ast.Name, ast.Attribute, ast.Call})
 
 
-def _inert_parameters(function: ast.AST, params: Sequence[str]) -> Tuple[int, ...]:
-    """``FunctionFacts.inert``: the parameters, never rebound, whose every read is for metadata
-    or a bare positional argument of a call (nested functions count as reads)."""
+def _inert_candidates(function: ast.AST, params: Sequence[str]) -> Set[str]:
+    """``FunctionFacts.inert`` before the body: the parameters, never rebound, whose every read is
+    for metadata or a bare positional argument of a call (nested functions count as reads). The
+    function's decorators, defaults and annotations are judged here, its body by the scan
+    (``_FunctionScanner._judge``)."""
     if not params:
-        return ()
+        return set()
     body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # type: ignore[attr-defined]
     if len(body) == 1 and isinstance(body[0], ast.Raise) and "NotImplementedError" in ast.dump(body[0]):
-        return ()  # an abstract method: what its overrides compute from the arguments is unseen
-    # One walk (asked for every function of the project), top down: a name's parents are known
-    # when it is reached, so each read is judged there, and the walk stops once no parameter is
-    # left that could be inert (most parameters are computed with early on).
+        return set()  # an abstract method: what its overrides compute from the arguments is unseen
     candidates = set(params)
+    for part in (*function.decorator_list, function.args, function.returns):  # type: ignore[attr-defined]
+        if part is not None and candidates:
+            _judge_names(part, candidates)
+    return candidates
+
+
+def _judge_names(root: ast.AST, candidates: Set[str]) -> None:
+    """``_FunctionScanner._judge`` for every name under ``root`` (a part the scan does not walk:
+    a nested scope, a default), in a walk of its own: top down, so that a name's parents are known
+    when it is reached, stopping once no candidate is left."""
     parents: Dict[int, ast.AST] = {}
-    stack: List[ast.AST] = [function]
+    stack: List[ast.AST] = [root]
     while stack and candidates:
         node = stack.pop()
         if node.__class__ is ast.Name:
@@ -1278,7 +1366,6 @@ def _inert_parameters(function: ast.AST, params: Sequence[str]) -> Tuple[int, ..
             if child.__class__ in _CHAIN_NODES:  # what ``_metadata_read`` climbs from a name
                 parents[id(child)] = node
             stack.append(child)
-    return tuple(i for i, name in enumerate(params) if name in candidates)
 
 
 def _assignments(body: Sequence[ast.stmt], imports: Mapping[str, str],

@@ -872,6 +872,8 @@ def _column(line: str, offset: int) -> int:
 
 def dotted(node: ast.AST) -> Optional[str]:
     """``a.b.c`` for an attribute chain on a name; None for anything else."""
+    if node.__class__ is ast.Name:  # the most frequent case, without the list
+        return node.id  # type: ignore[attr-defined]
     parts: List[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)

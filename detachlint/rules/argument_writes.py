@@ -151,8 +151,6 @@ class ArgumentWrites:
         name = scope.name.value
         if name.endswith("_") or (name.startswith("__") and name != "__call__") or name == "step":
             return True
-        if self._meant_to_fill(scope, param) is not None:
-            return True  # ``def normal_(w)``, ``Module.apply(init)``: writing is its purpose
         params = [p.name.value for p in (*scope.params.posonly_params, *scope.params.params,
                                          *scope.params.kwonly_params)]
         if "copy" in params or _reads_a_flag(scope):
@@ -174,6 +172,9 @@ class ArgumentWrites:
             return True  # the write is the function's only effect
         if name not in ("forward", "__call__") and all(_is_parameter(r, param) for r in returned):
             return True  # ``x.clamp_(0, 1); return x``: a filler that hands its argument back, as in-place ops do
+        # asked after the checks above: ``Module.apply`` calls are found by a walk of the whole module
+        if self._meant_to_fill(scope, param) is not None:
+            return True  # ``def normal_(w)``, ``Module.apply(init)``: writing is its purpose
         project = self.ctx.project  # type: ignore[attr-defined]
         if project is not None and analysis.cls is not None and param in analysis.params:
             module = f"{project.module}." if project.module else ""
