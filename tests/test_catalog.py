@@ -532,12 +532,70 @@ def test_ops_give_no_gradient_to_neg_inf_cells():
     for name in catalog.ZERO_GRADIENT_AT_NEG_INF:
         x = torch.tensor([[0.5, float("-inf"), 1.0]], requires_grad=True)
         op = getattr(torch, name)
-        out = op(x, dim=-1) if name == "softmax" else op(x)
-        out.backward(torch.tensor([[1.0, 2.0, 3.0]]))
+        out = op(x, dim=-1) if name in ("softmax", "logsumexp") else op(x)
+        out.backward(torch.ones_like(out) if name == "logsumexp" else torch.tensor([[1.0, 2.0, 3.0]]))
         assert x.grad[0, 1].item() == 0.0, name
     x = torch.tensor([[0.5, float("-inf"), 1.0]], requires_grad=True)
     torch.log_softmax(x, dim=-1).backward(torch.tensor([[1.0, 2.0, 3.0]]))
     assert x.grad[0, 1].item() != 0.0  # the control: log_softmax passes it on
+
+
+# One call per op of GRADIENT_AT_NEG_INF_ONLY_FROM_INFINITE_LOSS, and losses over its result that
+# read no masked cell (the first), or read them (the others: a target on the mask, every cell).
+_NEG_INF_LOG_OPS = {"log_softmax": lambda s: torch.log_softmax(s, dim=-1),
+                    "logsigmoid": lambda s: torch.nn.functional.logsigmoid(s)}
+_MASK = torch.tensor([[False, False, False, False, True, True]] * 4)
+_LOG_LOSSES = {
+    "nll, targets off the mask": lambda o: torch.nn.functional.nll_loss(o, torch.tensor([0, 1, 2, 3])),
+    "nll, targets on the mask": lambda o: torch.nn.functional.nll_loss(o, torch.tensor([4, 5, 0, 1])),
+    "every cell": lambda o: -o.sum(),
+    "kl_div to a full target": lambda o: torch.nn.functional.kl_div(o, torch.full((4, 6), 1 / 6), reduction="batchmean"),
+    "masked cells weighted 0": lambda o: -(o * (~_MASK).float()).sum(),
+}
+
+
+def _masked_gradient(op, loss, fill: float, tracked: bool):
+    """The loss and the gradient of a weight whose product is masked with ``fill`` before ``op``:
+    through ``.data`` (unseen by autograd) or by an out-of-place ``masked_fill`` (``tracked``)."""
+    generator = torch.Generator().manual_seed(0)
+    weight = torch.randn(6, 6, generator=generator).requires_grad_()
+    scores = torch.randn(4, 6, generator=generator) @ weight
+    if tracked:
+        scores = scores.masked_fill(_MASK, fill)
+    else:
+        scores.data.masked_fill_(_MASK, fill)
+    value = loss(op(scores))
+    value.backward()
+    return value.item(), weight.grad
+
+
+def test_a_neg_inf_mask_before_a_log_op_changes_no_finite_losss_gradient():
+    """Masked with exactly -inf, a ``.data`` write before these ops gives the gradient of an
+    out-of-place ``masked_fill`` wherever the loss is finite; where the loss reads a masked cell it
+    is inf or NaN. A finite mask (-1e9) is no such thing: a finite loss reads it and the gradients
+    differ (the control)."""
+    import math
+
+    for name, op in _NEG_INF_LOG_OPS.items():
+        differ = {False: [], True: []}  # finite loss -> the losses whose gradients differ
+        for fill in (float("-inf"), -1e9):
+            for label, loss in _LOG_LOSSES.items():
+                value, unseen = _masked_gradient(op, loss, fill, tracked=False)
+                _, tracked = _masked_gradient(op, loss, fill, tracked=True)
+                if not torch.equal(unseen, tracked):
+                    differ[math.isfinite(value)].append((fill, label))
+        assert not [d for d in differ[True] if d[0] == float("-inf")], name
+        assert [d for d in differ[False] if d[0] == float("-inf")], name  # reading a -inf cell: infinite loss
+        assert [d for d in differ[True] if d[0] == -1e9], name  # the control: a finite loss sees a finite mask
+    finite, _ = _masked_gradient(_NEG_INF_LOG_OPS["log_softmax"], _LOG_LOSSES["nll, targets off the mask"],
+                                 float("-inf"), tracked=False)
+    assert math.isfinite(finite)  # not vacuous: the loss that reads no masked cell is finite
+
+
+def test_infinity_constants_are_inf():
+    for qualified in catalog.INFINITY_CONSTANTS:
+        module, _, member = qualified.rpartition(".")
+        assert getattr(importlib.import_module(module), member) == float("inf"), qualified
 
 
 def test_ops_with_results_that_carry_no_gradient():

@@ -250,3 +250,20 @@ def test_a_shape_op_on_an_alias_of_a_saved_tensor_says_it_moves_the_version_coun
     assert detached["code"] == "TAL202" and "`d = d.unsqueeze(0)`" in " ".join(detached["notes"])
     itself = at("y.t_()  # expect: TAL202 error", "saved_then_itself_transposed")
     assert itself["message"] == "`y.t_()` writes `y` in place, which `sigmoid` saved for backward"
+
+
+def test_a_neg_inf_mask_before_log_softmax_says_which_loss_could_see_it(tmp_path):
+    """The DrQA shape (fresh set 39): a -inf mask through ``.data`` read by ``log_softmax`` is the
+    idiom, and its note states the evidence (the op, its line, which loss could tell), no more; a
+    -1e9 mask before it stays a hazard."""
+    found = findings("--select", "TAL001,TAL003", str(REPO / "tests" / "fixtures" / "tal001_fresh39_traps.py"),
+                     cwd=tmp_path)
+    by_row = {f["location"]["row"]: f for f in found}
+    drqa = by_row[24]
+    assert (drqa["code"], drqa["severity"]) == ("TAL003", "warning")
+    assert drqa["notes"][0] == ("The write sets cells to -inf before `log_softmax` (line 26): only a loss that reads "
+                                "a masked cell's log-probability, which is then infinite, sees a gradient other "
+                                "than that of a write autograd tracks.")
+    large = by_row[76]
+    assert (large["code"], large["severity"]) == ("TAL001", "error")
+    assert "-inf" not in " ".join(large["notes"])

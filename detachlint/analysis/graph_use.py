@@ -17,7 +17,8 @@ from .order import ScopeOrder
 from ..knowledge import catalog
 from ..knowledge.torch_facts import (carries_no_gradient, cuts_graph, is_view_attribute, is_view_method, makes_leaf,
                           may_return_receiver, returns_index_pair, saves_nothing_of_input, saves_result,
-                          zero_gradient_at_neg_inf)
+                          zero_gradient_at_neg_inf, gradient_at_neg_inf_only_from_infinite_loss,
+                          is_infinity_constant)
 from .copies import literal_int
 from .torchnames import TorchNames, dotted_name
 from ..walk import significant_children, walk
@@ -164,20 +165,36 @@ class GraphUse:
         return self.call_keeps(name, position)
 
     def gradient_read_after(self, name: str, write: cst.CSTNode, statement: cst.CSTNode,
-                            neg_inf_fill: bool) -> Optional[cst.CSTNode]:
+                            neg_inf_fill: bool, exact_neg_inf: bool = False) -> Optional[cst.CSTNode]:
         """A read of ``name`` after ``write`` (the same tensor still) by an op that backpropagates
         into it: arithmetic, or a torch op other than those that carry no gradient, or that give
-        none to the cells the write set to -inf (``neg_inf_fill``: it wrote -inf, or maybe did).
+        none to the cells the write set to -inf (``neg_inf_fill``: it wrote -inf, or maybe did),
+        or, where the write surely wrote exactly -inf (``exact_neg_inf``), that give them gradient
+        only from a loss that is then infinite (``log_softmax``).
         Calls of the project or of modules, returns and stores say nothing: their use is unseen."""
+        for use in self._reads_after(name, write, statement):
+            if self._backpropagates(use, neg_inf_fill, exact_neg_inf):
+                return use.node
+        return None
+
+    def read_by_after(self, name: str, write: cst.CSTNode, statement: cst.CSTNode,
+                      ops: Callable[[Optional[str]], bool]) -> Optional[Tuple[cst.CSTNode, str]]:
+        """The first read of ``name`` after ``write`` by a method or torch op that ``ops`` accepts,
+        and that op's name."""
+        for use in self._reads_after(name, write, statement):
+            kind, op = self._consumer(use)
+            if kind in ("method", "torch") and op is not None and ops(op):
+                return use.node, op
+        return None
+
+    def _reads_after(self, name: str, write: cst.CSTNode, statement: cst.CSTNode) -> Iterable[_Use]:
         at = self.order.position(write)
         for use in self.uses:
             if dotted_name(use.node) != name or use.position <= at or statement in use.parents:
                 continue
             if any(bound == name and at < first and last < use.position for bound, first, last, _ in self.rebinds):
                 continue
-            if self._backpropagates(use, neg_inf_fill):
-                return use.node
-        return None
+            yield use
 
     def made_without_graph(self, name: str) -> bool:
         """Whether ``name`` is bound here, each time, by a factory (``torch.zeros(...)``): a leaf
@@ -186,13 +203,15 @@ class GraphUse:
                  for kind, op in [self._consumer(use)] if kind == "bound"]
         return bool(bound) and all(op is not None and makes_leaf(op) for op in bound)
 
-    def _backpropagates(self, use: _Use, neg_inf_fill: bool) -> bool:
+    def _backpropagates(self, use: _Use, neg_inf_fill: bool, exact_neg_inf: bool) -> bool:
         kind, op = self._consumer(use)
         if kind == "operator":
             return True
         if kind not in ("method", "torch") or op is None:
             return False
         if carries_no_gradient(op) or cuts_graph(op) or self._indices_only(use):
+            return False
+        if exact_neg_inf and gradient_at_neg_inf_only_from_infinite_loss(op):
             return False
         return not (neg_inf_fill and zero_gradient_at_neg_inf(op))
 
@@ -409,6 +428,23 @@ def _local_targets(statement: cst.CSTNode, graph: TorchNames) -> "Optional[Set[s
             return None
         names.add(name)
     return names if names and all(isinstance(t, (cst.Name, cst.Tuple, cst.List)) for t in targets) else None
+
+
+def exact_neg_inf(value: Optional[cst.BaseExpression], names: TorchNames) -> bool:
+    """Whether a written value is surely -inf: ``-float("inf")``, ``float("-inf")``, ``-math.inf``,
+    ``-np.inf``, ``-torch.inf`` (through the imports); not a name bound elsewhere, nor -1e9."""
+    negative = False
+    while isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+        negative ^= isinstance(value.operator, cst.Minus)
+        value = value.expression
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "float" \
+            and "float" not in names.bindings and len(value.args) == 1 \
+            and isinstance(value.args[0].value, cst.SimpleString):
+        text = value.args[0].value.evaluated_value
+        spelled = text.strip().lower() if isinstance(text, str) else ""
+        word = spelled[1:] if spelled[:1] in ("+", "-") else spelled
+        return word in ("inf", "infinity") and (spelled[:1] == "-") != negative
+    return negative and is_infinity_constant(names.qualified(value)) if value is not None else False
 
 
 def neg_inf_fill(value: Optional[cst.BaseExpression]) -> bool:

@@ -184,7 +184,14 @@ SAVES_NOTHING_OF_INPUT = frozenset(
 )
 # Ops whose gradient is exactly zero where their input is -inf (their result is 0 there and stays
 # flat): cells masked with -inf before them get no gradient, whether autograd saw the mask or not.
-ZERO_GRADIENT_AT_NEG_INF = frozenset("softmax sigmoid exp".split())
+ZERO_GRADIENT_AT_NEG_INF = frozenset("softmax sigmoid exp logsumexp".split())
+# Ops whose result is -inf where their input is -inf and whose gradient there is the loss's gradient
+# at that -inf result (log_softmax: g_i - p_i * sum(g), and p_i is 0): a cell masked with exactly
+# -inf gets gradient only from a loss that reads its -inf, and such a loss is inf or NaN. Not for a
+# finite mask (-1e9): a finite loss can read that cell. ``tests/test_catalog.py`` measures both.
+GRADIENT_AT_NEG_INF_ONLY_FROM_INFINITE_LOSS = frozenset("log_softmax logsigmoid".split())
+# Qualified names of +inf constants (``-math.inf``, ``-np.inf``, ``-torch.inf``: an exact -inf).
+INFINITY_CONSTANTS = frozenset("math.inf numpy.inf torch.inf".split())
 # Ops whose result is integer (or boolean) and carries no gradient: a graph that only feeds them is
 # never backpropagated through them.
 NO_GRADIENT_RESULTS = frozenset("argmax argmin argsort eq ne gt lt ge le isnan isinf".split())

@@ -201,6 +201,17 @@ def zero_gradient_at_neg_inf(op: Optional[str]) -> bool:
     return op in catalog.ZERO_GRADIENT_AT_NEG_INF
 
 
+def gradient_at_neg_inf_only_from_infinite_loss(op: Optional[str]) -> bool:
+    """``F.log_softmax``, ``x.log_softmax(-1)``, ``F.logsigmoid``: an op that passes a cell that is
+    exactly -inf only the loss's gradient at its own -inf result, so no loss that is finite."""
+    return op in catalog.GRADIENT_AT_NEG_INF_ONLY_FROM_INFINITE_LOSS
+
+
+def is_infinity_constant(qualified: Optional[str]) -> bool:
+    """``math.inf``, ``numpy.inf``, ``torch.inf`` (qualified through the imports): +inf."""
+    return qualified in catalog.INFINITY_CONSTANTS
+
+
 def carries_no_gradient(op: Optional[str]) -> bool:
     """``torch.argmin(d)``, ``x.argmax(1)``, ``x.eq(y)``: an op whose integer or boolean result has no
     gradient, so nothing backpropagates through it into its input."""

@@ -10,12 +10,13 @@ from typing import Callable, ClassVar, Optional, Set, Tuple
 import libcst as cst
 
 from ..analysis.data_use import DataUse, classify_data_use, own_data
-from ..analysis.graph_use import GraphUse, neg_inf_fill, unsaved_gradient
+from ..analysis.graph_use import GraphUse, exact_neg_inf, neg_inf_fill, unsaved_gradient
 from ..analysis.hooks import AppliedFunctions, ForwardHooks
 from ..analysis.order import ScopeOrder
 from ..knowledge import catalog
 from ..analysis.tensors import Kind, TensorFacts
-from ..knowledge.torch_facts import is_view_method, kept_through_data, may_return_receiver
+from ..knowledge.torch_facts import (gradient_at_neg_inf_only_from_infinite_loss, is_view_method, kept_through_data,
+                                     may_return_receiver)
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from .base import Rule, Sites
@@ -88,9 +89,9 @@ class DataWrite(Rule):
             name = function.name.value
             cls = self.analysis(TensorFacts).current_class
             if name == "forward" and cls is not None and cls.is_module:
-                because = self._graph_hazard(order, function, node)
-                if because is not None:
-                    return Severity.ERROR, ("inside forward()", because), None
+                judged = self._graph_hazard(order, function, node)
+                if judged is not None:  # an error's hazard, or why a warning's write changes no finite loss's gradient
+                    return judged[0], ("inside forward()", judged[1]), None
             # Only a (post-)forward hook runs after the module's forward used its tensors; a
             # pre-hook runs before, like weight initialisation.
             if name in self.analysis(ForwardHooks).functions:
@@ -147,13 +148,16 @@ class DataWrite(Rule):
             return "No op of the graph this forward() builds was seen to save it or to backpropagate through it"
         return f"No graph is visible in this {self.scope_word()}"
 
-    def _graph_hazard(self, order: ScopeOrder, function: cst.FunctionDef, node: cst.Attribute) -> Optional[str]:
-        """Inside ``forward()``, where the graph of this call is being built: why the write changes
-        a gradient (a sentence), or None. Either an op before it may have saved the tensor
-        (``self.fc.weight`` also by a call of ``self.fc``; not a view, a sum, ``+`` or a comparison
-        of it, nor a use of a tensor bound anew since), or the tensor is a value of the graph and an
-        op after the write backpropagates into it: autograd sends gradient to the cells the write
-        replaced (not when they became -inf before a softmax, which gives them none)."""
+    def _graph_hazard(self, order: ScopeOrder, function: cst.FunctionDef,
+                      node: cst.Attribute) -> Optional[Tuple[Severity, str]]:
+        """Inside ``forward()``, where the graph of this call is being built: an error and why the
+        write changes a gradient (a sentence), or None. Either an op before it may have saved the
+        tensor (``self.fc.weight`` also by a call of ``self.fc``; not a view, a sum, ``+`` or a
+        comparison of it, nor a use of a tensor bound anew since), or the tensor is a value of the
+        graph and an op after the write backpropagates into it: autograd sends gradient to the cells
+        the write replaced (not when they became -inf before a softmax, which gives them none, nor
+        when they became exactly -inf before a ``log_softmax``, which gives them some only from a
+        loss that is then infinite: then a warning, and that evidence)."""
         name = dotted_name(node.value)
         if name is None:
             return None
@@ -166,18 +170,27 @@ class DataWrite(Rule):
         if saved is not None:
             use, op = saved
             if op is not None:
-                return f"`{op}` (line {self.ctx.line(use)}) saved it for backward as its result"
-            return (f"Line {self.ctx.line(use)} handed it to an op of the graph being built, which may have saved "
-                    f"it for backward")
+                return Severity.ERROR, f"`{op}` (line {self.ctx.line(use)}) saved it for backward as its result"
+            return Severity.ERROR, (f"Line {self.ctx.line(use)} handed it to an op of the graph being built, which "
+                                    f"may have saved it for backward")
         params = function.params.params
         if len(parts) > 1 or (params and params[0].name.value == name) or graph.made_without_graph(name):
             return None  # a parameter or buffer of the module: a leaf, no gradient passes through it
         statement = self.ctx.statement()
-        read = graph.gradient_read_after(name, node, statement, neg_inf_fill(_written_value(statement, node)))
-        if read is None:
+        value = _written_value(statement, node)
+        exact = exact_neg_inf(value, self.analysis(TorchNames))
+        read = graph.gradient_read_after(name, node, statement, neg_inf_fill(value), exact)
+        if read is not None:
+            return Severity.ERROR, (f"Line {self.ctx.line(read)} backpropagates through it into the cells the write "
+                                    f"replaced as if they still held what the graph computed")
+        blind = graph.read_by_after(name, node, statement, gradient_at_neg_inf_only_from_infinite_loss) \
+            if exact else None
+        if blind is None:
             return None
-        return (f"Line {self.ctx.line(read)} backpropagates through it into the cells the write replaced as if "
-                f"they still held what the graph computed")
+        reader, op = blind
+        return Severity.WARNING, (f"The write sets cells to -inf before `{op}` (line {self.ctx.line(reader)}): "
+                                  f"only a loss that reads a masked cell's log-probability, which is then infinite, "
+                                  f"sees a gradient other than that of a write autograd tracks")
 
     def _round_trip(self, node: cst.Attribute) -> Optional[int]:
         """``w.data = w.data.float()`` in one hook and ``w.data = w.data.half()`` in its pair (or

@@ -35,8 +35,10 @@ class DataMutation(DataWrite):
     backpropagated (not one whose values only feed `argmin` or the indices of `x.max(1)`), or
     where the tensor is a result of the graph and a later op backpropagates through it:
     autograd then sends gradient to the cells the write replaced (not to cells set to -inf
-    before a softmax or sigmoid, which get none). A `.data` write where no graph is visible
-    (weight initialisation, an optimizer-style update after `backward()`, an EMA of buffers no
+    before a softmax, sigmoid, exp or logsumexp, which get none; and cells set to exactly -inf,
+    not -1e9, before a `log_softmax` or `logsigmoid` get some only from a loss that reads their
+    -inf result and is then infinite: such a write is TAL003, with that note). A `.data` write
+    where no graph is visible (weight initialisation, an optimizer-style update after `backward()`, an EMA of buffers no
     op saved, a forward hook's round trip of a tensor's own values through another floating
     dtype and back, a reset of `x.grad.data` between two backwards: autograd saves no `.grad`
     unless `create_graph=True` or an op of the graph took it) is TAL003 (data-write-idiom), the discouraged idiom, not this hazard:
