@@ -215,10 +215,14 @@ def child_nodes(node: ast.AST) -> List[ast.AST]:
         scalars = _SCALAR_FIELDS.get(node.__class__.__name__, frozenset())
         fields = _NODE_FIELDS[node.__class__] = tuple(f for f in node._fields if f not in _LEAF_FIELDS and f not in scalars)
     out: List[ast.AST] = []
+    if not fields:  # names, constants, ``pass``: most of the nodes
+        return out
     for name in fields:
         value = getattr(node, name, None)
         if value.__class__ is list:
-            out.extend([item for item in value if isinstance(item, ast.AST)])
+            for item in value:
+                if isinstance(item, ast.AST):
+                    out.append(item)
         elif isinstance(value, ast.AST):
             out.append(value)
     return out
