@@ -124,6 +124,12 @@ class SiteNames:
         return False
 
 
+# The fields of a statement that hold statements, in the order ``statements`` stacks them; per
+# statement class, those it has (most have none: looked up once per class, not five per statement).
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+_BLOCKS: Dict[type, Tuple[str, ...]] = {}
+
+
 def statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
     """Every statement, nested ones included, without walking expressions (imports are
     statements; ``ast.walk`` over every expression node costs as much as the rest of the pass)."""
@@ -131,12 +137,15 @@ def statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
     while stack:
         stmt = stack.pop()
         yield stmt
-        for block in ("body", "orelse", "finalbody"):
-            stack.extend(reversed(getattr(stmt, block, None) or []))
-        for handler in getattr(stmt, "handlers", None) or []:
-            stack.extend(reversed(handler.body))
-        for case in getattr(stmt, "cases", None) or []:
-            stack.extend(reversed(case.body))
+        blocks = _BLOCKS.get(stmt.__class__)
+        if blocks is None:
+            blocks = _BLOCKS[stmt.__class__] = tuple(f for f in _BLOCK_FIELDS if f in stmt._fields)
+        for block in blocks:  # in ``_BLOCK_FIELDS``' order
+            if block == "handlers" or block == "cases":
+                for part in getattr(stmt, block):
+                    stack.extend(reversed(part.body))
+            else:
+                stack.extend(reversed(getattr(stmt, block) or []))
 
 
 def site_names(tree: ast.Module, vocabulary: Sites) -> SiteNames:
