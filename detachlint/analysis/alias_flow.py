@@ -227,10 +227,9 @@ class ControlFlow:
         targets, ``:=``, ``del``, imports, ``global``)."""
         found = self._rebound_texts.get(text)
         if found is None:
-            if self._bound is None:
-                targets = _BoundNames()
-                walk(self.scope, targets)
-                self._bound, self._bound_counts = targets.bound, targets.counts  # ``_bound_once`` reads the counts
+            if self._bound is None:  # the walk ``bindings_in(self.scope)`` makes (alias rules ask it too)
+                self._bound_counts = self.bindings_in(self.scope)  # ``_bound_once`` reads the counts
+                self._bound = self._bound_counts.keys()
             parts = self._subjects.get(text, text).split(".")
             found = any(".".join(parts[:i]) in self._bound for i in range(1, len(parts) + 1))
             found = self._rebound_texts[text] = found and not (len(parts) == 1 and self._bound_once(parts[0]))

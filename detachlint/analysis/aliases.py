@@ -28,7 +28,7 @@ The interpreter is one class in parts, one concern each: statements and expressi
 
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -117,7 +117,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         self._dtype_names: Optional[Dict[str, str]] = None  # ``dtype = x.dtype``: name -> ``x``
         self._classes = None  # the scope's dtype classes (``dtypes.DtypeClasses``), made when a conversion asks
         self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
-        self._bound: Optional[Set[str]] = None  # names bound anywhere in the scope (``_rebound``)
+        self._bound: Optional[AbstractSet[str]] = None  # names bound anywhere in the scope (``_rebound``)
         self._entries: Dict[Tuple[str, str], Set[Origin]] = {}  # (container, "key") -> what was stored there
         self._bound_in: Dict[int, Dict[str, int]] = {}  # ``bindings_in`` by node
         self._parents: Set[str] = set()  # ``self`` and ``self.x`` once ``self.x.y`` was bound
