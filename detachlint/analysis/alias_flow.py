@@ -216,9 +216,14 @@ class ControlFlow:
         """How many times each name and attribute chain is bound inside ``node`` (the scope, a loop)."""
         found = self._bound_in.get(id(node))
         if found is None:
-            targets = _BoundNames()
-            walk(node, targets)
-            found = self._bound_in[id(node)] = targets.counts
+            seen = self._scope_bindings if node is self.scope else None
+            if seen is not None:
+                found = seen.complete(node)
+            else:
+                targets = _BoundNames()
+                walk(node, targets)
+                found = targets.counts
+            self._bound_in[id(node)] = found
         return found
 
     def _rebound(self, text: str) -> bool:
@@ -362,6 +367,38 @@ class _BoundNames(cst.CSTVisitor):
             name = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
             if name is not None:
                 self._add(name)
+
+
+class ScopeBindings(_BoundNames):
+    """``_BoundNames`` of a function or module scope, as a visitor taking part in the walk
+    ``TensorFacts.scope_kinds`` makes of it (saving a walk of its own): that walk starts at a
+    function's body and enters no nested function, class or lambda, so ``complete`` walks those
+    parts, and only when the bindings are asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unentered: List[cst.CSTNode] = []
+
+    def _unentered(self, node: cst.CSTNode) -> None:
+        self.unentered.append(node)
+
+    visit_FunctionDef = visit_ClassDef = visit_Lambda = _unentered
+
+    def complete(self, scope: cst.CSTNode) -> Dict[str, int]:
+        """The counts of a walk of the whole ``scope`` (what ``bindings_in`` counts)."""
+        rest = _BoundNames()
+        rest.bound, rest.counts = self.bound, self.counts
+        parts = list(self.unentered)
+        if isinstance(scope, cst.FunctionDef):  # what lies outside its body
+            parts += [*scope.decorators, scope.params, scope.returns, getattr(scope, "type_parameters", None)]
+        elif not isinstance(scope, cst.Module):
+            parts = [scope]  # not a scope the kinds' walk covers: walked whole
+            rest.bound, rest.counts = set(), {}
+        for part in parts:
+            if part is not None:
+                walk(part, rest)
+        self.unentered = []
+        return rest.counts
 
 
 def _made_in(origin, statements: Set[int]) -> bool:

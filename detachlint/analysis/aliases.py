@@ -34,7 +34,7 @@ import libcst as cst
 
 from ..knowledge import catalog
 from .alias_calls import CallTransfer, fed_to_torch_op, surely_tensor
-from .alias_flow import ControlFlow, Loop
+from .alias_flow import ControlFlow, Loop, ScopeBindings
 from .alias_state import NameState
 from .alias_model import (HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
                           join_states)
@@ -84,12 +84,15 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         scope = scope if scope is not None else ctx.module
         tensors = ctx.get(TensorFacts)
         owner = tensors.current_class if isinstance(scope, cst.FunctionDef) else None
-        return cls(scope, ctx.get(TorchNames), tensors.scope_kinds(scope), ctx.project,
-                   owner.name if owner is not None else None)
+        bindings = ScopeBindings()  # the names the scope binds, read in the same walk as its kinds
+        return cls(scope, ctx.get(TorchNames), tensors.scope_kinds(scope, also=(bindings,)), ctx.project,
+                   owner.name if owner is not None else None, bindings)
 
     def __init__(self, scope: cst.CSTNode, names: TorchNames, kinds: ScopeKinds,
-                 project: Optional[ModuleView] = None, cls: Optional[str] = None) -> None:
+                 project: Optional[ModuleView] = None, cls: Optional[str] = None,
+                 bindings: Optional[ScopeBindings] = None) -> None:
         self.scope = scope
+        self._scope_bindings = bindings  # ``bindings_in(scope)``, but for what the kinds' walk left out
         self.names = names
         self.project = project  # calls into the project are followed through their summaries
         self.cls = cls  # the class whose method this is (for ``self.method()`` calls)
