@@ -6,6 +6,7 @@ under (``exclusive``: an alias made under ``if flag:`` and a write under ``if no
 from __future__ import annotations
 
 import ast
+import functools
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -461,14 +462,21 @@ _UNKNOWN = object()
 
 def _value(node: cst.BaseExpression) -> object:
     """The Python value of a literal (``None`` too); ``_UNKNOWN`` for anything else."""
-    if isinstance(node, cst.Name) and node.value == "None":
+    if node.__class__ is cst.Name and node.value == "None":
         return None
-    if isinstance(node, _LITERALS):
-        try:
-            return ast.literal_eval(node.value)
-        except (ValueError, SyntaxError):
-            return _UNKNOWN
+    if node.__class__ in _LITERALS:  # none of them subclassed
+        return _literal_value(node.value)
     return _UNKNOWN
+
+
+@functools.lru_cache(maxsize=1024)
+def _literal_value(text: str) -> object:
+    """``ast.literal_eval`` of a literal's source text (an int, float, str or bytes: immutable, and
+    the same for the same text in any tree), asked for each comparison every time an ``if`` is interpreted."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return _UNKNOWN
 
 
 def _literal_values(node: cst.BaseExpression) -> Optional[List[object]]:

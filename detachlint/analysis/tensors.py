@@ -437,6 +437,8 @@ class _KindFlow:
         current = self.frame.vars
         for name in set(current) | set(other):
             a, b = current.get(name), other.get(name)
+            if a is b and a is not None:
+                continue  # the same on both paths: already so
             if a is None or b is None:
                 outer = self.frame.parent.lookup(name) if self.frame.parent else None
                 a = a or outer or Kind.UNKNOWN
