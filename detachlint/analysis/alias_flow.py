@@ -379,6 +379,7 @@ class ScopeBindings(_BoundNames):
     def __init__(self) -> None:
         super().__init__()
         self.unentered: List[cst.CSTNode] = []
+        self._completed: Optional[Dict[str, int]] = None
 
     def _unentered(self, node: cst.CSTNode) -> None:
         self.unentered.append(node)
@@ -387,6 +388,8 @@ class ScopeBindings(_BoundNames):
 
     def complete(self, scope: cst.CSTNode) -> Dict[str, int]:
         """The counts of a walk of the whole ``scope`` (what ``bindings_in`` counts)."""
+        if self._completed is not None:  # asked again: the parts are walked once
+            return self._completed
         rest = _BoundNames()
         rest.bound, rest.counts = self.bound, self.counts
         parts = list(self.unentered)
@@ -399,6 +402,7 @@ class ScopeBindings(_BoundNames):
             if part is not None:
                 walk(part, rest)
         self.unentered = []
+        self._completed = rest.counts
         return rest.counts
 
 
