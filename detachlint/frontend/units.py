@@ -124,10 +124,9 @@ class SiteNames:
         return False
 
 
-# The fields of a statement that hold statements, in the order ``statements`` stacks them; per
-# statement class, those it has (most have none: looked up once per class, not five per statement).
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-_BLOCKS: Dict[type, Tuple[str, ...]] = {}
+# Per statement class, the fields of ``_BLOCKS`` it has, in that order (most have none: looked up
+# once per class, not five times per statement).
+_BLOCKS_OF: Dict[type, Tuple[str, ...]] = {}
 
 
 def statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
@@ -137,10 +136,10 @@ def statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
     while stack:
         stmt = stack.pop()
         yield stmt
-        blocks = _BLOCKS.get(stmt.__class__)
+        blocks = _BLOCKS_OF.get(stmt.__class__)
         if blocks is None:
-            blocks = _BLOCKS[stmt.__class__] = tuple(f for f in _BLOCK_FIELDS if f in stmt._fields)
-        for block in blocks:  # in ``_BLOCK_FIELDS``' order
+            blocks = _BLOCKS_OF[stmt.__class__] = tuple(f for f in _BLOCKS if f in stmt._fields)
+        for block in blocks:
             if block == "handlers" or block == "cases":
                 for part in getattr(stmt, block):
                     stack.extend(reversed(part.body))
