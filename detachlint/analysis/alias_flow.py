@@ -6,6 +6,7 @@ under (``exclusive``: an alias made under ``if flag:`` and a write under ``if no
 from __future__ import annotations
 
 import ast
+import functools
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -216,9 +217,14 @@ class ControlFlow:
         """How many times each name and attribute chain is bound inside ``node`` (the scope, a loop)."""
         found = self._bound_in.get(id(node))
         if found is None:
-            targets = _BoundNames()
-            walk(node, targets)
-            found = self._bound_in[id(node)] = targets.counts
+            seen = self._scope_bindings if node is self.scope else None
+            if seen is not None:
+                found = seen.complete(node)
+            else:
+                targets = _BoundNames()
+                walk(node, targets)
+                found = targets.counts
+            self._bound_in[id(node)] = found
         return found
 
     def _rebound(self, text: str) -> bool:
@@ -227,10 +233,9 @@ class ControlFlow:
         targets, ``:=``, ``del``, imports, ``global``)."""
         found = self._rebound_texts.get(text)
         if found is None:
-            if self._bound is None:
-                targets = _BoundNames()
-                walk(self.scope, targets)
-                self._bound, self._bound_counts = targets.bound, targets.counts  # ``_bound_once`` reads the counts
+            if self._bound is None:  # the walk ``bindings_in(self.scope)`` makes (alias rules ask it too)
+                self._bound_counts = self.bindings_in(self.scope)  # ``_bound_once`` reads the counts
+                self._bound = self._bound_counts.keys()
             parts = self._subjects.get(text, text).split(".")
             found = any(".".join(parts[:i]) in self._bound for i in range(1, len(parts) + 1))
             found = self._rebound_texts[text] = found and not (len(parts) == 1 and self._bound_once(parts[0]))
@@ -365,6 +370,42 @@ class _BoundNames(cst.CSTVisitor):
                 self._add(name)
 
 
+class ScopeBindings(_BoundNames):
+    """``_BoundNames`` of a function or module scope, as a visitor taking part in the walk
+    ``TensorFacts.scope_kinds`` makes of it (saving a walk of its own): that walk starts at a
+    function's body and enters no nested function, class or lambda, so ``complete`` walks those
+    parts, and only when the bindings are asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unentered: List[cst.CSTNode] = []
+        self._completed: Optional[Dict[str, int]] = None
+
+    def _unentered(self, node: cst.CSTNode) -> None:
+        self.unentered.append(node)
+
+    visit_FunctionDef = visit_ClassDef = visit_Lambda = _unentered
+
+    def complete(self, scope: cst.CSTNode) -> Dict[str, int]:
+        """The counts of a walk of the whole ``scope`` (what ``bindings_in`` counts)."""
+        if self._completed is not None:  # asked again: the parts are walked once
+            return self._completed
+        rest = _BoundNames()
+        rest.bound, rest.counts = self.bound, self.counts
+        parts = list(self.unentered)
+        if isinstance(scope, cst.FunctionDef):  # what lies outside its body
+            parts += [*scope.decorators, scope.params, scope.returns, getattr(scope, "type_parameters", None)]
+        elif not isinstance(scope, cst.Module):
+            parts = [scope]  # not a scope the kinds' walk covers: walked whole
+            rest.bound, rest.counts = set(), {}
+        for part in parts:
+            if part is not None:
+                walk(part, rest)
+        self.unentered = []
+        self._completed = rest.counts
+        return rest.counts
+
+
 def _made_in(origin, statements: Set[int]) -> bool:
     """Whether ``origin`` or one it was derived from was made by one of ``statements``."""
     while origin is not None:
@@ -425,14 +466,21 @@ _UNKNOWN = object()
 
 def _value(node: cst.BaseExpression) -> object:
     """The Python value of a literal (``None`` too); ``_UNKNOWN`` for anything else."""
-    if isinstance(node, cst.Name) and node.value == "None":
+    if node.__class__ is cst.Name and node.value == "None":
         return None
-    if isinstance(node, _LITERALS):
-        try:
-            return ast.literal_eval(node.value)
-        except (ValueError, SyntaxError):
-            return _UNKNOWN
+    if node.__class__ in _LITERALS:  # none of them subclassed
+        return _literal_value(node.value)
     return _UNKNOWN
+
+
+@functools.lru_cache(maxsize=1024)
+def _literal_value(text: str) -> object:
+    """``ast.literal_eval`` of a literal's source text (an int, float, str or bytes: immutable, and
+    the same for the same text in any tree), asked for each comparison every time an ``if`` is interpreted."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return _UNKNOWN
 
 
 def _literal_values(node: cst.BaseExpression) -> Optional[List[object]]:

@@ -165,8 +165,8 @@ class NameState:
 
     def _assign(self, target: cst.BaseExpression, origins: Set[Origin], value: Optional[cst.CSTNode]) -> None:
         """Bind ``target`` to a value with ``origins`` (made by ``value``)."""
-        if target.__class__ in (cst.Name, cst.Attribute) and dotted_name(target) is not None:
-            key = dotted_name(target)
+        key = dotted_name(target) if target.__class__ in (cst.Name, cst.Attribute) else None
+        if key is not None:
             self._note_instance(key, value)
             if value.__class__ in (cst.Name, cst.Attribute) and origins \
                     and all(o.node is not value for o in origins):
@@ -209,9 +209,13 @@ class NameState:
         is another object now, which writes to the new one do not reach."""
         state = self.state
         for k, values in list(state.items()):
-            if k == key or not any(o.storage is storage for o in values):
+            if k == key:
                 continue
-            state[k] = {(self._previous(o) if o.storage is storage else o): stale for o, stale in values.items()}
+            for o in values:  # a loop, not ``any(...)``: no generator per name of the state
+                if o.storage is storage:
+                    state[k] = {(self._previous(o) if o.storage is storage else o): stale
+                                for o, stale in values.items()}
+                    break
 
     def _previous(self, origin: Origin) -> Origin:
         cache = (id(origin), "previous")

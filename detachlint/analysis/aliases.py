@@ -28,13 +28,13 @@ The interpreter is one class in parts, one concern each: statements and expressi
 
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from ..knowledge import catalog
 from .alias_calls import CallTransfer, fed_to_torch_op, surely_tensor
-from .alias_flow import ControlFlow, Loop
+from .alias_flow import ControlFlow, Loop, ScopeBindings
 from .alias_state import NameState
 from .alias_model import (HANDLES, Mutation, Origin, Relation, StaleRead, State, Storage, Values,
                           join_states)
@@ -84,12 +84,15 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         scope = scope if scope is not None else ctx.module
         tensors = ctx.get(TensorFacts)
         owner = tensors.current_class if isinstance(scope, cst.FunctionDef) else None
-        return cls(scope, ctx.get(TorchNames), tensors.scope_kinds(scope), ctx.project,
-                   owner.name if owner is not None else None)
+        bindings = ScopeBindings()  # the names the scope binds, read in the same walk as its kinds
+        return cls(scope, ctx.get(TorchNames), tensors.scope_kinds(scope, also=(bindings,)), ctx.project,
+                   owner.name if owner is not None else None, bindings)
 
     def __init__(self, scope: cst.CSTNode, names: TorchNames, kinds: ScopeKinds,
-                 project: Optional[ModuleView] = None, cls: Optional[str] = None) -> None:
+                 project: Optional[ModuleView] = None, cls: Optional[str] = None,
+                 bindings: Optional[ScopeBindings] = None) -> None:
         self.scope = scope
+        self._scope_bindings = bindings  # ``bindings_in(scope)``, but for what the kinds' walk left out
         self.names = names
         self.project = project  # calls into the project are followed through their summaries
         self.cls = cls  # the class whose method this is (for ``self.method()`` calls)
@@ -117,7 +120,7 @@ class AliasAnalysis(CallTransfer, ControlFlow, NameState, Analysis):
         self._dtype_names: Optional[Dict[str, str]] = None  # ``dtype = x.dtype``: name -> ``x``
         self._classes = None  # the scope's dtype classes (``dtypes.DtypeClasses``), made when a conversion asks
         self._guards: Dict[int, Tuple[Tuple[str, bool], ...]] = {}  # statement / read id -> its guard
-        self._bound: Optional[Set[str]] = None  # names bound anywhere in the scope (``_rebound``)
+        self._bound: Optional[AbstractSet[str]] = None  # names bound anywhere in the scope (``_rebound``)
         self._entries: Dict[Tuple[str, str], Set[Origin]] = {}  # (container, "key") -> what was stored there
         self._bound_in: Dict[int, Dict[str, int]] = {}  # ``bindings_in`` by node
         self._parents: Set[str] = set()  # ``self`` and ``self.x`` once ``self.x.y`` was bound

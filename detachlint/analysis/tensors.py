@@ -437,6 +437,8 @@ class _KindFlow:
         current = self.frame.vars
         for name in set(current) | set(other):
             a, b = current.get(name), other.get(name)
+            if a is b and a is not None:
+                continue  # the same on both paths: already so
             if a is None or b is None:
                 outer = self.frame.parent.lookup(name) if self.frame.parent else None
                 a = a or outer or Kind.UNKNOWN
@@ -608,11 +610,12 @@ class TensorFacts(_AnnotationKinds, _KindFlow, Analysis):
         if module is not None:
             self._collect_classes(module)
 
-    def scope_kinds(self, scope: cst.CSTNode) -> "ScopeKinds":
+    def scope_kinds(self, scope: cst.CSTNode, also: Sequence[object] = ()) -> "ScopeKinds":
         """The kind of every expression of ``scope`` (a function, or the module) that the alias
         analysis asks about (``_KindRecorder``), where the scope evaluates it, by a walk of the
         scope's own (nested functions, classes and lambdas are bound, not entered). A function starts from the bindings its enclosing scopes have where
-        this facts' walk is now: asked while the engine visits the function, at its definition."""
+        this facts' walk is now: asked while the engine visits the function, at its definition.
+        ``also``: visitors that take part in the same walk (read-only, after these hooks)."""
         walker = TensorFacts(self.names, None, self.project, self.classes)
         walker._parameter_names = self._parameter_names
         if isinstance(scope, cst.FunctionDef):
@@ -629,7 +632,7 @@ class TensorFacts(_AnnotationKinds, _KindFlow, Analysis):
             root = scope
         recorder = _KindRecorder(walker)
         # the recorder leaves a node after the facts did: a comprehension's kind outside its own bindings
-        Walker([recorder, walker], prune=_NOT_ENTERED).walk(root)
+        Walker([recorder, walker, *also], prune=_NOT_ENTERED).walk(root)
         return ScopeKinds(recorder.kinds, walker.frame.self_name, self.unknown)
 
     def _evidenced_parameters(self, scope: cst.FunctionDef) -> None:

@@ -32,6 +32,8 @@ def target_names(target: cst.BaseExpression) -> Iterator[str]:
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` for a chain of Name/Attribute nodes, else None."""
+    if node.__class__ is cst.Name:  # most calls: no list to build and join
+        return node.value
     parts = []
     while node.__class__ is cst.Attribute:  # ``isinstance`` on LibCST's classes is ABCMeta's, slow
         parts.append(node.attr.value)
@@ -137,15 +139,24 @@ class TorchNames(Analysis):
         return scoped
 
     def qualified(self, node: cst.BaseExpression) -> Optional[str]:
-        name = dotted_name(node)
-        if name is None:
+        # = the bound head of ``dotted_name(node)`` and the rest, asked about the root name
+        # before any string is built: most chains (``self.x``, ``x.shape``) start unbound
+        root = node
+        while root.__class__ is cst.Attribute:
+            root = root.value
+        if root.__class__ is not cst.Name:
             return None
-        head, _, rest = name.partition(".")
-        bound = self.bindings.get(head)
+        bound = self.bindings.get(root.value)
         if bound is None:
             return None
-        full = f"{bound}.{rest}" if rest else bound
-        return CANONICAL_NAMES.get(full, full)
+        if root is not node:
+            parts = []
+            while node.__class__ is cst.Attribute:
+                parts.append(node.attr.value)
+                node = node.value
+            parts.append(bound)
+            bound = ".".join(reversed(parts))
+        return CANONICAL_NAMES.get(bound, bound)
 
     def op(self, call: cst.Call) -> "Tuple[Optional[str], Optional[cst.BaseExpression]]":
         """A tensor op's member name and its first input: ``sigmoid`` and ``x`` for

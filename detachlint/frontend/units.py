@@ -124,6 +124,11 @@ class SiteNames:
         return False
 
 
+# Per statement class, the fields of ``_BLOCKS`` it has, in that order (most have none: looked up
+# once per class, not five times per statement).
+_BLOCKS_OF: Dict[type, Tuple[str, ...]] = {}
+
+
 def statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
     """Every statement, nested ones included, without walking expressions (imports are
     statements; ``ast.walk`` over every expression node costs as much as the rest of the pass)."""
@@ -131,12 +136,15 @@ def statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
     while stack:
         stmt = stack.pop()
         yield stmt
-        for block in ("body", "orelse", "finalbody"):
-            stack.extend(reversed(getattr(stmt, block, None) or []))
-        for handler in getattr(stmt, "handlers", None) or []:
-            stack.extend(reversed(handler.body))
-        for case in getattr(stmt, "cases", None) or []:
-            stack.extend(reversed(case.body))
+        blocks = _BLOCKS_OF.get(stmt.__class__)
+        if blocks is None:
+            blocks = _BLOCKS_OF[stmt.__class__] = tuple(f for f in _BLOCKS if f in stmt._fields)
+        for block in blocks:
+            if block == "handlers" or block == "cases":
+                for part in getattr(stmt, block):
+                    stack.extend(reversed(part.body))
+            else:
+                stack.extend(reversed(getattr(stmt, block) or []))
 
 
 def site_names(tree: ast.Module, vocabulary: Sites) -> SiteNames:
@@ -215,10 +223,14 @@ def child_nodes(node: ast.AST) -> List[ast.AST]:
         scalars = _SCALAR_FIELDS.get(node.__class__.__name__, frozenset())
         fields = _NODE_FIELDS[node.__class__] = tuple(f for f in node._fields if f not in _LEAF_FIELDS and f not in scalars)
     out: List[ast.AST] = []
+    if not fields:  # names, constants, ``pass``: most of the nodes
+        return out
     for name in fields:
         value = getattr(node, name, None)
         if value.__class__ is list:
-            out.extend([item for item in value if isinstance(item, ast.AST)])
+            for item in value:
+                if isinstance(item, ast.AST):
+                    out.append(item)
         elif isinstance(value, ast.AST):
             out.append(value)
     return out

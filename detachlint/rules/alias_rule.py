@@ -26,6 +26,14 @@ from ..walk import walk
 _WRITABLE = (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN)
 
 
+def _writes_keyword(node: cst.Call) -> bool:
+    """``out=`` or ``inplace=`` among the arguments (a loop: every call, for each alias rule)."""
+    for a in node.args:
+        if a.keyword is not None and a.keyword.value in ("out", "inplace"):
+            return True
+    return False
+
+
 class AliasRule(Rule):
     """Shared plumbing: find the write (or snapshot) at a node, describe origins and reads."""
 
@@ -47,7 +55,7 @@ class AliasRule(Rule):
         func = node.func
         if func.__class__ is cst.Attribute and writes_receiver(func.attr.value):
             self._check_write(node)
-        elif any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in node.args):
+        elif _writes_keyword(node):
             self._check_write(node)
         elif node.args and func.__class__ in (cst.Name, cst.Attribute) and self._site(node, self._write_call):
             self._check_write(node)
