@@ -18,6 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")  # CI installs torch==2.13.0, then the runtime dist (./runtime)
 pytest.importorskip("detachlint_runtime")
 
+from detachlint.knowledge.catalog import KEPT_THROUGH_DATA  # noqa: E402
 from detachlint.signature import Signature  # noqa: E402
 from detachlint_runtime import Confirmer, canonical, confirm_findings, verdict_line  # noqa: E402
 from detachlint_runtime.recipes import Config, NotApplicable  # noqa: E402
@@ -258,8 +259,20 @@ def test_every_fixture_finding_gets_a_verdict(tmp_path):
         assert not [c for c in f.confirmation["configurations"] if "the recipe failed" in c["observed"]], where
         assert verdict_line(f.confirmation) == f.confirmation["short"]
         if f.code in ("TAL001", "TAL003"):
-            expected = "reproduced" if f.signature.source.pending_graph else "not-reproduced"
+            # a shape, stride or storage op through ``.data`` (TAL003): its claim, that the tensor
+            # keeps its layout, is what is reproduced, pending graph or not
+            alias_only = f.code == "TAL003" and f.signature.ops[:1] and f.signature.ops[0] in KEPT_THROUGH_DATA
+            expected = "reproduced" if f.signature.source.pending_graph or alias_only else "not-reproduced"
             assert f.confirmation["verdict"] == expected, where
+
+
+def test_recipes_call_every_op_kept_through_data():
+    """The runtime's recipes know how to call each op the catalogue says changes only the alias."""
+    from detachlint_runtime.rules.tal001 import SIZE_KEEPING_CALLS
+    from detachlint_runtime.rules.tal003 import ALIAS_ONLY_CALLS
+
+    assert set(ALIAS_ONLY_CALLS) == set(KEPT_THROUGH_DATA)
+    assert set(SIZE_KEEPING_CALLS) == set(KEPT_THROUGH_DATA) - {"set_"}
 
 
 # -- inductor: a few real cases (first compile 15-40 s cold on two cores) -----------------------

@@ -12,10 +12,29 @@ from ..recipes import (
 from .base import RuleRuntime
 
 
+# A shape, stride or storage op through ``.data`` is TAL001's only with a value write chained
+# after it (``x.data.resize_(n).copy_(v)``), which reaches ``x``'s memory: reproduced as the op
+# called so that the alias keeps ``x``'s size, then ``mul_`` (after ``set_`` the write goes to the
+# other storage: TAL003's).
+SIZE_KEEPING_CALLS = {
+    "resize_": lambda a, x: a.resize_(x.shape), "resize_as_": lambda a, x: a.resize_as_(x),
+    "t_": lambda a, x: a.t_(), "transpose_": lambda a, x: a.transpose_(0, 1),
+    "swapdims_": lambda a, x: a.swapdims_(0, 1), "swapaxes_": lambda a, x: a.swapaxes_(0, 1),
+    "unsqueeze_": lambda a, x: a.unsqueeze_(0), "squeeze_": lambda a, x: a.squeeze_(),
+    "as_strided_": lambda a, x: a.as_strided_(x.shape, x.stride()),
+}
+
+
 def data_write(sig: Signature):
     """The write a TAL001 signature describes, as a function of the tensor ``x``."""
     kind = sig.write or "inplace"
     op = sig.ops[0] if sig.ops else None
+    if kind == "inplace" and op in SIZE_KEEPING_CALLS:
+        def chained(x):
+            alias = x.data
+            SIZE_KEEPING_CALLS[op](alias, x)
+            alias.mul_(10)
+        return f"x.data.{op}(...).mul_(10)", chained
     if kind == "inplace":
         if not op or not is_inplace_method(op):
             raise NoReproducer(f"no in-place method `{op}`")
