@@ -64,8 +64,10 @@ class DataWrite(RecomputedWrites, Rule):
         raise NotImplementedError
 
     def report_lost(self, use: DataUse, lost: Recomputed) -> None:
-        self.ctx.report(use.reported, self.code, lost.message(f"{self.what(use)}"), Severity.ERROR,
-                        notes=lost.notes())
+        what = (f"`{self.ctx.code_for(use.reported.func)}()`" if use.write == "init" else
+                {"inplace": f"`.{use.op}()`", "assign": "assigning `.data`", "setitem": "item assignment",
+                 "augassign": "augmented assignment"}[use.write])
+        self.ctx.report(use.reported, self.code, lost.message(what), Severity.ERROR, notes=lost.notes())
 
     def what(self, use: DataUse) -> str:
         """The write, as messages name it: ```.mul_()` on `p.data```, ``assigning `p.data```."""

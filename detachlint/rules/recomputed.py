@@ -52,23 +52,24 @@ class Recomputed:
         return " and ".join(f"`{o}`" for o in self.originals)
 
     def message(self, what: str) -> str:
-        where = f"line {self.line}" + (f" of `{self.module}`" if self.module else "")
-        sources = self._spelled_originals
-        when = "on every access" if self.on_access else "at each forward"
+        # plain words: the message names only what the code at the finding spells (the notes name the API)
+        where = f"line {self.line}" + (f" of {self.module}" if self.module else "")
+        when = "at each read" if self.on_access else "at each forward"
         owner, _, attr = self.receiver.rpartition(".")
+        short = self.wrapper.rpartition(".")[2]
         if self.applied_to is not None:
-            return (f"`{self.applied_to}` wraps modules with `{self.spelled}` ({where}) and hands them to this function "
-                    f"through `apply`: their `{attr}` is recomputed from {sources} {when}, so {what} is lost for them")
-        return (f"`{owner}` is wrapped by `{self.spelled}` ({where}): its `{attr}` is recomputed from {sources} {when}, "
-                f"so {what} is lost")
+            return (f"{what[:1].upper()}{what[1:]} is lost on the modules `{self.applied_to}` wraps with {short} "
+                    f"({where}): it recomputes their `{attr}` {when}")
+        return f"`{owner}` is wrapped by {short} ({where}), which recomputes its `{attr}` {when}: {what} is lost"
 
     def notes(self) -> Tuple[str, str]:
+        made = f"`{self.spelled}` computes `{self.param}` from {self._spelled_originals}"
         if self.on_access:
-            happens = (f"Each read of `{self.receiver}` computes a new tensor, so the write changes only that "
-                       f"temporary; the module keeps its values.")
+            happens = (f"{made} each time it is read: `{self.receiver}` here is a new tensor, and the write changes "
+                       f"only it; the module keeps its values.")
         else:
-            happens = (f"A forward pre-hook overwrites `{self.param}` from {self._spelled_originals} before "
-                       f"every call, so the written values never reach a forward.")
+            happens = (f"{made}, and a forward pre-hook recomputes it before every call: the values written here are "
+                       f"gone at the next forward.")
         advice = (f"Initialise the module before wrapping it (the wrapper computes {self._spelled_originals} "
                   f"from the `{self.param}` it finds), or write `{self.originals[-1]}` itself")
         if len(self.originals) == 2:
