@@ -1177,9 +1177,11 @@ def _makers(body: Sequence[ast.stmt]) -> Dict[str, ast.AST]:
 
 
 def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts,
-               makers: Optional[Mapping[str, ast.AST]] = None, defined: FrozenSet[str] = frozenset()) -> None:
+               makers: Optional[Mapping[str, ast.AST]] = None, defined: FrozenSet[str] = frozenset(),
+               wraps: bool = True) -> None:
     """``defined``: the names of the functions and methods the module defines (``_defined_names``); only
-    calls of these are followed for reads after the call."""
+    calls of these are followed for reads after the call. ``wraps``: whether the module's text names a
+    wrapper of ``catalog.RECOMPUTED_PARAMETERS`` (``_names_wrapper``): else no class wraps a module."""
     makers = _makers(body) if makers is None else makers
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1189,14 +1191,15 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
             facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno,
                                                            *_held_modules(stmt, facts.imports, makers),
                                                            saved=_saved_for_backward(stmt), kept=_kept_for_backward(stmt),
-                                                           wrapped=_wrapped_modules(stmt, facts.imports, makers))
-            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts, makers, defined)
+                                                           wrapped=_wrapped_modules(stmt, facts.imports, makers)
+                                                           if wraps else {})
+            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts, makers, defined, wraps)
         elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
             # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
             for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
-                _scan_body(block, prefix, in_class, facts, makers, defined)
+                _scan_body(block, prefix, in_class, facts, makers, defined, wraps)
             for handler in getattr(stmt, "handlers", []):
-                _scan_body(handler.body, prefix, in_class, facts, makers, defined)
+                _scan_body(handler.body, prefix, in_class, facts, makers, defined, wraps)
 
 
 def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str], makers: Mapping[str, ast.AST] = {}
@@ -1236,6 +1239,15 @@ def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str], makers: Mapping
     if flips or own:
         held = {a: flipped(ms, flips | ({"*"} if a in own else set())) for a, ms in held.items()}
     return held, tuple(sorted(flips | {"." + a for a in own})), children
+
+
+_WRAPPER_NAMES = frozenset(w.rpartition(".")[2] for w in catalog.RECOMPUTED_PARAMETERS)
+
+
+def _names_wrapper(source: str) -> bool:
+    """Whether the text names a ``catalog.RECOMPUTED_PARAMETERS`` wrapper (``weight_norm``): a cheap
+    test before walking every ``__init__``."""
+    return any(name in source for name in _WRAPPER_NAMES)
 
 
 def _wrapped_modules(cls: ast.ClassDef, imports: Mapping[str, str], makers: Mapping[str, ast.AST]
@@ -1584,11 +1596,12 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
         # module functions that return a module, from this piece and those before it (one defined
         # after the class that calls it, in a later piece, is not seen: a module this large only)
         makers: Dict[str, ast.AST] = {}
+        wraps = _names_wrapper(source)
 
         def scan(tree: ast.Module) -> None:
             facts.imports.update(_imports(tree, module, is_package))
             makers.update(_makers(tree.body))
-            _scan_body(tree.body, "", False, facts, makers, defined)
+            _scan_body(tree.body, "", False, facts, makers, defined, wraps)
             top.extend(_module_code(tree.body))
 
         try:
@@ -1613,7 +1626,7 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
         if deep is None and vocabulary is not None:
             facts.quiet, facts.elements = quiet_code(tree, lines, vocabulary)
             facts.sites = vocabulary
-        _scan_body(tree.body, "", False, facts, defined=defined)
+        _scan_body(tree.body, "", False, facts, defined=defined, wraps=_names_wrapper(source))
         _scan_module_code(tree.body, facts)
     except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
         return None
