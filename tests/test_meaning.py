@@ -265,18 +265,21 @@ def test_a_write_into_a_weight_norm_weight_says_it_is_lost(tmp_path):
     ``weight_v``, so the message says the write is lost, not that a version counter is bypassed,
     and no fix (dropping ``.data``) is offered: it would be lost as well."""
     at, _ = fixture_findings("tal001_weight_norm.py", tmp_path)
+    lines = (REPO / "tests" / "fixtures" / "tal001_weight_norm.py").read_text(encoding="utf-8").splitlines()
+    row = {text: next(i for i, line in enumerate(lines, 1) if text in line)
+           for text in ("self.conv1 = weight_norm(", "self.fc = torch.nn.utils", "WNConv1d(80, ngf")}
 
     first = at("self.conv1.weight.data.normal_(0, 0.01)  # expect: TAL001")
-    assert first["message"] == ("`self.conv1` is wrapped by weight_norm (line 26), which recomputes its `weight` at "
-                                "each forward: `.normal_()` is lost")
+    assert first["message"] == (f"`self.conv1` is wrapped by weight_norm (line {row['self.conv1 = weight_norm(']}), "
+                                f"which recomputes its `weight` at each forward: `.normal_()` is lost")
     assert "a forward pre-hook recomputes it before every call" in first["notes"][0]
     assert "Initialise the module before wrapping it" in first["notes"][1] and first["fix"] is None
     fc = at("nn.init.xavier_uniform_(self.fc.weight.data)")
-    assert fc["message"].startswith("`self.fc` is wrapped by weight_norm (line 29)")
+    assert fc["message"].startswith(f"`self.fc` is wrapped by weight_norm (line {row['self.fc = torch.nn.utils']})")
     assert "`parametrizations.weight_norm` computes `weight` from `parametrizations.weight.original0` and `parametrizations.weight.original1` each time it is read" \
         in fc["notes"][0]
     applied = at("m.weight.data.normal_(0.0, 0.02)  # expect: TAL001")
-    assert applied["message"] == ("`.normal_()` is lost on the modules `Generator` wraps with weight_norm (line 104): "
-                                  "it recomputes their `weight` at each forward")
+    assert applied["message"] == (f"`.normal_()` is lost on the modules `Generator` wraps with weight_norm (line "
+                                  f"{row['WNConv1d(80, ngf']}): it recomputes their `weight` at each forward")
     # what reaches the module keeps the idiom's message
     assert at("self.conv1.weight_v.data")["message"] == "`.normal_()` on `self.conv1.weight_v.data` bypasses autograd's version counter"

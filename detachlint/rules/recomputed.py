@@ -78,12 +78,35 @@ class Recomputed:
 
 
 class RecomputedWrites:
-    """A mixin for ``DataWrite``: ``_recomputed(node, use)`` for a write through ``node`` (``X.data``)."""
+    """A mixin for the rules that report writes: ``_recomputed(node, use)`` for a write through
+    ``node`` (``X.data``, TAL001), ``_recomputed_write(node)`` for one into ``X`` itself (TAL301)."""
 
     def _recomputed(self, node: cst.Attribute, use: DataUse) -> Optional[Recomputed]:
+        return self._recomputed_receiver(node.value) if use.write in _LOST else None
+
+    def _recomputed_write(self, node: cst.CSTNode) -> Optional[Tuple[Recomputed, str]]:
+        """``nn.init.normal_(self.fc.weight)``, ``self.fc.weight.normal_()``, ``self.fc.weight[0] = 1``,
+        ``self.fc.weight += d`` (under ``no_grad``): the lost write and how the message names it."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            qualified = self.analysis(TorchNames).qualified(node.func) or ""
+            if qualified.startswith("torch.nn.init.") and node.args and node.args[0].keyword is None:
+                receiver, what = node.args[0].value, f"`{self.ctx.code_for(node.func)}()`"
+            elif node.func.attr.value in catalog.INPLACE_METHODS:
+                receiver, what = node.func.value, f"`.{node.func.attr.value}()`"
+            else:
+                return None
+        elif isinstance(node, cst.AugAssign):
+            receiver, what = node.target, "augmented assignment"
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript):
+            receiver, what = node.targets[0].target.value, "item assignment"
+        else:
+            return None
+        found = self._recomputed_receiver(receiver)
+        return (found, what) if found is not None else None
+
+    def _recomputed_receiver(self, receiver: cst.BaseExpression) -> Optional[Recomputed]:
         project = self.ctx.project
-        receiver = node.value
-        if project is None or use.write not in _LOST or not isinstance(receiver, cst.Attribute):
+        if project is None or not isinstance(receiver, cst.Attribute):
             return None
         param, owner = receiver.attr.value, receiver.value
         facts = self.analysis(TensorFacts)

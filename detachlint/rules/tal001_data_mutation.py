@@ -59,7 +59,8 @@ class DataMutation(DataWrite):
     `torch.nn.utils.spectral_norm` is not flagged: its `weight` shares `weight_orig`'s memory until
     the first forward, so an initialisation reaches `weight_orig`. Initialise the module before
     wrapping it, or write `weight_v` (`parametrizations.weight.original1`), which sets only the
-    direction. The bias, and `weight_g` / `weight_v` themselves, stay TAL003's.
+    direction. The bias, and `weight_g` / `weight_v` themselves, stay TAL003's. The same write
+    without `.data` (`nn.init.normal_(self.conv1.weight)`) is TAL301's lost write.
 
     ## Example
     ```python
