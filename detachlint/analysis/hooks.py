@@ -65,8 +65,9 @@ class AppliedFunctions(Analysis):
         self.functions: Dict[str, bool] = {}
         self.lambdas: Dict[int, bool] = {}
         # a function's name -> the classes (as written here) whose objects the calls hand it the
-        # modules of: ``self.apply(f)`` in a method of ``Net``, ``Net().apply(f)``, ``g = Net(); g.apply(f)``
-        self.classes: Dict[str, List[str]] = {}
+        # modules of: ``self.apply(f)`` in a method of ``Net`` (with that ``self``: where in the
+        # method it runs matters), ``Net().apply(f)``, ``g = Net(); g.apply(f)`` (with None)
+        self.classes: Dict[str, List[Tuple[str, Optional[cst.BaseExpression]]]] = {}
         for target, receiver, scope in calls.found:
             bound = calls.bindings.get(id(scope), {})
             fresh = _fresh(receiver, scope, bound)
@@ -135,17 +136,17 @@ def _fresh(receiver: cst.BaseExpression, scope: cst.CSTNode, bound: Dict[str, Li
 
 
 def _classes_of(receiver: cst.BaseExpression, scope: cst.CSTNode, bound: Dict[str, List[cst.BaseExpression]],
-                owners: Dict[int, str]) -> List[str]:
+                owners: Dict[int, str]) -> List[Tuple[str, Optional[cst.BaseExpression]]]:
     """The classes whose objects ``receiver.apply(f)`` may be called on, as written (``AppliedFunctions.classes``)."""
     if isinstance(receiver, cst.Call):
-        return [dotted_name(receiver.func)] if _constructs(receiver) else []
+        return [(dotted_name(receiver.func), None)] if _constructs(receiver) else []
     if not isinstance(receiver, cst.Name):
         return []
     if isinstance(scope, cst.FunctionDef) and id(scope) in owners and scope.params.params \
             and scope.params.params[0].name.value == receiver.value:
-        return [owners[id(scope)]]  # ``self.apply(f)``
+        return [(owners[id(scope)], receiver)]  # ``self.apply(f)``
     values = bound.get(receiver.value, ())
-    return [dotted_name(v.func) for v in values if isinstance(v, cst.Call) and _constructs(v)]
+    return [(dotted_name(v.func), None) for v in values if isinstance(v, cst.Call) and _constructs(v)]
 
 
 def _constructs(call: cst.Call) -> bool:
