@@ -50,7 +50,7 @@ class DataMutation(DataWrite):
     is lost whatever is pending: `self.conv1 = weight_norm(nn.Conv1d(...))` (also through a
     helper, `def WNConv1d(*a): return weight_norm(nn.Conv1d(*a))` or a lambda, in the class or a
     base class) and then `self.conv1.weight.data.normal_(0, 0.01)`; or a function handed to
-    `Module.apply` by a class that wraps modules so in `__init__` (`self.apply(weights_init)`,
+    `Module.apply` by a class that wraps modules so in `__init__` (`self.apply(weights_init)` after it,
     where `weights_init` writes `m.weight.data`, unless an `isinstance` or class-name test around
     the write excludes the wrapped class). `torch.nn.utils.weight_norm` recomputes `weight` from
     `weight_g` and `weight_v` in a forward pre-hook, so the write is gone at the next forward;
