@@ -858,3 +858,47 @@ def test_state_dict_filling_loads_write_the_live_tensors(tmp_path):
                 p.zero_()
         dcp.load(model.state_dict(), checkpoint_id=tmp_path, no_dist=True)
     assert all(torch.equal(model.state_dict()[k], v) for k, v in saved.items())
+
+
+@pytest.mark.parametrize("wrapper", sorted(catalog.RECOMPUTED_PARAMETERS))
+def test_recomputed_parameters_lose_an_in_place_initialisation(wrapper):
+    """After ``m = weight_norm(nn.Conv1d(...))``, ``m.weight`` is computed from the tensors the
+    catalogue names: a write to it is gone after the next forward (``forward``) or at once
+    (``access``), by ``.data``, ``nn.init`` or ``copy_``; initialising before wrapping is kept."""
+    import warnings
+
+    module, _, member = wrapper.rpartition(".")
+    wrap = getattr(importlib.import_module(module), member)
+    when, originals = catalog.RECOMPUTED_PARAMETERS[wrapper]
+    x = torch.randn(2, 4, 16)
+    writes = (lambda w: w.data.normal_(0, 0.01), lambda w: torch.nn.init.normal_(w, 0, 0.01),
+              lambda w: w.data.copy_(torch.full_like(w, 0.01)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the old weight_norm is deprecated
+        for write in writes:
+            m = wrap(torch.nn.Conv1d(4, 8, 3))
+            assert not isinstance(m.weight, torch.nn.Parameter)
+            assert {n for n, _ in m.named_parameters()} == {"bias", *(o.format("weight") for o in originals)}
+            write(m.weight)
+            assert (m.weight.std().item() < 0.02) is (when == "forward")  # kept until the next call, or never
+            assert (m.weight is m.weight) is (when == "forward")
+            m(x)
+            assert m.weight.std().item() > 0.05  # recomputed from the originals: the write is gone
+        conv = torch.nn.Conv1d(4, 8, 3)
+        init = conv.weight.data.normal_(0, 0.01).clone()
+        m = wrap(conv)
+        m(x)  # initialised before wrapping: the (last) original holds it
+        assert torch.equal(m.get_parameter(originals[-1].format("weight")).detach(), init)
+
+
+def test_old_spectral_norm_weight_shares_its_original_until_the_first_forward():
+    """Why the old ``spectral_norm`` is not in ``RECOMPUTED_PARAMETERS``."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = torch.nn.utils.spectral_norm(torch.nn.Conv1d(4, 8, 3))
+    assert "torch.nn.utils.spectral_norm" not in catalog.RECOMPUTED_PARAMETERS
+    assert m.weight.data_ptr() == m.weight_orig.data_ptr()
+    m(torch.randn(2, 4, 16))
+    assert m.weight.data_ptr() != m.weight_orig.data_ptr()

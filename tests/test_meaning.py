@@ -46,6 +46,18 @@ def findings(*args, cwd):
     return json.loads(proc.stdout)
 
 
+def fixture_findings(name, cwd):
+    """TAL001 and TAL003 on a fixture: ``at(code)``, the finding on the line that starts with ``code``,
+    and the findings by row."""
+    fixture = REPO / "tests" / "fixtures" / name
+    lines = fixture.read_text(encoding="utf-8").splitlines()
+    found = {f["location"]["row"]: f for f in findings("--select", "TAL001,TAL003", str(fixture), cwd=cwd)}
+
+    def at(code):
+        return found[next(i for i, line in enumerate(lines, 1) if line.strip().startswith(code))]
+    return at, found
+
+
 def test_the_nudge_has_its_own_code_that_one_line_of_configuration_drops(tmp_path):
     (tmp_path / "train.py").write_text(HAZARD_AND_NUDGE)
     got = [(f["code"], f["severity"], f["location"]["row"]) for f in findings(cwd=tmp_path)]
@@ -201,12 +213,7 @@ def test_a_resize_or_set_through_data_says_the_tensor_keeps_its_shape_or_storage
     """faster-rcnn's ``im_data.data.resize_(s).copy_(t)`` (issue 40; its issues #483, #543): the op
     changes only the ``.data`` alias, so the message says what ``im_data`` keeps, not that a
     version counter is bypassed; no fix is offered (dropping ``.data`` would resize the tensor)."""
-    fixture = REPO / "tests" / "fixtures" / "tal003_alias_only_metadata.py"
-    lines = fixture.read_text(encoding="utf-8").splitlines()
-    found = {f["location"]["row"]: f for f in findings("--select", "TAL001,TAL003", str(fixture), cwd=tmp_path)}
-
-    def at(code):
-        return found[next(i for i, line in enumerate(lines, 1) if line.strip().startswith(code))]
+    at, found = fixture_findings("tal003_alias_only_metadata.py", tmp_path)
 
     resized = at("im_data.data.resize_(")
     assert resized["message"] == "`.resize_()` on `im_data.data` changes only the `.data` alias: `im_data` keeps its shape"
@@ -267,3 +274,29 @@ def test_a_neg_inf_mask_before_log_softmax_says_which_loss_could_see_it(tmp_path
     large = by_row[76]
     assert (large["code"], large["severity"]) == ("TAL001", "error")
     assert "-inf" not in " ".join(large["notes"])
+
+
+def test_a_write_into_a_weight_norm_weight_says_it_is_lost(tmp_path):
+    """locuslab/TCN's ``init_weights`` (issue 40): ``self.conv1 = weight_norm(nn.Conv1d(...))`` then
+    ``self.conv1.weight.data.normal_(0, 0.01)``. The weight is recomputed from ``weight_g`` and
+    ``weight_v``, so the message says the write is lost, not that a version counter is bypassed,
+    and no fix (dropping ``.data``) is offered: it would be lost as well."""
+    at, _ = fixture_findings("tal001_weight_norm.py", tmp_path)
+    lines = (REPO / "tests" / "fixtures" / "tal001_weight_norm.py").read_text(encoding="utf-8").splitlines()
+    row = {text: next(i for i, line in enumerate(lines, 1) if text in line)
+           for text in ("self.conv1 = weight_norm(", "self.fc = torch.nn.utils", "WNConv1d(80, ngf")}
+
+    first = at("self.conv1.weight.data.normal_(0, 0.01)  # expect: TAL001")
+    assert first["message"] == (f"`self.conv1` is wrapped by weight_norm (line {row['self.conv1 = weight_norm(']}), "
+                                f"which recomputes its `weight` at each forward: `.normal_()` is lost")
+    assert "a forward pre-hook recomputes it before every call" in first["notes"][0]
+    assert "Initialise the module before wrapping it" in first["notes"][1] and first["fix"] is None
+    fc = at("nn.init.xavier_uniform_(self.fc.weight.data)")
+    assert fc["message"].startswith(f"`self.fc` is wrapped by weight_norm (line {row['self.fc = torch.nn.utils']})")
+    assert "`parametrizations.weight_norm` computes `weight` from `parametrizations.weight.original0` and `parametrizations.weight.original1` each time it is read" \
+        in fc["notes"][0]
+    applied = at("m.weight.data.normal_(0.0, 0.02)  # expect: TAL001")
+    assert applied["message"] == (f"`.normal_()` is lost on the modules `Generator` wraps with weight_norm (line "
+                                  f"{row['WNConv1d(80, ngf']}): it recomputes their `weight` at each forward")
+    # what reaches the module keeps the idiom's message
+    assert at("self.conv1.weight_v.data")["message"] == "`.normal_()` on `self.conv1.weight_v.data` bypasses autograd's version counter"

@@ -64,13 +64,19 @@ class AppliedFunctions(Analysis):
             walk(module, calls)
         self.functions: Dict[str, bool] = {}
         self.lambdas: Dict[int, bool] = {}
+        # a function's name -> the classes (as written here) whose objects the calls hand it the
+        # modules of: ``self.apply(f)`` in a method of ``Net`` (with that ``self``: where in the
+        # method it runs matters), ``Net().apply(f)``, ``g = Net(); g.apply(f)`` (with None)
+        self.classes: Dict[str, List[Tuple[str, Optional[cst.BaseExpression]]]] = {}
         for target, receiver, scope in calls.found:
-            fresh = _fresh(receiver, scope, calls.bindings.get(id(scope), {}))
+            bound = calls.bindings.get(id(scope), {})
+            fresh = _fresh(receiver, scope, bound)
             if isinstance(target, cst.Lambda):
                 self.lambdas[id(target)] = fresh
             else:
                 name = target.value if isinstance(target, cst.Name) else target.attr.value
                 self.functions[name] = self.functions.get(name, True) and fresh
+                self.classes.setdefault(name, []).extend(_classes_of(receiver, scope, bound, calls.owners))
 
 
 class _ApplyCalls(cst.CSTVisitor):
@@ -81,15 +87,27 @@ class _ApplyCalls(cst.CSTVisitor):
         self.found: List[Tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]] = []
         self.bindings: Dict[int, Dict[str, List[cst.BaseExpression]]] = {}
         self.scopes: List[cst.CSTNode] = []
+        self.owners: Dict[int, str] = {}  # a method's id -> the name of the class it is defined in
+        self.inside: List[cst.CSTNode] = []  # the classes and functions around, innermost last
 
     def visit_Module(self, node: cst.Module) -> None:
         self.scopes.append(node)
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.inside.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.inside.pop()
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.inside and isinstance(self.inside[-1], cst.ClassDef):
+            self.owners[id(node)] = self.inside[-1].name.value
+        self.inside.append(node)
         self.scopes.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.scopes.pop()
+        self.inside.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -115,6 +133,20 @@ def _fresh(receiver: cst.BaseExpression, scope: cst.CSTNode, bound: Dict[str, Li
         return True  # ``self.apply(...)`` while the object is being built
     values = bound.get(receiver.value)
     return bool(values) and all(isinstance(v, cst.Call) and _constructs(v) for v in values)
+
+
+def _classes_of(receiver: cst.BaseExpression, scope: cst.CSTNode, bound: Dict[str, List[cst.BaseExpression]],
+                owners: Dict[int, str]) -> List[Tuple[str, Optional[cst.BaseExpression]]]:
+    """The classes whose objects ``receiver.apply(f)`` may be called on, as written (``AppliedFunctions.classes``)."""
+    if isinstance(receiver, cst.Call):
+        return [(dotted_name(receiver.func), None)] if _constructs(receiver) else []
+    if not isinstance(receiver, cst.Name):
+        return []
+    if isinstance(scope, cst.FunctionDef) and id(scope) in owners and scope.params.params \
+            and scope.params.params[0].name.value == receiver.value:
+        return [(owners[id(scope)], receiver)]  # ``self.apply(f)``
+    values = bound.get(receiver.value, ())
+    return [(dotted_name(v.func), None) for v in values if isinstance(v, cst.Call) and _constructs(v)]
 
 
 def _constructs(call: cst.Call) -> bool:

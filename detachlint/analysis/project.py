@@ -37,7 +37,7 @@ from ..frontend.sites import Sites
 from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "26"
+FORMAT = "27"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -192,6 +192,10 @@ class ClassFacts:
     # the ``apply`` arguments its ``forward`` keeps for backward at all: ``saved``, and those (or
     # locals computed from them) stored on ``ctx`` where ``backward`` reads more than their shape
     kept: Tuple[int, ...] = ()
+    # ``self.<attr>`` -> (the wrapper, the parameter it recomputes, the line, the module class
+    # wrapped) for ``self.conv = weight_norm(nn.Conv1d(...))`` (``catalog.RECOMPUTED_PARAMETERS``);
+    # ``*``: the first such wrapping anywhere in ``__init__`` (a module ``self.apply(f)`` hands ``f``)
+    wrapped: Dict[str, Tuple[str, str, int, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -221,7 +225,8 @@ class ModuleFacts:
             "backprops": self.backprops,
             "tensor_args": self.tensor_args,
             "other_args": self.other_args,
-            "classes": {k: [c.bases, c.line, c.modules, c.flips, c.children, c.saved, c.kept] for k, c in self.classes.items()},
+            "classes": {k: [c.bases, c.line, c.modules, c.flips, c.children, c.saved, c.kept, c.wrapped]
+                        for k, c in self.classes.items()},
             "functions": {k: [f.params, f.line, f.is_method, f.writes, f.steps, f.backward,
                               {a: list(v) for a, v in f.stores.items()}, {a: list(v) for a, v in f.uses.items()},
                               [[c.callee, c.args, c.line] for c in f.calls], f.returns, f.returns_kind,
@@ -240,9 +245,10 @@ class ModuleFacts:
                     backprops=tuple((c, ln) for c, ln in data["backprops"]),
                     tensor_args=tuple((c, tuple(a)) for c, a in data["tensor_args"]),
                     other_args=tuple((c, tuple(a)) for c, a in data["other_args"]))
-        for name, (bases, line, modules, flips, children, saved, kept) in data["classes"].items():
+        for name, (bases, line, modules, flips, children, saved, kept, wrapped) in data["classes"].items():
             facts.classes[name] = ClassFacts(name, tuple(bases), line, {a: tuple(m) for a, m in modules.items()},
-                                             tuple(flips), dict(children), tuple(saved), tuple(kept))
+                                             tuple(flips), dict(children), tuple(saved), tuple(kept),
+                                             {a: tuple(w) for a, w in wrapped.items()})
         for name, row in data["functions"].items():
             (params, line, is_method, writes, steps, backward, stores, uses, calls, returns, returns_kind, converted,
              makes_steps, callables, array_writes, fills, untracked, partial, backprops, returns_calls,
@@ -1156,20 +1162,26 @@ def _annotated_plain(annotation: Optional[ast.AST], imports: Mapping[str, str]) 
 
 def _makers(body: Sequence[ast.stmt]) -> Dict[str, ast.AST]:
     """The module's functions that return one expression made by a call (``def conv_block(c): return
-    nn.Sequential(...)``), by name: what a class's ``self.x = conv_block(c)`` holds."""
+    nn.Sequential(...)``, ``WNConv1d = lambda *a, **k: weight_norm(nn.Conv1d(*a, **k))``), by name:
+    what a class's ``self.x = conv_block(c)`` holds."""
     out = {}
     for stmt in body:
         if isinstance(stmt, ast.FunctionDef):
             returns = [s for s in stmt.body if isinstance(s, ast.Return)]
             if len(returns) == 1 and isinstance(returns[0].value, ast.Call):
                 out[stmt.name] = returns[0].value
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and isinstance(stmt.value, ast.Lambda) and isinstance(stmt.value.body, ast.Call):
+            out[stmt.targets[0].id] = stmt.value.body
     return out
 
 
 def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts,
-               makers: Optional[Mapping[str, ast.AST]] = None, defined: FrozenSet[str] = frozenset()) -> None:
+               makers: Optional[Mapping[str, ast.AST]] = None, defined: FrozenSet[str] = frozenset(),
+               wraps: bool = True) -> None:
     """``defined``: the names of the functions and methods the module defines (``_defined_names``); only
-    calls of these are followed for reads after the call."""
+    calls of these are followed for reads after the call. ``wraps``: whether the module's text names a
+    wrapper of ``catalog.RECOMPUTED_PARAMETERS`` (``_names_wrapper``): else no class wraps a module."""
     makers = _makers(body) if makers is None else makers
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1178,14 +1190,16 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
             bases = tuple(b for b in (_dotted(base) for base in stmt.bases) if b)
             facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno,
                                                            *_held_modules(stmt, facts.imports, makers),
-                                                           saved=_saved_for_backward(stmt), kept=_kept_for_backward(stmt))
-            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts, makers, defined)
+                                                           saved=_saved_for_backward(stmt), kept=_kept_for_backward(stmt),
+                                                           wrapped=_wrapped_modules(stmt, facts.imports, makers)
+                                                           if wraps else {})
+            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts, makers, defined, wraps)
         elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
             # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
             for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
-                _scan_body(block, prefix, in_class, facts, makers, defined)
+                _scan_body(block, prefix, in_class, facts, makers, defined, wraps)
             for handler in getattr(stmt, "handlers", []):
-                _scan_body(handler.body, prefix, in_class, facts, makers, defined)
+                _scan_body(handler.body, prefix, in_class, facts, makers, defined, wraps)
 
 
 def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str], makers: Mapping[str, ast.AST] = {}
@@ -1225,6 +1239,60 @@ def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str], makers: Mapping
     if flips or own:
         held = {a: flipped(ms, flips | ({"*"} if a in own else set())) for a, ms in held.items()}
     return held, tuple(sorted(flips | {"." + a for a in own})), children
+
+
+_WRAPPER_NAMES = frozenset(w.rpartition(".")[2] for w in catalog.RECOMPUTED_PARAMETERS)
+
+
+def _names_wrapper(source: str) -> bool:
+    """Whether the text names a ``catalog.RECOMPUTED_PARAMETERS`` wrapper (``weight_norm``): a cheap
+    test before walking every ``__init__``."""
+    return any(name in source for name in _WRAPPER_NAMES)
+
+
+def _wrapped_modules(cls: ast.ClassDef, imports: Mapping[str, str], makers: Mapping[str, ast.AST]
+                     ) -> Dict[str, Tuple[str, str, int, str]]:
+    """``ClassFacts.wrapped``: the attributes every assignment in the class's methods binds to a
+    module wrapped by a ``catalog.RECOMPUTED_PARAMETERS`` wrapper, and (``*``) the first wrapping
+    in ``__init__``."""
+    seen: Dict[str, Set[Optional[Tuple[str, str, int, str]]]] = {}
+    out: Dict[str, Tuple[str, str, int, str]] = {}
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+            continue
+        self_name = method.args.args[0].arg
+        for node, _ in _assignments(method.body, imports):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == self_name:
+                    seen.setdefault(target.attr, set()).add(_wrapping(node.value, imports, makers))
+        if method.name == "__init__" and "*" not in out:
+            first = next((w for w in (_wrapping(n, imports, makers) for n in ast.walk(method)
+                                      if isinstance(n, ast.Call)) if w is not None), None)
+            if first is not None:
+                out["*"] = first
+    out.update({a: next(iter(ws)) for a, ws in seen.items() if len(ws) == 1 and None not in ws})
+    return out
+
+
+def _wrapping(node: ast.AST, imports: Mapping[str, str], makers: Mapping[str, ast.AST], depth: int = 0
+              ) -> Optional[Tuple[str, str, int, str]]:
+    """For ``weight_norm(nn.Conv1d(...), name="weight")`` (or a call of a maker that returns one): the
+    wrapper, the parameter it recomputes, the line of the call and the module class wrapped (``?``)."""
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Name) and node.func.id in makers and depth < 2:
+        inner = _wrapping(makers[node.func.id], imports, makers, depth + 1)
+        return inner[:2] + (node.lineno,) + inner[3:] if inner is not None else None
+    wrapper = _qualified(node.func, imports)
+    if wrapper not in catalog.RECOMPUTED_PARAMETERS:
+        return None
+    name = next((k.value for k in node.keywords if k.arg == "name"), node.args[1] if len(node.args) > 1 else None)
+    if name is not None and not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        return None  # a parameter named by a variable: which one is not known
+    module = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "module"), None)
+    made = _qualified(module.func, imports) if isinstance(module, ast.Call) else None
+    return wrapper, name.value if name is not None else "weight", node.lineno, made or UNKNOWN_MODULE
 
 
 def _saved_for_backward(cls: ast.ClassDef) -> Tuple[int, ...]:
@@ -1528,11 +1596,12 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
         # module functions that return a module, from this piece and those before it (one defined
         # after the class that calls it, in a later piece, is not seen: a module this large only)
         makers: Dict[str, ast.AST] = {}
+        wraps = _names_wrapper(source)
 
         def scan(tree: ast.Module) -> None:
             facts.imports.update(_imports(tree, module, is_package))
             makers.update(_makers(tree.body))
-            _scan_body(tree.body, "", False, facts, makers, defined)
+            _scan_body(tree.body, "", False, facts, makers, defined, wraps)
             top.extend(_module_code(tree.body))
 
         try:
@@ -1557,7 +1626,7 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
         if deep is None and vocabulary is not None:
             facts.quiet, facts.elements = quiet_code(tree, lines, vocabulary)
             facts.sites = vocabulary
-        _scan_body(tree.body, "", False, facts, defined=defined)
+        _scan_body(tree.body, "", False, facts, defined=defined, wraps=_names_wrapper(source))
         _scan_module_code(tree.body, facts)
     except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
         return None
@@ -1672,6 +1741,18 @@ class _HeldModules:
                     break  # a base's flags were set before this class made the module
             self._held[key] = module_effect(flipped(held, flips) if flips else held) if held is not None else None
         return self._held[key]
+
+    def wrapped(self, cls: str, attr: str) -> Optional[Tuple[str, str, str, int, str]]:
+        """For ``self.<attr>`` in a method of the project class ``cls`` (``*``: any module it builds in
+        ``__init__``): the module of the class that wraps it with a ``catalog.RECOMPUTED_PARAMETERS``
+        wrapper, and ``ClassFacts.wrapped``'s entry; None when the nearest class that assigns it does not."""
+        for a in self.ancestors(cls):
+            facts = self._classes.get(a)
+            if facts is not None and attr in facts.wrapped:
+                return (self._module_of[a], *facts.wrapped[attr])
+            if facts is not None and attr in facts.modules:
+                return None  # assigned something else, nearer
+        return None
 
     @functools.cached_property
     def _flipped_from_above(self) -> Dict[str, FrozenSet[str]]:
@@ -2357,6 +2438,16 @@ class ModuleView:
     def held_module(self, cls: str, attr: str) -> Optional[ModuleEffect]:
         """``ProjectIndex.held_module`` for a class of this module, by its name here."""
         return self.index.held_module(f"{self.module}.{cls}" if self.module else cls, attr)
+
+    def wrapped(self, cls: str, attr: str) -> Optional[Tuple[str, str, str, int, str]]:
+        """``ProjectIndex.wrapped`` for a class of this module, by its name here."""
+        return self.index.wrapped(f"{self.module}.{cls}" if self.module else cls, attr)
+
+    def builds_wrapped(self, dotted: str) -> Optional[Tuple[str, str, str, int, str]]:
+        """``ProjectIndex.wrapped(cls, "*")`` for the project class ``dotted`` names here
+        (``Generator``, ``models.Generator``): a module it wraps in ``__init__``."""
+        cls = self.index.resolve(self.module, dotted)
+        return self.index.wrapped(cls, "*") if cls is not None and self.index.class_facts(cls) is not None else None
 
     def apply_saves(self, dotted: str) -> Tuple[int, ...]:
         """``Cube.apply(h)``, written here: the arguments that the project ``autograd.Function``

@@ -295,6 +295,21 @@ TENSOR_ONLY_METHODS = frozenset(
 # nn.Module attributes that hold parameters or buffers.
 MODULE_TENSOR_ATTRIBUTES = frozenset("weight bias running_mean running_var".split())
 
+# Wrappers that make a module's parameter (``name=``, default ``weight``) a computed tensor, so an
+# in-place write to it (``m.weight.data.normal_()``, ``nn.init.normal_(m.weight)``) is lost: wrapper ->
+# when it is recomputed (``forward``: by a forward pre-hook, so the write lasts until the next call;
+# ``access``: on every read of ``m.weight``, so the write lands in a temporary) and the tensors it is
+# computed from (``{}``: the parameter's name). Measured by tests/test_catalog.py. Not here: the old
+# ``torch.nn.utils.spectral_norm``, whose ``weight`` shares ``weight_orig``'s memory until the first
+# forward, so an initialisation before it reaches ``weight_orig`` (then divided by its norm, as meant).
+RECOMPUTED_PARAMETERS = {
+    "torch.nn.utils.weight_norm": ("forward", ("{}_g", "{}_v")),
+    "torch.nn.utils.weight_norm.weight_norm": ("forward", ("{}_g", "{}_v")),
+    "torch.nn.utils.parametrizations.weight_norm": ("access", ("parametrizations.{}.original0",
+                                                               "parametrizations.{}.original1")),
+    "torch.nn.utils.parametrizations.spectral_norm": ("access", ("parametrizations.{}.original",)),
+}
+
 # Module methods that iterate over tensors: ``for p in model.parameters()``.
 PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
 NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})

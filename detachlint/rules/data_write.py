@@ -20,10 +20,11 @@ from ..knowledge.torch_facts import (gradient_at_neg_inf_only_from_infinite_loss
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from .base import Rule, Sites
+from .recomputed import Recomputed, RecomputedWrites
 from ..walk import walk
 
 
-class DataWrite(Rule):
+class DataWrite(RecomputedWrites, Rule):
     """The shared detection (not a rule of its own: it has no code). A subclass reports the writes
     of its ``severity`` through ``report_write``."""
 
@@ -48,6 +49,11 @@ class DataWrite(Rule):
         if id(statement) in self._statements:
             return
         self._statements.add(id(statement))  # one finding per statement, of whichever rule its first write is
+        lost = self._recomputed(node, use)
+        if lost is not None:  # the write never reaches the weight: that, not the idiom, is what goes wrong
+            if self.severity is Severity.ERROR:
+                self.report_lost(use, lost)
+            return
         # ``X.data.resize_(n)`` alone changes no value of ``X``: no gradient can go wrong, whatever is pending
         severity, context, pending = ((Severity.WARNING, None, None) if alias_only(use) and landing(use) is None
                                       else self._severity(node))
@@ -57,6 +63,12 @@ class DataWrite(Rule):
     def report_write(self, node: cst.Attribute, use: DataUse, statement: cst.CSTNode,
                      context: Optional[Tuple[str, str]], pending: Optional[cst.CSTNode]) -> None:
         raise NotImplementedError
+
+    def report_lost(self, use: DataUse, lost: Recomputed) -> None:
+        what = (f"`{self.ctx.code_for(use.reported.func)}()`" if use.write == "init" else
+                {"inplace": f"`.{use.op}()`", "assign": "assigning `.data`", "setitem": "item assignment",
+                 "augassign": "augmented assignment"}[use.write])
+        self.ctx.report(use.reported, self.code, lost.message(what), Severity.ERROR, notes=lost.notes())
 
     def what(self, use: DataUse) -> str:
         """The write, as messages name it: ```.mul_()` on `p.data```, ``assigning `p.data```."""

@@ -1,5 +1,6 @@
 """TAL001 data-mutation: a write through ``Tensor.data`` while a graph that may have saved the
-tensor is pending: the alias autograd cannot see makes the gradient silently wrong."""
+tensor is pending: the alias autograd cannot see makes the gradient silently wrong. Also a write
+into a weight that ``weight_norm`` or a parametrization recomputes: it is lost (``recomputed.py``)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,22 @@ class DataMutation(DataWrite):
     `.data` it changes only the alias, no value of `p`. A value write chained after a resize
     (`p.data.resize_(n).copy_(q)`) lands in `p`'s memory and is this rule's.
 
+    Also a write through `.data` into a weight that the module computes from other tensors, which
+    is lost whatever is pending: `self.conv1 = weight_norm(nn.Conv1d(...))` (also through a
+    helper, `def WNConv1d(*a): return weight_norm(nn.Conv1d(*a))` or a lambda, in the class or a
+    base class) and then `self.conv1.weight.data.normal_(0, 0.01)`; or a function handed to
+    `Module.apply` by a class that wraps modules so in `__init__` (`self.apply(weights_init)` after it,
+    where `weights_init` writes `m.weight.data`, unless an `isinstance` or class-name test around
+    the write excludes the wrapped class). `torch.nn.utils.weight_norm` recomputes `weight` from
+    `weight_g` and `weight_v` in a forward pre-hook, so the write is gone at the next forward;
+    `torch.nn.utils.parametrizations.weight_norm` and `spectral_norm` compute it on every read, so
+    the write lands in a temporary (measured: `tests/test_catalog.py`). The old
+    `torch.nn.utils.spectral_norm` is not flagged: its `weight` shares `weight_orig`'s memory until
+    the first forward, so an initialisation reaches `weight_orig`. Initialise the module before
+    wrapping it, or write `weight_v` (`parametrizations.weight.original1`), which sets only the
+    direction. The bias, and `weight_g` / `weight_v` themselves, stay TAL003's. The same write
+    without `.data` (`nn.init.normal_(self.conv1.weight)`) is TAL301's lost write.
+
     ## Example
     ```python
     loss = criterion(model(x), y)
@@ -74,7 +91,7 @@ class DataMutation(DataWrite):
 
     code = "TAL001"
     severity = Severity.ERROR
-    summary = "write through Tensor.data while a graph that saved the tensor is pending"
+    summary = "write through Tensor.data while a graph that saved the tensor is pending, or lost to a recomputed weight"
 
     def report_write(self, node: cst.Attribute, use: DataUse, statement: cst.CSTNode,
                      context: Optional[Tuple[str, str]], pending: Optional[cst.CSTNode]) -> None:

@@ -68,6 +68,17 @@ class LostWrite:
         return True
 
 
+    def _lost_to_recomputation(self, node: cst.CSTNode) -> bool:
+        """A write into a weight that ``weight_norm`` or a parametrization recomputes
+        (``nn.init.normal_(self.fc.weight)``; ``recomputed.py``): lost like a write into a copy."""
+        found = self._recomputed_write(node)
+        if found is None:
+            return False
+        lost, what = found
+        self.ctx.report(node, self.code, lost.message(what), Severity.ERROR, notes=lost.notes())
+        return True
+
+
 def _only_binding(scope: cst.CSTNode, name: str) -> Optional[cst.BaseExpression]:
     """The value ``name`` is bound to where the scope binds it once (``name = value``) and only
     ever uses it as the receiver of in-place writes whose results are dropped; else None."""

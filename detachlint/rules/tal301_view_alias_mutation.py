@@ -13,7 +13,7 @@ from ..analysis.aliases import AliasAnalysis
 from ..analysis.hooks import AppliedFunctions
 from ..analysis.order import ScopeOrder
 from ..analysis.tensors import Kind, TensorFacts
-from ..knowledge.torch_facts import is_copy_intent_conversion
+from ..knowledge.torch_facts import is_copy_intent_conversion, writes_receiver
 from ..analysis.torchnames import TorchNames, dotted_name
 from ..findings import Severity
 from ..signature import Side
@@ -21,11 +21,12 @@ from .alias_rule import AliasRule, int_literal, mutation_ops, whole_index
 from .argument_writes import ArgumentWrites
 from .base import WRITES
 from .fixkit import UNSAFE, copy_after, make_fix
+from .recomputed import RecomputedWrites
 from .tal301_lost_write import LostWrite
 from ..walk import walk
 
 
-class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
+class ViewAliasMutation(LostWrite, RecomputedWrites, ArgumentWrites, AliasRule):
     """
     ## What it does
     Flags an in-place write to one of two names for the same memory while the other is read
@@ -107,6 +108,11 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
     or `tmp = x[mask]; tmp.zero_()` with `tmp` never read) is lost: `x` keeps its values. Basic
     indexing (integers, slices, `None`, `...`, a 0-d integer tensor such as `perm[i]`) is a view,
     so `stored = w[:, :, perm[i]]` changes with the next write into that channel.
+    Lost the same way: a write into a weight the module computes from other tensors
+    (`self.fc = weight_norm(...)` or `parametrizations.weight_norm` / `spectral_norm`, then
+    `nn.init.kaiming_normal_(self.fc.weight)`, `self.fc.weight.normal_()` under `no_grad`, or the
+    same on `m.weight` in a function handed to `Module.apply` by a class that wraps modules so):
+    the weight is recomputed at the next forward or at each read. Through `.data` it is TAL001's.
     An op that changes only a tensor object's shape, strides or storage (`t_`, `unsqueeze_`,
     `resize_`, `set_`) changes no values: it reaches another name only where that name is the same
     object (`b = a`, or `a.cpu()` and `a.float()`, which return `a` itself when nothing converts),
@@ -165,8 +171,16 @@ class ViewAliasMutation(LostWrite, ArgumentWrites, AliasRule):
 
     _ALIAS = (Relation.PLAIN, Relation.VIEW, Relation.CONVERSION)
 
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        # ``nn.init.kaiming_normal_(self.fc.weight)``: a torch.nn.init function no alias rule takes for a write
+        if func.__class__ is cst.Attribute and func.attr.value.endswith("_") and not writes_receiver(func.attr.value) \
+                and self._lost_to_recomputation(node):
+            return
+        super().visit_Call(node)
+
     def _check_write(self, node: cst.CSTNode) -> None:
-        if self._lost_write(node):
+        if self._lost_write(node) or self._lost_to_recomputation(node):
             return
         mutation = self._mutation_at(node)
         if mutation is None:
