@@ -117,7 +117,7 @@ _HOOK_CACHE: Dict[Tuple, object] = {}
 _PLAN_CACHE: Dict[Tuple, Tuple] = {}
 
 _Plan = Tuple[Tuple[Callable, ...], Tuple[Callable, ...],
-              Tuple[Union[str, Tuple[str, Tuple[Callable, ...], bool]], ...], bool]
+              Tuple[Union[str, Tuple[str, Tuple[Callable, ...], bool]], ...], bool, bool]
 _UNHOOKED_PLANS: Dict[Tuple, Dict[type, _Plan]] = {}  # participants' classes -> plans with no hook
 _INERT: Dict[Tuple, Set[type]] = {}  # participants' classes -> node classes whose visit does nothing
 
@@ -185,7 +185,7 @@ class Walker:
             steps = tuple(s if s.__class__ is str else (s[0], tuple(getattr(ps[i], n) for i, n in s[1]), s[2])
                           for s in steps)
         plan = (tuple(getattr(ps[i], n) for i, n in visits) if visits else (),
-                tuple(getattr(ps[i], n) for i, n in leaves) if leaves else (), steps, descend)
+                tuple(getattr(ps[i], n) for i, n in leaves) if leaves else (), steps, descend, not field_hooked)
         self._plans[cls] = plan
         if unhooked:
             # no participant hooks the class: the next walker with these participants' classes
@@ -258,12 +258,21 @@ class Walker:
                 if plan is None:  # LibCST's order unknown for this class: LibCST walks the node
                     node.visit(self._via_libcst())
                     return
-            visits, leaves, steps, descend = plan
+            visits, leaves, steps, descend, plain = plan
             for method in visits:
                 if method(node) is False and honour:
                     descend = False
             push(node)
-            if descend:
+            if descend and plain:  # no field hooks (most plans): the fields only, no step tests
+                for step in steps:
+                    child = getattr(node, step)
+                    if child.__class__ is tuple or child.__class__ is list:
+                        for c in child:
+                            if c.__class__ not in skip:
+                                visit(c)
+                    elif child.__class__ not in skip:
+                        visit(child)
+            elif descend:
                 for step in steps:
                     if step.__class__ is not str:  # a field's hooks
                         field, methods, conditional = step
