@@ -119,7 +119,7 @@ _PLAN_CACHE: Dict[Tuple, Tuple] = {}
 _Plan = Tuple[Tuple[Callable, ...], Tuple[Callable, ...],
               Tuple[Union[str, Tuple[str, Tuple[Callable, ...], bool]], ...], bool, bool]
 _UNHOOKED_PLANS: Dict[Tuple, Dict[type, _Plan]] = {}  # participants' classes -> plans with no hook
-_INERT: Dict[Tuple, Set[type]] = {}  # participants' classes -> node classes whose visit does nothing
+_INERT: Dict[Tuple, Set[type]] = {}  # participants' classes -> classes not visited (trivia, no node, inert)
 
 
 class Walker:
@@ -150,11 +150,17 @@ class Walker:
         # Nodes not visited at all: trivia, and the classes whose visit nobody could observe (no
         # hook, nothing below them walked: a name, a number, a pruned subtree nobody hooks).
         # ``None`` and the other field values that are no node (``MaybeSentinel``) likewise.
-        self._skipped: Set[type] = {*self.skip, type(None), cst.MaybeSentinel}
-        if not self._per_instance:
+        if self._per_instance:
+            self._skipped: Set[type] = {*self.skip, type(None), cst.MaybeSentinel}
+        else:
             key = (self._types, bool(self.skip), self.prune)
             self._plans.update(_UNHOOKED_PLANS.get(key, {}))
-            self._skipped.update(_INERT.get(key, ()))
+            # one set for every walker of these participants' classes (no copy of the trivia per
+            # walker): what is inert for one is inert for all
+            skipped = _INERT.get(key)
+            if skipped is None:
+                skipped = _INERT[key] = {*self.skip, type(None), cst.MaybeSentinel}
+            self._skipped = skipped
 
     def _hooks_trivia(self) -> bool:
         key = (self._types, "trivia")
@@ -192,8 +198,6 @@ class Walker:
             # starts with its plan, nothing to bind
             if inert:
                 self._skipped.add(cls)
-                if not self._per_instance:
-                    _INERT.setdefault(key[:3], set()).add(cls)
             if not self._per_instance:
                 _UNHOOKED_PLANS.setdefault(key[:3], {})[cls] = plan
         return plan
