@@ -115,12 +115,11 @@ def _type_key(cls: type) -> object:
 
 _HOOK_CACHE: Dict[Tuple, object] = {}
 _PLAN_CACHE: Dict[Tuple, Tuple] = {}
-_IS_NODE: Dict[type, bool] = {}
 
 _Plan = Tuple[Tuple[Callable, ...], Tuple[Callable, ...],
-              Tuple[Union[str, Tuple[str, Tuple[Callable, ...], bool]], ...], bool]
+              Tuple[Union[str, Tuple[str, Tuple[Callable, ...], bool]], ...], bool, bool]
 _UNHOOKED_PLANS: Dict[Tuple, Dict[type, _Plan]] = {}  # participants' classes -> plans with no hook
-_INERT: Dict[Tuple, Set[type]] = {}  # participants' classes -> node classes whose visit does nothing
+_INERT: Dict[Tuple, Set[type]] = {}  # participants' classes -> classes not visited (trivia, no node, inert)
 
 
 class Walker:
@@ -150,11 +149,18 @@ class Walker:
         self.skip: FrozenSet[type] = TRIVIA if skip_trivia and not self._hooks_trivia() else frozenset()
         # Nodes not visited at all: trivia, and the classes whose visit nobody could observe (no
         # hook, nothing below them walked: a name, a number, a pruned subtree nobody hooks).
-        self._skipped: Set[type] = set(self.skip)
-        if not self._per_instance:
+        # ``None`` and the other field values that are no node (``MaybeSentinel``) likewise.
+        if self._per_instance:
+            self._skipped: Set[type] = {*self.skip, type(None), cst.MaybeSentinel}
+        else:
             key = (self._types, bool(self.skip), self.prune)
             self._plans.update(_UNHOOKED_PLANS.get(key, {}))
-            self._skipped.update(_INERT.get(key, ()))
+            # one set for every walker of these participants' classes (no copy of the trivia per
+            # walker): what is inert for one is inert for all
+            skipped = _INERT.get(key)
+            if skipped is None:
+                skipped = _INERT[key] = {*self.skip, type(None), cst.MaybeSentinel}
+            self._skipped = skipped
 
     def _hooks_trivia(self) -> bool:
         key = (self._types, "trivia")
@@ -180,31 +186,18 @@ class Walker:
             if not self._per_instance:
                 _PLAN_CACHE[key] = shape
         ps = self.participants
-
-        def bind(hooks: Tuple[Tuple[int, str], ...]) -> Tuple[Callable, ...]:
-            return tuple(getattr(ps[i], n) for i, n in hooks) if hooks else ()
-
-        visits, leaves, fields = shape
-        # The fields as steps, in order: a field's name where it is walked, (field, hooks, whether
-        # they fire only where the field is set) for its ``visit_X_field``/``leave_X_field``
-        # hooks. A field neither walked nor hooked (trivia: whitespace, parentheses) is no step.
-        steps: List[Union[str, Tuple[str, Tuple[Callable, ...], bool]]] = []
-        for f, before, after, walk_it, cond in fields:
-            if before:
-                steps.append((f, bind(before), cond))
-            if walk_it:
-                steps.append(f)
-            if after:
-                steps.append((f, bind(after), cond))
-        plan = (bind(visits), bind(leaves), tuple(steps), not (self.prune and issubclass(cls, self.prune)))
+        visits, leaves, steps, field_hooked, descend, unhooked, inert = shape
+        if field_hooked:
+            steps = tuple(s if s.__class__ is str else (s[0], tuple(getattr(ps[i], n) for i, n in s[1]), s[2])
+                          for s in steps)
+        plan = (tuple(getattr(ps[i], n) for i, n in visits) if visits else (),
+                tuple(getattr(ps[i], n) for i, n in leaves) if leaves else (), steps, descend, not field_hooked)
         self._plans[cls] = plan
-        if not visits and not leaves and not any(f[1] or f[2] for f in fields):
+        if unhooked:
             # no participant hooks the class: the next walker with these participants' classes
             # starts with its plan, nothing to bind
-            if not plan[3] or not any(f[3] for f in fields):
+            if inert:
                 self._skipped.add(cls)
-                if not self._per_instance:
-                    _INERT.setdefault(key[:3], set()).add(cls)
             if not self._per_instance:
                 _UNHOOKED_PLANS.setdefault(key[:3], {})[cls] = plan
         return plan
@@ -218,11 +211,27 @@ class Walker:
 
         name = cls.__name__
         skip_fields = trivia_fields(cls) if self.skip else frozenset()
-        fields = []
+        # The fields as steps, in order: a field's name where it is walked, (field, hooks, whether
+        # they fire only where the field is set) for its ``visit_X_field``/``leave_X_field``
+        # hooks. A field neither walked nor hooked (trivia: whitespace, parentheses) is no step.
+        # Hooks are (participant's index, method name) here, bound per walker by ``_plan``.
+        steps: List[Union[str, Tuple[str, Tuple[Tuple[int, str], ...], bool]]] = []
+        field_hooked = walked = False
         for field in order:
-            fields.append((field, hooks(f"visit_{name}_{field}"), hooks(f"leave_{name}_{field}"),
-                           field not in skip_fields, field in conditional))
-        return hooks("visit_" + name), hooks("leave_" + name), tuple(fields)
+            before, after = hooks(f"visit_{name}_{field}"), hooks(f"leave_{name}_{field}")
+            cond = field in conditional
+            if before:
+                steps.append((field, before, cond))
+            if field not in skip_fields:
+                steps.append(field)
+                walked = True
+            if after:
+                steps.append((field, after, cond))
+            field_hooked = field_hooked or bool(before or after)
+        visits, leaves = hooks("visit_" + name), hooks("leave_" + name)
+        descend = not (self.prune and issubclass(cls, self.prune))
+        unhooked = not visits and not leaves and not field_hooked
+        return visits, leaves, tuple(steps), field_hooked, descend, unhooked, not descend or not walked
 
     def walk(self, root: CSTNode) -> None:
         if _agrees(not self.skip):
@@ -242,21 +251,32 @@ class Walker:
         push, pop = parents.append, parents.pop
         honour = self.honour_false
         make_plan = self._plan
-        is_node = _IS_NODE
 
         def visit(node: CSTNode) -> None:
             plan = plans.get(node.__class__)
             if plan is None:
+                if not issubclass(node.__class__, CSTNode):  # a field's MaybeSentinel, say
+                    skip.add(node.__class__)
+                    return
                 plan = make_plan(node.__class__)
                 if plan is None:  # LibCST's order unknown for this class: LibCST walks the node
                     node.visit(self._via_libcst())
                     return
-            visits, leaves, steps, descend = plan
+            visits, leaves, steps, descend, plain = plan
             for method in visits:
                 if method(node) is False and honour:
                     descend = False
             push(node)
-            if descend:
+            if descend and plain:  # no field hooks (most plans): the fields only, no step tests
+                for step in steps:
+                    child = getattr(node, step)
+                    if child.__class__ is tuple or child.__class__ is list:
+                        for c in child:
+                            if c.__class__ not in skip:
+                                visit(c)
+                    elif child.__class__ not in skip:
+                        visit(child)
+            elif descend:
                 for step in steps:
                     if step.__class__ is not str:  # a field's hooks
                         field, methods, conditional = step
@@ -269,13 +289,8 @@ class Walker:
                         for c in child:
                             if c.__class__ not in skip:
                                 visit(c)
-                    elif child is not None and child.__class__ not in skip:
-                        kind = child.__class__
-                        node_class = is_node.get(kind)
-                        if node_class is None:
-                            node_class = is_node[kind] = issubclass(kind, CSTNode)  # not MaybeSentinel
-                        if node_class:
-                            visit(child)
+                    elif child.__class__ not in skip:  # ``skip`` holds NoneType and what is no node
+                        visit(child)
             pop()
             for method in leaves:
                 method(node)
