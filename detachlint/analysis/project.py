@@ -34,7 +34,7 @@ from ..knowledge.torch_facts import (LIST_MARK, MODULE_LISTS, SEQUENTIAL, UNKNOW
 from ..files import SourceError, decode_source, file_digest
 from ..frontend.firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
 from ..frontend.sites import Sites
-from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
+from ..frontend.units import Span, Unit, child_nodes, quiet_code, source_lines, statements
 from ..frontend.units import dotted as _dotted
 
 FORMAT = "27"
@@ -1620,7 +1620,7 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     try:
-        lines = LINE_RE.findall(source)
+        lines = source_lines(source)
         deep = too_deep(tree, lines)
         facts = ModuleFacts(_imports(tree, module, is_package), deep=deep)
         if deep is None and vocabulary is not None:

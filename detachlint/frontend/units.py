@@ -48,6 +48,7 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import io
 import keyword
 import re
 import threading
@@ -788,7 +789,7 @@ class ModuleScan:
         lines = self.lines
         # The code but the imports (quiet bodies blank): an ``import`` binds nothing but modules, a
         # ``from`` import the names it lists. Without the candidates: what stays.
-        shown = LINE_RE.findall(blanked(lines, bodies)) if bodies else list(lines)
+        shown = source_lines(blanked(lines, bodies)) if bodies else list(lines)
         shown += [""] * (len(lines) - len(shown))
         for first, last in self._import_rows:
             shown[first - 1:last] = [""] * (last + 1 - first)
@@ -1028,6 +1029,12 @@ def _calls_capitalised(node: ast.expr) -> bool:
 _NEWLINE_END_RE = re.compile(r"(?:\r\n|\r|\n)\Z")
 _EMPTY_LINES = frozenset({"\n", "\r\n", "\r", ""})
 LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def source_lines(source: str) -> List[str]:
+    r"""``LINE_RE.findall(source)`` (each line with its ``\r\n``, ``\r`` or ``\n``), twice as
+    fast: ``newline=""`` splits at those three only and keeps them as they are."""
+    return io.StringIO(source, newline="").readlines()
 
 
 def blanked(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span] = ()) -> str:
