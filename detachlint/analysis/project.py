@@ -994,6 +994,7 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
     wanted = {n for _, named, _, _ in passed for _, n in named}
     # a node that ends before the first call does holds neither a call nor anything after one
     first = min((call.end_lineno or line, call.end_col_offset or 0) for _, _, line, call in passed)
+    first_line, first_column = first
     events: Dict[str, List[Tuple[Tuple[int, int], bool, ast.AST]]] = {}  # name -> (position, is a read, node)
     # node id -> the ifs around it, with the branch: of the names wanted and the calls, the nodes asked about
     branches: Dict[int, Tuple[Tuple[int, bool], ...]] = {}
@@ -1002,7 +1003,8 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
     while stack:  # depth first, in the code's order, without recursion (expressions nest deep)
         node, around = pop()
         end_line = getattr(node, "end_lineno", None)
-        if end_line is not None and (end_line, node.end_col_offset) < first:
+        if end_line is not None and end_line <= first_line and (
+                end_line < first_line or node.end_col_offset < first_column):
             continue
         cls = node.__class__
         if cls is ast.Name:
@@ -1028,7 +1030,8 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
             push((node.test, around))
             continue
         for child in reversed(child_nodes(node)):
-            push((child, around))
+            if child.__class__ is not ast.Constant:  # nothing in a constant is looked at
+                push((child, around))
     out = []
     for callee, named, line, call in passed:
         end = (call.end_lineno or line, call.end_col_offset or 0)
