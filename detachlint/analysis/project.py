@@ -34,7 +34,7 @@ from ..knowledge.torch_facts import (LIST_MARK, MODULE_LISTS, SEQUENTIAL, UNKNOW
 from ..files import SourceError, decode_source, file_digest
 from ..frontend.firstpass import PIECES_SIZE, FirstPass, TooDeep, first_pass_in_pieces, gc_paused, too_deep
 from ..frontend.sites import Sites
-from ..frontend.units import LINE_RE, Span, Unit, child_nodes, quiet_code, statements
+from ..frontend.units import Span, Unit, child_nodes, quiet_code, source_lines, statements
 from ..frontend.units import dotted as _dotted
 
 FORMAT = "27"
@@ -994,6 +994,7 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
     wanted = {n for _, named, _, _ in passed for _, n in named}
     # a node that ends before the first call does holds neither a call nor anything after one
     first = min((call.end_lineno or line, call.end_col_offset or 0) for _, _, line, call in passed)
+    first_line, first_column = first
     events: Dict[str, List[Tuple[Tuple[int, int], bool, ast.AST]]] = {}  # name -> (position, is a read, node)
     # node id -> the ifs around it, with the branch: of the names wanted and the calls, the nodes asked about
     branches: Dict[int, Tuple[Tuple[int, bool], ...]] = {}
@@ -1002,7 +1003,8 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
     while stack:  # depth first, in the code's order, without recursion (expressions nest deep)
         node, around = pop()
         end_line = getattr(node, "end_lineno", None)
-        if end_line is not None and (end_line, node.end_col_offset) < first:
+        if end_line is not None and end_line <= first_line and (
+                end_line < first_line or node.end_col_offset < first_column):
             continue
         cls = node.__class__
         if cls is ast.Name:
@@ -1028,7 +1030,8 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
             push((node.test, around))
             continue
         for child in reversed(child_nodes(node)):
-            push((child, around))
+            if child.__class__ is not ast.Constant:  # nothing in a constant is looked at
+                push((child, around))
     out = []
     for callee, named, line, call in passed:
         end = (call.end_lineno or line, call.end_col_offset or 0)
@@ -1620,7 +1623,7 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     try:
-        lines = LINE_RE.findall(source)
+        lines = source_lines(source)
         deep = too_deep(tree, lines)
         facts = ModuleFacts(_imports(tree, module, is_package), deep=deep)
         if deep is None and vocabulary is not None:

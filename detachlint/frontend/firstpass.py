@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .sites import Sites
-from .units import LINE_RE, ModuleScan, Span, Unit
+from .units import ModuleScan, Span, Unit, source_lines
 
 MAX_FRAMES = 400
 # The alias analysis runs a loop body up to twice to reach its fixpoint, so nested loops cost time
@@ -167,7 +167,7 @@ def first_pass_in_pieces(source: str, vocabulary: Optional[Sites],
     tables), ``each`` is called with every piece's tree the first time. None where the pieces do
     not show that ``source`` compiles. ``vocabulary``: the sites of the rules the quiet code is
     decided for (None: none is, and the pieces are parsed once)."""
-    lines = LINE_RE.findall(source)
+    lines = source_lines(source)
     scan = ModuleScan(lines, vocabulary or Sites())
     deep: List[TooDeep] = []
 

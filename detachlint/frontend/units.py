@@ -48,6 +48,7 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import io
 import keyword
 import re
 import threading
@@ -161,31 +162,27 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[SiteNames], mo
     only a site counts. One walk, no recursion."""
     vocabulary = sites.vocabulary if sites is not None else Sites()
     attributes, writes, renames = vocabulary.attributes, vocabulary.writes, vocabulary.loop_renames
-    references: Set[int] = set()  # ``torch`` in ``torch.attr``: a use of the module, not a binding
+    references: Set[int] = set()  # for ``_fix_module_use``: stays empty, no name is pushed here
     # (node, inside a loop of this scope, under an ``if`` inside such a loop)
     stack: List[Tuple[Any, bool, bool]] = [(stmt, False, False) for stmt in reversed(body)]  # Any: a node of any kind, read after a class test
     pop, push = stack.pop, stack.append
     while stack:
         node, in_loop, chosen = pop()
         cls = node.__class__
-        # Names, constants and attributes are most of the nodes: decided here, without the
-        # general checks below and without enumerating their fields. The answers are those of
-        # ``_fix_module_use`` and the ``Attribute`` check below, which must change together.
-        if cls is ast.Name:
-            if module_wide and node.id in _FIX_MODULES and id(node) not in references:
-                return True
-            continue
-        if cls is ast.Constant:
-            continue
+        # Names, constants and attributes are most of the nodes: decided without the general
+        # checks below and without enumerating their fields, names and constants when their
+        # parent is (the result does not depend on the order of the walk). The answers are those
+        # of ``_fix_module_use`` and the ``Attribute`` check below, which must change together:
+        # an attribute's name (``torch`` in ``torch.attr``) is a use of the module, never pushed.
         if cls is ast.Attribute:
             attr = node.attr
-            if module_wide:
-                references.add(id(node.value))
-                if attr in _MODULE_WIDE_ATTRIBUTES or method and attr in _CLASS_TABLE_ATTRIBUTES:
-                    return True
+            if module_wide and (attr in _MODULE_WIDE_ATTRIBUTES or method and attr in _CLASS_TABLE_ATTRIBUTES):
+                return True
             if attr in attributes:
                 return True
-            push((node.value, in_loop, chosen))
+            value = node.value
+            if value.__class__ is not ast.Name and value.__class__ is not ast.Constant:
+                push((value, in_loop, chosen))
             continue
         if module_wide and (isinstance(node, _MODULE_WIDE_NODES) or _fix_module_use(node, references)):
             return True
@@ -212,7 +209,12 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[SiteNames], mo
         elif cls is ast.If and in_loop:
             chosen = True
         for child in child_nodes(node):
-            push((child, in_loop, chosen))
+            child_class = child.__class__
+            if child_class is ast.Name:  # decided here, without a push (no attribute's value)
+                if module_wide and child.id in _FIX_MODULES:
+                    return True
+            elif child_class is not ast.Constant:
+                push((child, in_loop, chosen))
     return False
 
 
@@ -788,7 +790,7 @@ class ModuleScan:
         lines = self.lines
         # The code but the imports (quiet bodies blank): an ``import`` binds nothing but modules, a
         # ``from`` import the names it lists. Without the candidates: what stays.
-        shown = LINE_RE.findall(blanked(lines, bodies)) if bodies else list(lines)
+        shown = source_lines(blanked(lines, bodies)) if bodies else list(lines)
         shown += [""] * (len(lines) - len(shown))
         for first, last in self._import_rows:
             shown[first - 1:last] = [""] * (last + 1 - first)
@@ -1028,6 +1030,12 @@ def _calls_capitalised(node: ast.expr) -> bool:
 _NEWLINE_END_RE = re.compile(r"(?:\r\n|\r|\n)\Z")
 _EMPTY_LINES = frozenset({"\n", "\r\n", "\r", ""})
 LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def source_lines(source: str) -> List[str]:
+    r"""``LINE_RE.findall(source)`` (each line with its ``\r\n``, ``\r`` or ``\n``), twice as
+    fast: ``newline=""`` splits at those three only and keeps them as they are."""
+    return io.StringIO(source, newline="").readlines()
 
 
 def blanked(lines: Sequence[str], units: Iterable[Unit], spans: Iterable[Span] = ()) -> str:
