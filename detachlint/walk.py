@@ -267,18 +267,10 @@ class Walker:
                 if method(node) is False and honour:
                     descend = False
             push(node)
-            if descend and plain:  # no field hooks (most plans): the fields only, no step tests
+            if descend:
                 for step in steps:
-                    child = getattr(node, step)
-                    if child.__class__ is tuple or child.__class__ is list:
-                        for c in child:
-                            if c.__class__ not in skip:
-                                visit(c)
-                    elif child.__class__ not in skip:
-                        visit(child)
-            elif descend:
-                for step in steps:
-                    if step.__class__ is not str:  # a field's hooks
+                    # ``plain``: no field hooks (most plans), every step a field name, no class test
+                    if not plain and step.__class__ is not str:  # a field's hooks
                         field, methods, conditional = step
                         if not (conditional and getattr(node, field) is None):
                             for method in methods:
