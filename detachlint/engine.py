@@ -23,7 +23,7 @@ from .frontend.firstpass import (CHUNKED_CHECK_SIZE, PIECES_SIZE, FirstPass, com
                                  first_pass_in_pieces, gc_paused, physical_lines, too_deep)
 from .frontend.precheck import may_have_findings
 from .frontend.sites import Sites
-from .frontend.units import LINE_RE, RowMap, Span, Unit, blanked, collapsed, quiet_code
+from .frontend.units import RowMap, Span, Unit, blanked, collapsed, quiet_code, source_lines
 from .analysis.project import ModuleView
 from .context import Context
 from .cstcompat import parse_module, positions  # parse_module: LibCST's, without its node validation
@@ -145,7 +145,7 @@ def screen_reports(text: str, filename: str, rules: Sequence[Type[Rule]], projec
                    spans: Sequence[Span] = ()) -> bool:
     """``_may_report`` without its safety net (for the tests: the built tree must not need it)."""
     if tree is None:
-        tree, lines, quiet, spans = first_pass(text).tree, LINE_RE.findall(text), (), ()
+        tree, lines, quiet, spans = first_pass(text).tree, source_lines(text), (), ()
         if tree is None:
             return True
     module = to_cst(tree, lines, quiet, spans)
@@ -223,7 +223,7 @@ def _quiet_code(source: str, first: FirstPass, project: Optional[ModuleView],
     stays (its summary may write, step or return an argument), and so does a body that calls one
     writing an argument. Nothing where LibCST may reject what Python accepts (its verdict is
     wanted)."""
-    lines = LINE_RE.findall(source)
+    lines = source_lines(source)
     if _LIBCST_STRICTER_RE.search(source) is not None:
         return lines, [], []
     quiet, spans = (first.quiet or [], first.elements or []) if first.tree is None else quiet_code(
@@ -274,7 +274,7 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]], pro
     text, rows = collapsed(lines, quiet, spans) if quiet or spans else (source, None)
     # LibCST's own verdict is wanted where it may differ from Python's (``_LIBCST_STRICTER_RE``)
     if screen and _LIBCST_STRICTER_RE.search(source) is None and _code_size(text) <= LIBCST_LIMIT and not _may_report(
-            text, filename, rules, project, tree, lines or LINE_RE.findall(source), quiet, spans):
+            text, filename, rules, project, tree, lines or source_lines(source), quiet, spans):
         return []  # most modules: nothing reported on the tree built from Python's, and LibCST never parses them
     del tree
     findings = _lint_blanked(text, rows, lines, quiet, spans, filename, rules, project)

@@ -36,7 +36,7 @@ from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .frontend.firstpass import first_pass
-from .frontend.units import LINE_RE, Statement, Unit, blanked, function_units, top_statements
+from .frontend.units import Statement, Unit, blanked, function_units, source_lines, top_statements
 from .engine import lint_source
 from .findings import PARSE_ERROR_CODE, Finding
 from .noqa import skips_file
@@ -54,7 +54,7 @@ def _parsed(source: str) -> Optional[Tuple[List[str], List[Unit], List[Statement
     tree = first_pass(source).tree
     if tree is None:  # SyntaxError, ValueError (NUL), RecursionError, MemoryError
         return None
-    lines = LINE_RE.findall(source)
+    lines = source_lines(source)
     return lines, function_units(tree, lines, methods=False), top_statements(tree, lines)
 
 
@@ -72,7 +72,7 @@ def _reparsed(before: Tuple[List[str], List[Unit], List[Statement]], source: str
     one unit's body and the edited function, parsed alone, is still a unit there: an editor's
     keystroke then costs Python's parse of one function, not of the module."""
     old_lines, found, statements = before
-    lines = LINE_RE.findall(source)
+    lines = source_lines(source)
     top = 0
     limit = min(len(lines), len(old_lines))
     while top < limit and lines[top] == old_lines[top]:

@@ -610,3 +610,13 @@ def test_child_nodes_are_the_node_children_but_contexts_and_operators():
     assert {ast.Name, ast.Attribute, ast.Constant, ast.keyword, ast.arg, ast.alias, ast.ImportFrom, ast.Global,
             ast.Nonlocal, ast.FormattedValue, ast.comprehension, ast.ExceptHandler, ast.MatchAs,
             ast.MatchMapping, ast.MatchStar, ast.MatchClass} <= seen
+
+
+def test_source_lines_are_line_re_lines():
+    """``source_lines`` (``readlines``) splits exactly as ``LINE_RE`` says a line ends: at ``\\r\\n``,
+    ``\\r`` and ``\\n`` only, each line keeping its break, the last one without one."""
+    from detachlint.frontend.units import LINE_RE, source_lines
+
+    for text in ("", "x", "a\nb", "a\nb\n", "a\r\nb\rc\n", "\n\n", "\r\r\n\n", "a\x0cb\nc\u2028d\x1ce\n",
+                 "x = '\ud800'\r\n", "tail without break\r", "def f():\r\n    return 1"):
+        assert source_lines(text) == LINE_RE.findall(text), repr(text)
