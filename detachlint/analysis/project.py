@@ -540,8 +540,26 @@ class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
         # (``inert``), each name is judged here instead, with the nodes above it (``_above``).
         methods = _VISIT_METHODS
         judging = bool(self.inert)
-        if judging:
-            self._above.append(node)
+        if not judging:  # the nodes no ``visit_`` method looks at walked off a stack, not a call each
+            stack = child_nodes(node)
+            stack.reverse()
+            pop, generic = stack.pop, _GENERIC_VISIT
+            while stack:
+                child = pop()
+                cls = child.__class__
+                if cls is ast.Name or cls is ast.Constant:
+                    continue
+                method = methods.get(cls)
+                if method is None:
+                    method = _visit_method(cls)
+                if method is generic:
+                    below = child_nodes(child)
+                    below.reverse()
+                    stack += below
+                else:
+                    method(self, child)
+            return
+        self._above.append(node)
         for child in child_nodes(node):
             cls = child.__class__
             if cls is ast.Name:
@@ -552,8 +570,7 @@ class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
                 if method is None:
                     method = _visit_method(cls)
                 method(self, child)
-        if judging:
-            self._above.pop()
+        self._above.pop()
 
     def scan(self, body: Sequence[ast.stmt]) -> None:
         for stmt in body:
@@ -909,6 +926,9 @@ class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
     def _first(self, what: str, line: int) -> None:
         if getattr(self.facts, what) is None:
             setattr(self.facts, what, line)
+
+
+_GENERIC_VISIT = _FunctionScanner.generic_visit
 
 
 def _numeric(node: ast.BinOp) -> bool:
