@@ -1036,11 +1036,11 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
             branches[id(node)] = around
         elif cls is ast.Attribute and node.value.__class__ is ast.Name and node.attr in _METADATA_NAMES:
             continue  # ``x.shape``, ``x.size()``: no value of ``x`` is read, so no write is seen
-        if cls in (ast.Assign, ast.AnnAssign) and node.value is not None:
+        if (cls is ast.Assign or cls is ast.AnnAssign) and node.value is not None:
             # ``x = f(x)``: the target is bound after the call, though it is written before it
             after = (node.value.end_lineno or node.value.lineno, node.value.end_col_offset or 0)
-            for target in (node.targets if node.__class__ is ast.Assign else [node.target]):
-                for name in ast.walk(target):
+            for target in (node.targets if cls is ast.Assign else [node.target]):
+                for name in ((target,) if target.__class__ is ast.Name else ast.walk(target)):
                     if name.__class__ is ast.Name and name.id in wanted:
                         branches[id(name)] = around  # also where the target ends before the call
                         events.setdefault(name.id, []).append((after, False, name))
@@ -1050,7 +1050,14 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
             push((node.test, around))
             continue
         for child in reversed(child_nodes(node)):
-            if child.__class__ is not ast.Constant:  # nothing in a constant is looked at
+            child_class = child.__class__
+            if child_class is ast.Name:  # what popping it would do, without the push
+                if child.id in wanted and (child.end_lineno > first_line or child.end_lineno == first_line
+                                           and child.end_col_offset >= first_column):
+                    branches[id(child)] = around
+                    events.setdefault(child.id, []).append(
+                        ((child.lineno, child.col_offset), child.ctx.__class__ is ast.Load, child))
+            elif child_class is not ast.Constant:  # nothing in a constant is looked at
                 push((child, around))
     out = []
     for callee, named, line, call in passed:
