@@ -616,20 +616,21 @@ class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
 
     def _value_kind(self, node: Optional[ast.AST]) -> Optional[str]:
         """``np.asarray(x)``, ``x.numpy()``: an ndarray; ``torch.zeros(...)``: a tensor."""
-        if isinstance(node, ast.Name):
+        cls = node.__class__  # the parser makes no subclasses of its node classes
+        if cls is ast.Name:
             return self.kinds.get(node.id)
-        if isinstance(node, ast.Call):
+        if cls is ast.Call:
             name = _dotted(node.func) or ""
             head, _, last = name.rpartition(".")
             if head in ("np", "numpy") and f"numpy.{last}" in catalog.NDARRAY_FUNCTIONS:
                 return "ndarray"
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "numpy":
+            if node.func.__class__ is ast.Attribute and node.func.attr == "numpy":
                 return "ndarray"
             if head == "torch" and last in catalog.TENSOR_FUNCTIONS:
                 return "tensor"
-        if isinstance(node, ast.Subscript):
+        if cls is ast.Subscript:
             return self._value_kind(node.value)
-        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.MatMult):  # ``x * 1.5``: a new tensor
+        if cls is ast.BinOp and not isinstance(node.op, ast.MatMult):  # ``x * 1.5``: a new tensor
             kinds = {self._value_kind(node.left), self._value_kind(node.right)}
             return "tensor" if kinds == {"tensor"} or kinds == {"tensor", None} and _numeric(node) else None
         return None
