@@ -380,3 +380,17 @@ def test_more_code_than_libcst_can_take_at_once_is_one_clear_tal999(monkeypatch)
     # the same module whose statements share no name with the site: blanked, and linted
     apart = linked.replace("torch.zeros(k)", "torch.zeros(3)")
     assert [f.code for f in lint_source(apart, "generated.py")] == ["TAL003"]
+
+
+def test_a_long_strings_pieces_are_counted_alike_with_and_without_the_tokenizer():
+    """A docstring-like literal is one piece without tokenizing it; concatenations of
+    triple-quoted literals, and one holding an escaped quote, are counted by the tokenizer."""
+    from detachlint.frontend import firstpass
+
+    body = "a" * 400
+    cases = {f'x = """{body}"""\n': 1, f"x = r'''{body}\n{body}'''\n": 1,
+             f'x = ("""{body}"""\n     """b""")\n': 2, f'x = """a\\"""{body}"""\n': 1,
+             f'x = (f"""{{y}}{body}""" \'c\')\n': 2}
+    for source, pieces in cases.items():
+        value = ast.parse(source).body[0].value
+        assert firstpass._string_pieces(value, source.splitlines(True)) == pieces, source[:40]

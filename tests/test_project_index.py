@@ -475,12 +475,25 @@ def test_a_name_read_again_after_a_call_that_may_write_it(tmp_path):
     assert index.read_after_call("m.clamp", 0) == ("reads_after", 9, 10)
     assert index.read_after_call("m.clamp", 1) is None  # a literal, not a name
     assert index.read_after_call("m.Net.helper", 1) == ("Net.forward", 31, 32)
-    facts = module_facts(textwrap.dedent(CALLERS), "m")
+    facts = module_facts(textwrap.dedent(CALLERS), "m", rereads=True)
+    assert facts.functions["reads_after"].rereads == (("clamp", 0, 9, 10),)
     # rebound by the very statement that calls, or read only before the call: no read after it
     for name in ("rebinds", "rebinds_in_a_tuple", "reads_before"):
         assert facts.functions[name].rereads == (), name
     again = ModuleFacts.from_json(json.loads(json.dumps(facts.to_json())))
     assert again == facts
+    # the index's own scan leaves them out: they are read again from the file when a lint asks
+    assert all(f.rereads == () for f in module_facts(textwrap.dedent(CALLERS), "m").functions.values())
+
+
+def test_reads_after_a_call_are_not_taken_from_a_file_changed_since_it_was_indexed(tmp_path):
+    files = _project(tmp_path, {"m.py": CALLERS})
+    index = build_index(files)
+    index.modules  # the facts, loaded from the text as it was
+    (tmp_path / "m.py").write_text(textwrap.dedent(CALLERS).replace("return m, logits.max()", "return m"),
+                                   encoding="utf-8")
+    assert index.read_after_call("m.clamp", 0) is None  # not a read the index's text (its key) shows
+    assert build_index(_project(tmp_path, {"m.py": CALLERS})).read_after_call("m.clamp", 0) == ("reads_after", 9, 10)
 
 
 BRANCHES = """

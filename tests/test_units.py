@@ -566,6 +566,7 @@ async def f(a, /, b: int = 2, *args, c, d=3, **kw) -> None:
         pass
     except (ValueError, os.error) as exc:
         raise RuntimeError(f"{exc!r:>{a}}") from exc
+    merged = {**kw, "z": 1}
     def inner():
         nonlocal b
         b += 1

@@ -37,7 +37,7 @@ from ..frontend.sites import Sites
 from ..frontend.units import Span, Unit, child_nodes, quiet_code, source_lines, statements
 from ..frontend.units import dotted as _dotted
 
-FORMAT = "27"
+FORMAT = "28"
 _FIXPOINT_ROUNDS = 8  # call chains deeper than this are not followed (summaries stay sound: fewer facts)
 
 # Framework callbacks that run over and over between training steps (Lightning, Keras-style,
@@ -491,6 +491,7 @@ class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
         # (callee, ((position, name), ...), line, where the call ends)
         self.passed: List[Tuple[str, Tuple[Tuple[int, str], ...], int, ast.Call]] = []
         self.defined: FrozenSet[str] = frozenset()  # the module's functions and methods, by name
+        self.follow = False  # whether ``passed`` is kept (for ``rereads``: asked only where a lint needs them)
         self.inert: Set[str] = set()  # parameters that may still be inert (``_inert_candidates``)
         self._above: List[ast.AST] = []  # while ``inert`` holds any: the nodes above the one visited
 
@@ -540,8 +541,26 @@ class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
         # (``inert``), each name is judged here instead, with the nodes above it (``_above``).
         methods = _VISIT_METHODS
         judging = bool(self.inert)
-        if judging:
-            self._above.append(node)
+        if not judging:  # the nodes no ``visit_`` method looks at walked off a stack, not a call each
+            stack = child_nodes(node)
+            stack.reverse()
+            pop, generic = stack.pop, _GENERIC_VISIT
+            while stack:
+                child = pop()
+                cls = child.__class__
+                if cls is ast.Name or cls is ast.Constant:
+                    continue
+                method = methods.get(cls)
+                if method is None:
+                    method = _visit_method(cls)
+                if method is generic:
+                    below = child_nodes(child)
+                    below.reverse()
+                    stack += below
+                else:
+                    method(self, child)
+            return
+        self._above.append(node)
         for child in child_nodes(node):
             cls = child.__class__
             if cls is ast.Name:
@@ -552,8 +571,7 @@ class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
                 if method is None:
                     method = _visit_method(cls)
                 method(self, child)
-        if judging:
-            self._above.pop()
+        self._above.pop()
 
     def scan(self, body: Sequence[ast.stmt]) -> None:
         for stmt in body:
@@ -598,20 +616,21 @@ class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
 
     def _value_kind(self, node: Optional[ast.AST]) -> Optional[str]:
         """``np.asarray(x)``, ``x.numpy()``: an ndarray; ``torch.zeros(...)``: a tensor."""
-        if isinstance(node, ast.Name):
+        cls = node.__class__  # the parser makes no subclasses of its node classes
+        if cls is ast.Name:
             return self.kinds.get(node.id)
-        if isinstance(node, ast.Call):
+        if cls is ast.Call:
             name = _dotted(node.func) or ""
             head, _, last = name.rpartition(".")
             if head in ("np", "numpy") and f"numpy.{last}" in catalog.NDARRAY_FUNCTIONS:
                 return "ndarray"
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "numpy":
+            if node.func.__class__ is ast.Attribute and node.func.attr == "numpy":
                 return "ndarray"
             if head == "torch" and last in catalog.TENSOR_FUNCTIONS:
                 return "tensor"
-        if isinstance(node, ast.Subscript):
+        if cls is ast.Subscript:
             return self._value_kind(node.value)
-        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.MatMult):  # ``x * 1.5``: a new tensor
+        if cls is ast.BinOp and not isinstance(node.op, ast.MatMult):  # ``x * 1.5``: a new tensor
             kinds = {self._value_kind(node.left), self._value_kind(node.right)}
             return "tensor" if kinds == {"tensor"} or kinds == {"tensor", None} and _numeric(node) else None
         return None
@@ -868,7 +887,7 @@ class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
             # each argument by its position, or by its keyword (``f(predictions=p)``)
             given = [*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg is not None)]
             named = tuple((i, a.id) for i, a in given if a.__class__ is ast.Name)
-            if named and not any(isinstance(a, ast.Starred) for a in node.args):
+            if self.follow and named and not any(isinstance(a, ast.Starred) for a in node.args):
                 self.passed.append((name, named, line, node))
             self.facts.temporaries += _temporaries(name, given, self.param_index, line)
         if name:
@@ -909,6 +928,9 @@ class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
     def _first(self, what: str, line: int) -> None:
         if getattr(self.facts, what) is None:
             setattr(self.facts, what, line)
+
+
+_GENERIC_VISIT = _FunctionScanner.generic_visit
 
 
 def _numeric(node: ast.BinOp) -> bool:
@@ -1016,11 +1038,11 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
             branches[id(node)] = around
         elif cls is ast.Attribute and node.value.__class__ is ast.Name and node.attr in _METADATA_NAMES:
             continue  # ``x.shape``, ``x.size()``: no value of ``x`` is read, so no write is seen
-        if cls in (ast.Assign, ast.AnnAssign) and node.value is not None:
+        if (cls is ast.Assign or cls is ast.AnnAssign) and node.value is not None:
             # ``x = f(x)``: the target is bound after the call, though it is written before it
             after = (node.value.end_lineno or node.value.lineno, node.value.end_col_offset or 0)
-            for target in (node.targets if node.__class__ is ast.Assign else [node.target]):
-                for name in ast.walk(target):
+            for target in (node.targets if cls is ast.Assign else [node.target]):
+                for name in ((target,) if target.__class__ is ast.Name else ast.walk(target)):
                     if name.__class__ is ast.Name and name.id in wanted:
                         branches[id(name)] = around  # also where the target ends before the call
                         events.setdefault(name.id, []).append((after, False, name))
@@ -1030,7 +1052,14 @@ def _rereads(body: Sequence[ast.stmt], passed) -> Tuple[Tuple[str, int, int, int
             push((node.test, around))
             continue
         for child in reversed(child_nodes(node)):
-            if child.__class__ is not ast.Constant:  # nothing in a constant is looked at
+            child_class = child.__class__
+            if child_class is ast.Name:  # what popping it would do, without the push
+                if child.id in wanted and (child.end_lineno > first_line or child.end_lineno == first_line
+                                           and child.end_col_offset >= first_column):
+                    branches[id(child)] = around
+                    events.setdefault(child.id, []).append(
+                        ((child.lineno, child.col_offset), child.ctx.__class__ is ast.Load, child))
+            elif child_class is not ast.Constant:  # nothing in a constant is looked at
                 push((child, around))
     out = []
     for callee, named, line, call in passed:
@@ -1084,7 +1113,7 @@ def _params(node: ast.AST) -> Tuple[str, ...]:
 
 
 def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFacts,
-                   defined: FrozenSet[str] = frozenset()) -> None:
+                   defined: FrozenSet[str] = frozenset(), rereads: bool = False) -> None:
     decorators = {_dotted(d) for d in node.decorator_list}  # type: ignore[attr-defined]
     params = _params(node)
     is_method = in_class and "staticmethod" not in decorators and bool(params)
@@ -1095,6 +1124,7 @@ def _scan_function(node: ast.AST, qualname: str, in_class: bool, facts: ModuleFa
                   if is_optimizer_class(_qualified(a.annotation, facts.imports))]
     scanner = _FunctionScanner(summary, self_name, facts.imports, optimizers)
     scanner.defined = defined
+    scanner.follow = rereads
     scanner.plain = {a.arg for a in list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
                      if _annotated_plain(a.annotation, facts.imports)}
     scanner.inert = _inert_candidates(node, params)
@@ -1181,14 +1211,15 @@ def _makers(body: Sequence[ast.stmt]) -> Dict[str, ast.AST]:
 
 def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: ModuleFacts,
                makers: Optional[Mapping[str, ast.AST]] = None, defined: FrozenSet[str] = frozenset(),
-               wraps: bool = True) -> None:
+               wraps: bool = True, rereads: bool = False) -> None:
     """``defined``: the names of the functions and methods the module defines (``_defined_names``); only
-    calls of these are followed for reads after the call. ``wraps``: whether the module's text names a
-    wrapper of ``catalog.RECOMPUTED_PARAMETERS`` (``_names_wrapper``): else no class wraps a module."""
+    calls of these are followed for reads after the call, and only with ``rereads``
+    (``FunctionFacts.rereads``). ``wraps``: whether the module's text names a wrapper of
+    ``catalog.RECOMPUTED_PARAMETERS`` (``_names_wrapper``): else no class wraps a module."""
     makers = _makers(body) if makers is None else makers
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _scan_function(stmt, prefix + stmt.name, in_class, facts, defined)
+            _scan_function(stmt, prefix + stmt.name, in_class, facts, defined, rereads)
         elif isinstance(stmt, ast.ClassDef):
             bases = tuple(b for b in (_dotted(base) for base in stmt.bases) if b)
             facts.classes[prefix + stmt.name] = ClassFacts(prefix + stmt.name, bases, stmt.lineno,
@@ -1196,13 +1227,13 @@ def _scan_body(body: Sequence[ast.stmt], prefix: str, in_class: bool, facts: Mod
                                                            saved=_saved_for_backward(stmt), kept=_kept_for_backward(stmt),
                                                            wrapped=_wrapped_modules(stmt, facts.imports, makers)
                                                            if wraps else {})
-            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts, makers, defined, wraps)
+            _scan_body(stmt.body, prefix + stmt.name + ".", True, facts, makers, defined, wraps, rereads)
         elif isinstance(stmt, (ast.If, ast.Try)) and not in_class:
             # ``try: import x`` / ``if TYPE_CHECKING:`` at module level
             for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
-                _scan_body(block, prefix, in_class, facts, makers, defined, wraps)
+                _scan_body(block, prefix, in_class, facts, makers, defined, wraps, rereads)
             for handler in getattr(stmt, "handlers", []):
-                _scan_body(handler.body, prefix, in_class, facts, makers, defined, wraps)
+                _scan_body(handler.body, prefix, in_class, facts, makers, defined, wraps, rereads)
 
 
 def _held_modules(cls: ast.ClassDef, imports: Mapping[str, str], makers: Mapping[str, ast.AST] = {}
@@ -1581,14 +1612,18 @@ def _defined_names(source: str) -> FrozenSet[str]:
 
 
 def module_facts(source: str, module: str, is_package: bool = False,
-                 vocabulary: Optional[Sites] = None) -> Optional[ModuleFacts]:
+                 vocabulary: Optional[Sites] = None, rereads: bool = False) -> Optional[ModuleFacts]:
     """The local facts of one file; None when Python cannot parse it. With ``vocabulary`` (the
-    sites of every rule that may be selected), also the code the engine may blank."""
+    sites of every rule that may be selected), also the code the engine may blank; with
+    ``rereads``, also ``FunctionFacts.rereads`` (a walk of every function that passes a local
+    name to one of the module's: what only a lint that finds an argument written asks,
+    ``ProjectIndex.read_after_call``)."""
     with gc_paused():
-        return _module_facts(source, module, is_package, vocabulary)
+        return _module_facts(source, module, is_package, vocabulary, rereads)
 
 
-def _module_facts(source: str, module: str, is_package: bool, vocabulary: Optional[Sites]) -> Optional[ModuleFacts]:
+def _module_facts(source: str, module: str, is_package: bool, vocabulary: Optional[Sites],
+                  rereads: bool = False) -> Optional[ModuleFacts]:
     # the module's functions and methods by name, from the text: the same whether the module is
     # scanned whole or a piece at a time (a call of one is followed for reads after it)
     defined = _defined_names(source)
@@ -1604,7 +1639,7 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
         def scan(tree: ast.Module) -> None:
             facts.imports.update(_imports(tree, module, is_package))
             makers.update(_makers(tree.body))
-            _scan_body(tree.body, "", False, facts, makers, defined, wraps)
+            _scan_body(tree.body, "", False, facts, makers, defined, wraps, rereads)
             top.extend(_module_code(tree.body))
 
         try:
@@ -1629,7 +1664,7 @@ def _module_facts(source: str, module: str, is_package: bool, vocabulary: Option
         if deep is None and vocabulary is not None:
             facts.quiet, facts.elements = quiet_code(tree, lines, vocabulary)
             facts.sites = vocabulary
-        _scan_body(tree.body, "", False, facts, defined=defined, wraps=_names_wrapper(source))
+        _scan_body(tree.body, "", False, facts, defined=defined, wraps=_names_wrapper(source), rereads=rereads)
         _scan_module_code(tree.body, facts)
     except RecursionError:  # an expression nested thousands deep: no facts rather than a crash
         return None
@@ -1948,13 +1983,18 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
 
     def __init__(self, modules: "Mapping[str, ModuleFacts] | Callable[[], Mapping[str, ModuleFacts]]",
                  aliases: Optional[Mapping[str, str]] = None, paths: Optional[Mapping[str, str]] = None,
-                 keys: Optional[Mapping[str, str]] = None) -> None:
+                 keys: Optional[Mapping[str, str]] = None,
+                 files: Optional[Mapping[str, Tuple[Path, str, bool]]] = None) -> None:
         self._loader: Optional[Callable[[], Mapping[str, ModuleFacts]]] = None
         if callable(modules):
             self._loader = modules
         else:
             self.modules = dict(modules)
         self.keys = dict(keys or {})  # module -> ``content_key`` of the text its facts come from
+        # module -> (its file, the digest of the bytes its facts come from, whether a package):
+        # what ``read_after_call`` reads again, not the text (the index keeps no text)
+        self._files = dict(files or {})
+        self._rereads: Dict[str, Dict[str, Tuple[Tuple[str, Union[int, str], int, int], ...]]] = {}
         self._paths = dict(paths or {})  # absolute path -> its module's key here
         # ``stepbystep.v2`` -> ``v2``: a module in a directory without ``__init__.py`` (a namespace
         # package, the usual layout of research code run from its root) under its dotted path.
@@ -2022,7 +2062,6 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
                             for k, c in self._classes.items()))
         text += repr(sorted(self.aliases.items()))
         text += repr(sorted((k, f.fills) for k, f in self._functions.items() if f.fills))
-        text += repr(sorted((k, f.rereads) for k, f in self._functions.items() if f.rereads))
         text += repr(sorted((k, f.inert) for k, f in self._functions.items() if f.inert))
         text += repr(sorted((k, c.kept) for k, c in self._classes.items() if c.kept))
         text += repr(sorted(self._backpropagated.items()))
@@ -2222,11 +2261,25 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
         """A function of ``qualname``'s own module that passes a local name as parameter ``index``
         of ``qualname`` (``f(x)``, or ``self.f(x)`` in the same class) and reads that name again
         after the call, as ``(caller, line of the call, line of the read)``; None where none does."""
+        module = self._module_of.get(qualname)
+        rereads = self._rereads_in(module) if module is not None else {}
         for local, fn, calls, passed_as in _own_module_calls(self._module_of, self._functions, qualname, index):
-            for callee, at, line, read in fn.rereads:
+            for callee, at, line, read in rereads.get(local, ()):
                 if calls(callee) and at in passed_as:
                     return local, line, read
         return None
+
+    def _rereads_in(self, module: str) -> Dict[str, Tuple[Tuple[str, Union[int, str], int, int], ...]]:
+        """``FunctionFacts.rereads`` of ``module``'s functions by their names there: from its file
+        read and scanned again when first asked (the index's scan leaves them out: a lint asks
+        only where it finds an argument written); none where the file changed since it was indexed."""
+        found = self._rereads.get(module)
+        if found is None:
+            path, digest, is_package = self._files.get(module, (None, "", False))
+            text = _read_unchanged(path, digest) if path is not None else None
+            facts = module_facts(text, module, is_package, rereads=True) if text is not None else None
+            found = self._rereads[module] = {q: f.rereads for q, f in facts.functions.items()} if facts else {}
+        return found
 
     def passed_temporaries(self, qualname: str, index: int) -> Optional[int]:
         """The line of the first call of ``qualname`` in its own module's functions where every such
@@ -2569,7 +2622,8 @@ def build_index(files: Iterable[Tuple[Path, "str | Source"]], cache: Optional[Mu
                             in wanted], cache, facts_of)
         return {item[0]: facts for item, facts in zip(wanted, found) if facts is not None}
 
-    return ProjectIndex(load, aliases, paths, keys)
+    files = {module: (path, source.digest, is_package) for module, _, path, source, is_package in wanted}
+    return ProjectIndex(load, aliases, paths, keys, files)
 
 
 def load_facts(items: Sequence[Tuple[str, Path, Source, str, bool]], cache: Optional[MutableMapping[str, dict]],

@@ -316,6 +316,9 @@ def _column(node: ast.AST, lines: List[str]) -> int:
     return len(lines[row - 1].encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "replace"))
 
 
+_TRIPLE_QUOTED_RE = re.compile(r"[rRbBuUfF]{0,2}(\"\"\"|\'\'\')")
+
+
 def _string_pieces(node: ast.AST, lines: List[str]) -> int:
     """How many string literals make up a string constant (``"a" "b"`` is two): 1 unless it is
     long enough to be thousands of pieces, then counted with the tokenizer."""
@@ -331,6 +334,9 @@ def _string_pieces(node: ast.AST, lines: List[str]) -> int:
     segment[-1] = segment[-1][:node.end_col_offset]  # type: ignore[attr-defined]
     segment[0] = segment[0][node.col_offset:]  # type: ignore[attr-defined]
     text = "\n".join(part.decode("utf-8", "surrogatepass") for part in segment)
+    opened = _TRIPLE_QUOTED_RE.match(text)
+    if opened is not None and text.find(opened.group(1), opened.end()) == len(text) - 3:
+        return 1  # a docstring: one triple-quoted literal, closed only at the end (no tokenizer)
     count = 0
     try:
         for token in tokenize.generate_tokens(io.StringIO("(" + text + "\n)").readline):

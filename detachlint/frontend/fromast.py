@@ -27,6 +27,7 @@ import ast
 import bisect
 import dataclasses
 import re
+import types
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import libcst as cst
@@ -93,7 +94,14 @@ def _maker(cls: type) -> Callable[..., Any]:
             params.append(f"{f.name}=_d{i}")
         else:
             params.append(f.name)
-        sets.append(f"    _set(_o, {f.name!r}, {f.name})\n")
+        # a node's fields are slots (LibCST's ``add_slots``): the slot's own setter skips the
+        # look-up ``object.__setattr__`` makes per field (a third of the time of a node)
+        slot = next((k.__dict__[f.name] for k in cls.__mro__ if f.name in k.__dict__), None)
+        if isinstance(slot, types.MemberDescriptorType):
+            defaults[f"_s{i}"] = slot.__set__
+            sets.append(f"    _s{i}(_o, {f.name})\n")
+        else:
+            sets.append(f"    _set(_o, {f.name!r}, {f.name})\n")
     # the names of the function's own are not names of fields (``MatchClass.cls``)
     code = f"def make({', '.join(params)}):\n    _o = _new(_class)\n{''.join(sets)}    return _o\n"
     namespace: Dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "_class": cls, **defaults}

