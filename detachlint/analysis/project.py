@@ -1923,6 +1923,71 @@ class _GraphReach:
         return {q: frozenset(v) for q, v in out.items() if v}
 
 
+class _WrittenArguments:
+    """What the project shows around a function that writes its argument in place: the callers of
+    its own module that read the argument again after the call or pass it temporaries, and the other
+    overrides that fill the parameter as their contract (a part of ``ProjectIndex``: it uses
+    ``_functions``, ``_module_of``, ``class_of``, ``ancestors`` and the files it was made from),
+    asked by the rules that find an argument written."""
+
+    def filled_by_override(self, qualname: str, index: int) -> Optional[Tuple[str, int]]:
+        """Another override of the method ``qualname`` (in a class below the highest project class
+        that declares it) that writes its parameter ``index`` in place through that parameter
+        itself, as ``(Class.method, line)``: writing the caller's value is then the method's
+        contract, not a copy gone wrong."""
+        cls = self.class_of(qualname)
+        if cls is None:
+            return None
+        name = qualname.rpartition(".")[2]
+        declaring = [a for a in self.ancestors(cls) if f"{a}.{name}" in self._functions]
+        root = declaring[-1]
+        for other, facts in self._functions.items():
+            if other == qualname or not other.endswith("." + name):
+                continue
+            owner = self.class_of(other)
+            line = dict(facts.fills).get(index) if owner is not None and root in self.ancestors(owner) else None
+            if line is not None:
+                return facts.name, line
+        return None
+
+    def read_after_call(self, qualname: str, index: int) -> Optional[Tuple[str, int, int]]:
+        """A function of ``qualname``'s own module that passes a local name as parameter ``index``
+        of ``qualname`` (``f(x)``, or ``self.f(x)`` in the same class) and reads that name again
+        after the call, as ``(caller, line of the call, line of the read)``; None where none does."""
+        module = self._module_of.get(qualname)
+        rereads = self._rereads_in(module) if module is not None else {}
+        for local, fn, calls, passed_as in _own_module_calls(self._module_of, self._functions, qualname, index):
+            for callee, at, line, read in rereads.get(local, ()):
+                if calls(callee) and at in passed_as:
+                    return local, line, read
+        return None
+
+    def _rereads_in(self, module: str) -> Dict[str, Tuple[Tuple[str, Union[int, str], int, int], ...]]:
+        """``FunctionFacts.rereads`` of ``module``'s functions by their names there: from its file
+        read and scanned again when first asked (the index's scan leaves them out: a lint asks
+        only where it finds an argument written); none where the file changed since it was indexed."""
+        found = self._rereads.get(module)
+        if found is None:
+            path, digest, is_package = self._files.get(module, (None, "", False))
+            text = _read_unchanged(path, digest) if path is not None else None
+            facts = module_facts(text, module, is_package, rereads=True) if text is not None else None
+            found = self._rereads[module] = {q: f.rereads for q, f in facts.functions.items()} if facts else {}
+        return found
+
+    def passed_temporaries(self, qualname: str, index: int) -> Optional[int]:
+        """The line of the first call of ``qualname`` in its own module's functions where every such
+        call passes as parameter ``index`` a local name or an arithmetic result
+        (``FunctionFacts.temporaries``); None where one passes something else, or none calls it."""
+        lines = []
+        for _, fn, calls, passed_as in _own_module_calls(self._module_of, self._functions, qualname, index):
+            for site in fn.calls:
+                if calls(site.callee):
+                    if not any((site.callee, at, site.line) in fn.temporaries for at in passed_as):
+                        return None
+                    lines.append(site.line)
+        return min(lines) if lines else None
+
+
 class _SavedArguments:
     """What the project's functions and ``autograd.Function`` classes may save of their arguments
     for backward (a part of ``ProjectIndex``: it uses ``_functions``, ``_classes``, ``_edges``,
@@ -1974,7 +2039,7 @@ class _SavedArguments:
 _PYTHON_BASES = frozenset("object abc typing typing_extensions enum collections dataclasses".split())
 
 
-class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
+class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments, _WrittenArguments):
     """Composed summaries of every function of the linted files, keyed by qualified name.
 
     ``modules``: the local facts by module, or what loads them; nothing is loaded or composed
@@ -2236,63 +2301,6 @@ class ProjectIndex(_GraphReach, _HeldModules, _SavedArguments):
             if candidate in self._functions:
                 return candidate
         return None
-
-    def filled_by_override(self, qualname: str, index: int) -> Optional[Tuple[str, int]]:
-        """Another override of the method ``qualname`` (in a class below the highest project class
-        that declares it) that writes its parameter ``index`` in place through that parameter
-        itself, as ``(Class.method, line)``: writing the caller's value is then the method's
-        contract, not a copy gone wrong."""
-        cls = self.class_of(qualname)
-        if cls is None:
-            return None
-        name = qualname.rpartition(".")[2]
-        declaring = [a for a in self.ancestors(cls) if f"{a}.{name}" in self._functions]
-        root = declaring[-1]
-        for other, facts in self._functions.items():
-            if other == qualname or not other.endswith("." + name):
-                continue
-            owner = self.class_of(other)
-            line = dict(facts.fills).get(index) if owner is not None and root in self.ancestors(owner) else None
-            if line is not None:
-                return facts.name, line
-        return None
-
-    def read_after_call(self, qualname: str, index: int) -> Optional[Tuple[str, int, int]]:
-        """A function of ``qualname``'s own module that passes a local name as parameter ``index``
-        of ``qualname`` (``f(x)``, or ``self.f(x)`` in the same class) and reads that name again
-        after the call, as ``(caller, line of the call, line of the read)``; None where none does."""
-        module = self._module_of.get(qualname)
-        rereads = self._rereads_in(module) if module is not None else {}
-        for local, fn, calls, passed_as in _own_module_calls(self._module_of, self._functions, qualname, index):
-            for callee, at, line, read in rereads.get(local, ()):
-                if calls(callee) and at in passed_as:
-                    return local, line, read
-        return None
-
-    def _rereads_in(self, module: str) -> Dict[str, Tuple[Tuple[str, Union[int, str], int, int], ...]]:
-        """``FunctionFacts.rereads`` of ``module``'s functions by their names there: from its file
-        read and scanned again when first asked (the index's scan leaves them out: a lint asks
-        only where it finds an argument written); none where the file changed since it was indexed."""
-        found = self._rereads.get(module)
-        if found is None:
-            path, digest, is_package = self._files.get(module, (None, "", False))
-            text = _read_unchanged(path, digest) if path is not None else None
-            facts = module_facts(text, module, is_package, rereads=True) if text is not None else None
-            found = self._rereads[module] = {q: f.rereads for q, f in facts.functions.items()} if facts else {}
-        return found
-
-    def passed_temporaries(self, qualname: str, index: int) -> Optional[int]:
-        """The line of the first call of ``qualname`` in its own module's functions where every such
-        call passes as parameter ``index`` a local name or an arithmetic result
-        (``FunctionFacts.temporaries``); None where one passes something else, or none calls it."""
-        lines = []
-        for _, fn, calls, passed_as in _own_module_calls(self._module_of, self._functions, qualname, index):
-            for site in fn.calls:
-                if calls(site.callee):
-                    if not any((site.callee, at, site.line) in fn.temporaries for at in passed_as):
-                        return None
-                    lines.append(site.line)
-        return min(lines) if lines else None
 
     def summary(self, qualname: str) -> Optional[Summary]:
         return self._summaries.get(qualname)
