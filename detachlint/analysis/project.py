@@ -155,7 +155,8 @@ class FunctionFacts:
     forward_from: Tuple[str, ...] = ()
     # (callee as written, argument position or keyword, line of the call, line of a later read): a local name
     # passed to ``f(...)`` or ``self.f(...)`` and read again after the call (issue 40: what a
-    # callee writing that argument in place changes under the caller)
+    # callee writing that argument in place changes under the caller); only from ``module_facts(...,
+    # rereads=True)``, which ``ProjectIndex.read_after_call`` asks for: the index's own facts hold none
     rereads: Tuple[Tuple[str, Union[int, str], int, int], ...] = ()
     # parameters no op here computes a value from: read only for metadata (``w.shape``,
     # ``w.data.storage().data_ptr()``, ``w is None``) or handed on as a bare positional argument
