@@ -787,7 +787,7 @@ class _FunctionScanner(_IndexRanks, _InertReads, _Callees, ast.NodeVisitor):
                     self.optimizers.discard(target.id)
                 kind = self._value_kind(node.value)
                 self.kinds[target.id] = kind if not self._in_branch or self.kinds.get(target.id) == kind else None
-                self._bound_only_to(self.plain, target.id, self._plain(node.value))
+                self._bound_only_to(self.plain, target.id, self._plain(node.value, kind))
                 self.converted[target.id] = self._through_conversion(node.value) or (
                     self._in_branch and self.converted.get(target.id, False))
                 self.shares[target.id] = self._shared(node.value) | (
