@@ -124,6 +124,12 @@ class _ScreenContext(Context):
     def report(self, *args, **kwargs) -> None:  # type: ignore[override]
         raise _Reported
 
+    def line(self, node: cst.CSTNode) -> int:
+        """The built tree's rows are not the module's (its trivia are LibCST's defaults): a rule that
+        asks for a row, to compare it with one the project index holds or to word a message, gets
+        LibCST's answer instead (``ctx.after`` orders nodes alike on both trees)."""
+        raise _Reported
+
 
 def _may_report(text: str, filename: str, rules: Sequence[Type[Rule]], project: Optional[ModuleView],
                 tree: Optional[ast.Module] = None, lines: Sequence[str] = (), quiet: Sequence[Unit] = (),

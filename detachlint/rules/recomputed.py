@@ -138,7 +138,7 @@ class RecomputedWrites:
         for written, own in self.analysis(AppliedFunctions).classes.get(function.name.value, ()):
             found = project.builds_wrapped(written)
             if own is not None and found is not None and found[0] == project.module \
-                    and self.ctx.position(own).start.line < found[3]:
+                    and self.ctx.line(own) < found[3]:
                 continue  # ``self.apply(f)`` before ``__init__`` wraps anything: the write reached the weight
             if found is not None and found[2] == param and self._admits(name, found[4]):
                 return Recomputed(text, found[1], param, found[3], _elsewhere(found[0], project.module),
