@@ -598,7 +598,7 @@ def test_child_nodes_are_the_node_children_but_contexts_and_operators():
     flags such as ``Name.id``): never a node that ``ast.iter_child_nodes`` yields otherwise."""
     import ast
 
-    from detachlint.frontend.units import child_nodes
+    from detachlint.frontend.units import _generic_children, child_nodes
 
     leaves = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
     sources = [CHILDREN_SAMPLE] + [p.read_text(encoding="utf-8") for p in SOURCES]
@@ -608,6 +608,8 @@ def test_child_nodes_are_the_node_children_but_contexts_and_operators():
             seen.add(type(node))
             expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, leaves)]
             assert [id(c) for c in child_nodes(node)] == [id(c) for c in expected], ast.dump(node)[:200]
+            # the general walk, for a class whose docstring states no grammar, answers alike
+            assert [id(c) for c in _generic_children(type(node), node)] == [id(c) for c in expected]
     assert {ast.Name, ast.Attribute, ast.Constant, ast.keyword, ast.arg, ast.alias, ast.ImportFrom, ast.Global,
             ast.Nonlocal, ast.FormattedValue, ast.comprehension, ast.ExceptHandler, ast.MatchAs,
             ast.MatchMapping, ast.MatchStar, ast.MatchClass} <= seen
