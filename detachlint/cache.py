@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.metadata
 import json
 import os
 import sys
@@ -39,6 +38,8 @@ def code_fingerprint() -> str:
     which decide what parses (``frontend/newer.py``: syntax of a newer Python is an analysis limit)."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
+        import importlib.metadata  # only here: a run without the cache does not pay for its import
+
         try:
             parser = importlib.metadata.version("libcst")
         except importlib.metadata.PackageNotFoundError:

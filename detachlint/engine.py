@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import itertools
 import re
-from typing import Iterable, List, Optional, Sequence, Tuple, Type
+from typing import Iterable, List, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -23,7 +23,7 @@ from .frontend.firstpass import (CHUNKED_CHECK_SIZE, PIECES_SIZE, FirstPass, com
                                  first_pass_in_pieces, gc_paused, physical_lines, too_deep)
 from .frontend.precheck import may_have_findings
 from .frontend.sites import Sites
-from .frontend.units import RowMap, Span, Unit, blanked, collapsed, quiet_code, source_lines
+from .frontend.units import RowMap, Span, Unit, blanked, collapsed, function_units, quiet_code, source_lines
 from .analysis.project import ModuleView
 from .context import Context
 from .cstcompat import parse_module, positions  # parse_module: LibCST's, without its node validation
@@ -31,7 +31,7 @@ from .findings import PARSE_ERROR_CODE, Finding, Location, Related, analysis_lim
 from .noqa import apply_noqa, file_exempt_codes, mentions_noqa, skips_file
 from .rules import ALL_RULES
 from .rules.base import Rule
-from .walk import Walker
+from .walk import Walker, significant_children
 
 
 def _location(pos) -> Location:
@@ -121,8 +121,12 @@ class _Reported(Exception):
 
 
 class _ScreenContext(Context):
+    spare = False  # whether a report is kept (``screen_reports``' ``spare``), not the walk's end
+
     def report(self, *args, **kwargs) -> None:  # type: ignore[override]
-        raise _Reported
+        if not self.spare:
+            raise _Reported
+        super().report(*args, **kwargs)
 
     def line(self, node: cst.CSTNode) -> int:
         """The built tree's rows are not the module's (its trivia are LibCST's defaults): a rule that
@@ -131,37 +135,81 @@ class _ScreenContext(Context):
         raise _Reported
 
 
+Screened = Union[bool, List[Unit]]
+
+
 def _may_report(text: str, filename: str, rules: Sequence[Type[Rule]], project: Optional[ModuleView],
                 tree: Optional[ast.Module] = None, lines: Sequence[str] = (), quiet: Sequence[Unit] = (),
-                spans: Sequence[Span] = ()) -> bool:
+                spans: Sequence[Span] = (), rows: Optional[RowMap] = None) -> Screened:
     """Whether the rules report anything on LibCST's tree of ``text``, asked of the tree built
     from Python's (``frontend/fromast.py``: the same statements and expressions, for about an
-    eighth of the cost, Python's parse included). True also wherever that tree cannot be built
-    or linted: LibCST's decides.
+    eighth of the cost, Python's parse included); where they do, the function bodies LibCST need
+    not parse (``screen_reports``' ``spare``). True also wherever that tree cannot be built or
+    linted: LibCST's decides.
     ``tree``: Python's tree of the module ``text`` is ``blanked(lines, quiet, spans)`` of, when
-    the first pass has it (else ``text`` is parsed)."""
+    the first pass has it (else ``text`` is parsed, and ``rows`` maps its rows to the module's)."""
     try:
-        return screen_reports(text, filename, rules, project, tree, lines, quiet, spans)
+        return screen_reports(text, filename, rules, project, tree, lines, quiet, spans, rows, spare=True)
     except Exception:  # Unsupported syntax, RecursionError, a rule that trips on the built tree
         return True
 
 
 def screen_reports(text: str, filename: str, rules: Sequence[Type[Rule]], project: Optional[ModuleView],
                    tree: Optional[ast.Module] = None, lines: Sequence[str] = (), quiet: Sequence[Unit] = (),
-                   spans: Sequence[Span] = ()) -> bool:
-    """``_may_report`` without its safety net (for the tests: the built tree must not need it)."""
-    if tree is None:
+                   spans: Sequence[Span] = (), rows: Optional[RowMap] = None, spare: bool = False) -> Screened:
+    """``_may_report`` without its safety net (for the tests: the built tree must not need it).
+    With ``spare``, where the rules report, the walk goes on to its end, and the answer is the
+    top-level function bodies (the module's rows) that hold no report and read nothing module-wide
+    (``function_units``), when there are any: a body's findings come from itself and the rest of
+    the module (``incremental.py``), so LibCST's lint may skip those (one file in 60 of torch's
+    has findings, and its LibCST parse costs as much as the screen of ten others)."""
+    own = tree is None
+    if own:
         tree, lines, quiet, spans = first_pass(text).tree, source_lines(text), (), ()
         if tree is None:
             return True
     module = to_cst(tree, lines, quiet, spans)
-    del tree
+    if own:
+        del tree  # freed before the walk (parsed again if a report asks for its bodies)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    ctx = _ScreenContext(text, filename, wrapper.module, wrapper, project)
+    ctx.spare = spare
     try:
-        _walk(_ScreenContext(text, filename, wrapper.module, wrapper, project), wrapper.module, rules)
+        _walk(ctx, wrapper.module, rules)
     except _Reported:
         return True
-    return False
+    if not ctx.reports:
+        return False
+    spared = _spared(first_pass(text).tree if own else tree, lines, wrapper.module, [r.node for r in ctx.reports])
+    if own and rows:
+        spared = [Unit(rows(u.first), rows(u.last), u.indent) for u in spared]
+    return spared or True
+
+
+def _spared(tree: Optional[ast.Module], lines: Sequence[str], module: cst.Module,
+            reported: Sequence[cst.CSTNode]) -> List[Unit]:
+    """Of ``function_units(tree, lines, methods=False)``, the bodies of the functions in ``module``
+    (the tree built from ``tree``, top-level statement for statement) that hold none of ``reported``."""
+    if tree is None or len(tree.body) != len(module.body):
+        return []
+    ids = {id(node) for node in reported}
+    units = {u.last: u for u in function_units(tree, lines, methods=False)}
+    out = []
+    for stmt, built in zip(tree.body, module.body):
+        unit = units.get(stmt.end_lineno or 0) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if unit is None or unit.first <= stmt.lineno:
+            continue
+        if not isinstance(built, cst.FunctionDef):
+            return []  # not the tree it was built from
+        stack: List[cst.CSTNode] = [built]
+        while stack:
+            node = stack.pop()
+            if id(node) in ids:
+                break
+            stack += significant_children(node)
+        else:
+            out.append(unit)
+    return out
 
 
 # Where LibCST rejects what Python accepts, a skipped file must still reach LibCST for its TAL999:
@@ -278,11 +326,20 @@ def _parse_and_lint(source: str, filename: str, rules: Sequence[Type[Rule]], pro
         message, row, column, limit = refusal
         return [(analysis_limit_finding if limit else parse_error_finding)(filename, message, row, column)]
     text, rows = collapsed(lines, quiet, spans) if quiet or spans else (source, None)
+    screened: Screened = True
     # LibCST's own verdict is wanted where it may differ from Python's (``_LIBCST_STRICTER_RE``)
-    if screen and _LIBCST_STRICTER_RE.search(source) is None and _code_size(text) <= LIBCST_LIMIT and not _may_report(
-            text, filename, rules, project, tree, lines or source_lines(source), quiet, spans):
-        return []  # most modules: nothing reported on the tree built from Python's, and LibCST never parses them
+    if screen and _LIBCST_STRICTER_RE.search(source) is None and _code_size(text) <= LIBCST_LIMIT:
+        lines = lines or source_lines(source)
+        screened = _may_report(text, filename, rules, project, tree, lines, quiet, spans, rows)
+        if screened is False:
+            return []  # most modules: nothing reported on the tree built from Python's, and LibCST never parses them
     del tree
+    if screened is not True:  # bodies that hold no report: LibCST parses the module without them
+        spared = [*quiet, *screened]
+        kept = [s for s in spans if not any(u.first <= s.row and s.end_row <= u.last for u in screened)]
+        findings = _lint_blanked(*collapsed(lines, spared, kept), lines, spared, kept, filename, rules, project)
+        if not _touches(findings, [*kept, *(Span(u.first, 0, u.last + 1, 0, ()) for u in screened)]):
+            return findings
     findings = _lint_blanked(text, rows, lines, quiet, spans, filename, rules, project)
     if spans and _touches(findings, spans):
         findings = _lint_blanked(*collapsed(lines, quiet), lines, quiet, (), filename, rules, project)

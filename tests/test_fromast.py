@@ -7,6 +7,7 @@ import ast
 import dataclasses
 import gc
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 import pytest
@@ -257,6 +258,41 @@ def test_the_screen_answers_without_its_safety_net():
         assert reported == bool(lint_source(source, str(path), ALL_CODES, noqa=False, screen=False)), path
         said[reported] += 1
     assert said[True] >= 5 and said[False] >= 1
+
+
+# One function reports (``torch.tensor`` of a tensor), the other holds a site and no finding.
+SPARED = textwrap.dedent("""
+    import torch
+
+
+    def rebuilt(x: torch.Tensor) -> torch.Tensor:
+        return torch.tensor(x)
+
+
+    def copies(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y.add_(1)
+        return y
+""")
+
+
+@pytest.mark.parametrize("indexed", [False, True], ids=["module-tree", "index-first-pass"])
+def test_libcst_parses_only_the_bodies_the_screen_reported_in(monkeypatch, indexed):
+    """Where the screen reports, LibCST's parse skips the top-level bodies that hold no report
+    (with the module's own tree, or, when the index gave the first pass, with the collapsed
+    text's), and the findings are those of LibCST's lint of the whole module."""
+    import detachlint.engine as engine
+    from detachlint.analysis.project import ModuleView, build_index
+
+    project = ModuleView(build_index([(Path("m.py"), SPARED)]), "m") if indexed else None
+    parsed = []
+    monkeypatch.setattr(engine, "parse_module", lambda text: parsed.append(text) or parse_module(text))
+    findings = lint_source(SPARED, "m.py", project=project)
+    assert [(f.code, f.location.row) for f in findings] == [("TAL101", 6)]
+    (text,) = parsed
+    assert "return torch.tensor(x)" in text and "y.add_(1)" not in text
+    monkeypatch.undo()
+    assert findings == lint_source(SPARED, "m.py", project=project, screen=False)
 
 
 def test_a_screened_module_leaves_no_node_to_the_cyclic_gc():
