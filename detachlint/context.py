@@ -107,9 +107,15 @@ class Context:
         return (start.line, start.column) >= (end.line, end.column)
 
     def line(self, node: cst.CSTNode) -> int:
-        """The module's row where ``node`` starts."""
+        """The module's row where ``node`` starts, for a rule to decide on (compare it with another,
+        or with a row the project index holds); a row a message cites is ``cited_line``."""
         row = self.position(node).start.line
         return self._rows(row) if self._rows else row
+
+    def cited_line(self, node: cst.CSTNode) -> int:
+        """``line``, for a message to cite and nothing else: the engine's screen, which only asks
+        whether a rule reports, answers it without LibCST's positions."""
+        return self.line(node)
 
     def code_for(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

@@ -130,9 +130,12 @@ class _ScreenContext(Context):
 
     def line(self, node: cst.CSTNode) -> int:
         """The built tree's rows are not the module's (its trivia are LibCST's defaults): a rule that
-        asks for a row, to compare it with one the project index holds or to word a message, gets
-        LibCST's answer instead (``ctx.after`` orders nodes alike on both trees)."""
+        decides on a row, comparing it with one the project index holds, gets LibCST's answer
+        instead (``ctx.after`` orders nodes alike on both trees)."""
         raise _Reported
+
+    def cited_line(self, node: cst.CSTNode) -> int:
+        return 0  # a row only a message cites: whether the rule reports does not depend on it
 
 
 Screened = Union[bool, List[Unit]]

@@ -260,39 +260,54 @@ def test_the_screen_answers_without_its_safety_net():
     assert said[True] >= 5 and said[False] >= 1
 
 
-# One function reports (``torch.tensor`` of a tensor), the other holds a site and no finding.
-SPARED = textwrap.dedent("""
-    import torch
-
-
-    def rebuilt(x: torch.Tensor) -> torch.Tensor:
-        return torch.tensor(x)
-
+# One function reports, the other holds a site and no finding. TAL101's message cites no row;
+# TAL201's cites the one the alias was made on (``ctx.cited_line``, which the screen answers).
+_COPIES = """
 
     def copies(x: torch.Tensor) -> torch.Tensor:
         y = x.clone()
-        y.add_(1)
+        y.mul_(2)
         return y
-""")
+"""
+SPARED = {
+    "TAL101": textwrap.dedent("""
+        import torch
 
 
+        def rebuilt(x: torch.Tensor) -> torch.Tensor:
+            return torch.tensor(x)
+    """) + textwrap.dedent(_COPIES),
+    "TAL201": textwrap.dedent("""
+        import torch
+
+
+        def shares(x: torch.Tensor) -> torch.Tensor:
+            y = x.detach()
+            y.add_(1)
+            return x
+    """) + textwrap.dedent(_COPIES),
+}
+
+
+@pytest.mark.parametrize("code", sorted(SPARED))
 @pytest.mark.parametrize("indexed", [False, True], ids=["module-tree", "index-first-pass"])
-def test_libcst_parses_only_the_bodies_the_screen_reported_in(monkeypatch, indexed):
+def test_libcst_parses_only_the_bodies_the_screen_reported_in(monkeypatch, indexed, code):
     """Where the screen reports, LibCST's parse skips the top-level bodies that hold no report
     (with the module's own tree, or, when the index gave the first pass, with the collapsed
     text's), and the findings are those of LibCST's lint of the whole module."""
     import detachlint.engine as engine
     from detachlint.analysis.project import ModuleView, build_index
 
-    project = ModuleView(build_index([(Path("m.py"), SPARED)]), "m") if indexed else None
+    source = SPARED[code]
+    project = ModuleView(build_index([(Path("m.py"), source)]), "m") if indexed else None
     parsed = []
     monkeypatch.setattr(engine, "parse_module", lambda text: parsed.append(text) or parse_module(text))
-    findings = lint_source(SPARED, "m.py", project=project)
-    assert [(f.code, f.location.row) for f in findings] == [("TAL101", 6)]
+    findings = lint_source(source, "m.py", project=project)
+    assert [f.code for f in findings] == [code]
     (text,) = parsed
-    assert "return torch.tensor(x)" in text and "y.add_(1)" not in text
+    assert "y.mul_(2)" not in text and "x.clone()" not in text
     monkeypatch.undo()
-    assert findings == lint_source(SPARED, "m.py", project=project, screen=False)
+    assert findings == lint_source(source, "m.py", project=project, screen=False)
 
 
 def test_a_screened_module_leaves_no_node_to_the_cyclic_gc():

@@ -375,8 +375,8 @@ class AliasRule(Rule):
             return f"`{read.key}` keeps it after the method returns"
         if read.escape:  # the caller may have passed a temporary: what it holds afterwards is not shown
             return f"what the caller passed as `{read.key}` changes with it"
-        line = self.ctx.line(read.node)
-        later = " on the next iteration of the loop" if line <= self.ctx.line(read.mutation.node) else ""
+        line = self.ctx.cited_line(read.node)
+        later = " on the next iteration of the loop" if line <= self.ctx.cited_line(read.mutation.node) else ""
         return f"`{read.key}` is read at line {line}{later}"
 
 

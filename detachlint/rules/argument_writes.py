@@ -207,7 +207,7 @@ class ArgumentWrites:
             return None
         kind, node = found
         what = "a tensor" if kind == TENSOR else "a tensor or an array"
-        return (f"`{self._text(node, 40)}` (line {self.ctx.line(node)}) shows `{param}` is {what}",  # type: ignore[attr-defined]
+        return (f"`{self._text(node, 40)}` (line {self.ctx.cited_line(node)}) shows `{param}` is {what}",  # type: ignore[attr-defined]
                 kind == TENSOR)
 
     def _weakly_shown(self, param: str, conversion: cst.CSTNode) -> Optional[str]:
@@ -277,7 +277,7 @@ class ArgumentWrites:
         through = ""
         if below and name != param:
             made = next((o for o in reversed(below) if o.statement is not mutation.statement), below[-1])
-            through = (f" `{name}` is `{self._text(made.node)}` (line {self.ctx.line(self._made(made))}), "  # type: ignore[attr-defined]
+            through = (f" `{name}` is `{self._text(made.node)}` (line {self.ctx.cited_line(self._made(made))}), "  # type: ignore[attr-defined]
                        f"{_sharing(below)} `{param}`.")
         elif below:
             through = f" `{self._text(below[-1].node)}` is {_sharing(below)} `{param}`."  # type: ignore[attr-defined]

@@ -95,7 +95,7 @@ class DataWrite(RecomputedWrites, Rule):
             loss = order.built_outside(pending)
             built = f" (built before this function ran: `{loss}` comes from outside it)" if loss is not None else ""
             return (Severity.ERROR, ("before a pending backward()", f"A graph{built} is pending until "
-                                     f"`{self.ctx.code_for(pending)}` (line {self.ctx.line(pending)})"), pending)
+                                     f"`{self.ctx.code_for(pending)}` (line {self.ctx.cited_line(pending)})"), pending)
         function = self.analysis(TensorFacts).function
         if function is not None:
             name = function.name.value
@@ -182,8 +182,8 @@ class DataWrite(RecomputedWrites, Rule):
         if saved is not None:
             use, op = saved
             if op is not None:
-                return Severity.ERROR, f"`{op}` (line {self.ctx.line(use)}) saved it for backward as its result"
-            return Severity.ERROR, (f"Line {self.ctx.line(use)} handed it to an op of the graph being built, which "
+                return Severity.ERROR, f"`{op}` (line {self.ctx.cited_line(use)}) saved it for backward as its result"
+            return Severity.ERROR, (f"Line {self.ctx.cited_line(use)} handed it to an op of the graph being built, which "
                                     f"may have saved it for backward")
         params = function.params.params
         if len(parts) > 1 or (params and params[0].name.value == name) or graph.made_without_graph(name):
@@ -193,14 +193,14 @@ class DataWrite(RecomputedWrites, Rule):
         exact = exact_neg_inf(value, self.analysis(TorchNames))
         read = graph.gradient_read_after(name, node, statement, neg_inf_fill(value), exact)
         if read is not None:
-            return Severity.ERROR, (f"Line {self.ctx.line(read)} backpropagates through it into the cells the write "
+            return Severity.ERROR, (f"Line {self.ctx.cited_line(read)} backpropagates through it into the cells the write "
                                     f"replaced as if they still held what the graph computed")
         blind = graph.read_by_after(name, node, statement, gradient_at_neg_inf_only_from_infinite_loss) \
             if exact else None
         if blind is None:
             return None
         reader, op = blind
-        return Severity.WARNING, (f"The write sets cells to -inf before `{op}` (line {self.ctx.line(reader)}): "
+        return Severity.WARNING, (f"The write sets cells to -inf before `{op}` (line {self.ctx.cited_line(reader)}): "
                                   f"only a loss that reads a masked cell's log-probability, which is then infinite, "
                                   f"sees a gradient other than that of a write autograd tracks")
 
@@ -214,7 +214,7 @@ class DataWrite(RecomputedWrites, Rule):
             or next((p for p in self.ctx.parents if isinstance(p, cst.FunctionDef)), None)
         casts = _Casts(self.ctx.code_for(node).strip(), self.ctx.statement())
         walk(around, casts)
-        return self.ctx.line(casts.found) if casts.found is not None else None
+        return self.ctx.cited_line(casts.found) if casts.found is not None else None
 
 
 def alias_only(use: DataUse) -> Optional[str]:

@@ -70,7 +70,7 @@ class ModuleChecks:
             writes = f"{self._entry(written).rstrip('!')}(inplace=True)"
             message = (f"`{self._text(written)}` writes in place the output of `{self._text(saving)}`, "
                        "which that module saved for backward")
-            notes = (f"In this `nn.Sequential`, `{self._text(saving)}` (line {self.ctx.line(saving)}) saves its output "
+            notes = (f"In this `nn.Sequential`, `{self._text(saving)}` (line {self.ctx.cited_line(saving)}) saves its output "
                      f"for its backward and `{self._text(written)}` overwrites it: a backward through the Sequential "
                      f"in training will raise \"{MESSAGE}\".",
                      "Make the later module not in place (`inplace=False`), or put it where nothing saved its input.")
@@ -128,8 +128,8 @@ class ModuleChecks:
             return
         message = (f"`{self._text(node)}` writes `{weight}` in place (`max_norm` renormalises it), "
                    "which an op saved for backward")
-        notes = (f"`{self._text(saver)}` (line {self.ctx.line(saver)}) saved `{weight}`: `{self._text(backward)}` "
-                 f"(line {self.ctx.line(backward)}) will raise \"{MESSAGE}\".",
+        notes = (f"`{self._text(saver)}` (line {self.ctx.cited_line(saver)}) saved `{weight}`: `{self._text(backward)}` "
+                 f"(line {self.ctx.cited_line(backward)}) will raise \"{MESSAGE}\".",
                  f"Use `{weight}.clone()` in the op that saves it, or look up before it.")
         signature = Signature(self.code, ("matmul", "embedding_renorm_"), saved="input",
                               source=Source(requires_grad=True, pending_graph=True))

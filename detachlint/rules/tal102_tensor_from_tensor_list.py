@@ -235,7 +235,7 @@ class TensorFromTensorList(Rule):
         if graph is not None:
             message = f"`{spelled}()` of tensors drops the graph of `{self.ctx.code_for(graph)}`"
             notes = (f"Each element becomes a Python number, so the backward() in this function sends "
-                     f"`{self.ctx.code_for(graph)}` (line {self.ctx.line(graph)}) no gradient; multi-element tensors "
+                     f"`{self.ctx.code_for(graph)}` (line {self.ctx.cited_line(graph)}) no gradient; multi-element tensors "
                      f"raise.", use)
             severity = Severity.ERROR
         elif placed is not None:

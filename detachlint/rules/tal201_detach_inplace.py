@@ -114,7 +114,7 @@ class DetachInplace(AliasRule):
                      if not r.origin.derives_from(origin) and r.origin is not origin]
             read = self._first(reads)
             name = mutation.key or self._text(mutation.target)
-            made = self.ctx.line(self._made(bound))
+            made = self.ctx.cited_line(self._made(bound))
             numpy = "numpy" in origin.ops()
             fix = f"`{source}.detach().clone()`" + (" (or `.copy()` the array)" if numpy else "")
             used = None if read is not None or pending is not None else self._value_use_after(mutation)
@@ -125,7 +125,7 @@ class DetachInplace(AliasRule):
                 # ``w = online.weight.detach(); w.mul_(d); target.weight.copy_(w)``: ``w`` was meant
                 # as a copy, and the write silently changed what the caller holds
                 severity = Severity.ERROR
-                why = (f"`{name}` is then used as a value (line {self.ctx.line(used)}), as a copy would be, "
+                why = (f"`{name}` is then used as a value (line {self.ctx.cited_line(used)}), as a copy would be, "
                        f"while `{source}` outlives this function with the change")
                 related.append((used, f"`{name}` used as a copy here"))
             else:

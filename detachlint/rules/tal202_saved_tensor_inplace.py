@@ -172,7 +172,7 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
                 return
 
     def _report_step(self, kept: cst.Call, step: cst.Call, later: cst.Call, module: str, call: cst.Call) -> None:
-        line = self.ctx.line
+        line = self.ctx.cited_line
         message = f"`{self._text(step)}` writes parameters that `{self._text(call)}` saved for a later backward"
         notes = (f"`{self._text(kept)}` kept the graph, but `{self._text(later)}` (line {line(later)}) backpropagates "
                  f"through `{self._text(call)}` (line {line(call)}), computed before the step (line {line(step)}): "
@@ -282,7 +282,7 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
         loss computed from the op's result, or the caller's, through the result of ``forward()``."""
         for at, names, call in flow.backwards:
             if at > written_at and names & flow.derived(op, at):
-                return f"`{self._text(call)}` (line {self.ctx.line(call)})"
+                return f"`{self._text(call)}` (line {self.ctx.cited_line(call)})"
         facts = self.analysis(TensorFacts)
         function, cls = facts.function, facts.current_class
         if function is None or not (isinstance(op.statement, cst.Return)
@@ -329,7 +329,7 @@ class SavedTensorInplace(ModuleChecks, AliasRule):
                       if kept_through_data(mutation.op) == "shape and strides" else
                       f"Bind a new tensor to `{alias}` instead of `{mutation.op}` on it.")
         again = ", and the loop's next pass writes it" if op.position > self._flow().order.position(mutation.node) else ""
-        notes = (f"`{saver}` (line {self.ctx.line(op.call)}{again}) saved {role}: {pending} will raise \"{_MESSAGE}\".",
+        notes = (f"`{saver}` (line {self.ctx.cited_line(op.call)}{again}) saved {role}: {pending} will raise \"{_MESSAGE}\".",
                  advice)
         related = [(op.call, f"`{name}` saves {role} for backward")]
         signature = Signature(self.code, (name, mutation.op), saved="result" if what == "result" else "input",

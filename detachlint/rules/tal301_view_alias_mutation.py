@@ -391,7 +391,7 @@ class ViewAliasMutation(LostWrite, RecomputedWrites, ArgumentWrites, AliasRule):
         written_text = self._text(mutation.node)
         severity, evidence = self.severity, ""
         made = self._made(alias)
-        line = self.ctx.line(made)
+        line = self.ctx.cited_line(made)
         arrays = self._arrays_only(mutation, read, written)
         if arrays:  # NumPy's own aliasing, which no tensor reaches: worth a look, not a failed build
             severity = Severity.WARNING

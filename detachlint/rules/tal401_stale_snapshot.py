@@ -157,8 +157,8 @@ class StaleSnapshot(AliasRule):
             message = f"`{kept}` holds the live parameters of `{self._text(node.func.value)}`, not copies"
             seen = ("compares each parameter with itself and cannot tell whether they changed" if with_itself
                     else f"sees the updated values, not those kept as `{kept}`")
-            notes = (f"`{self._text(update.node)}` (line {self.ctx.line(update.node)}) changes them, so the comparison "
-                     f"at line {self.ctx.line(compared)} {seen}.", f"Keep `[p.detach().clone() for p in {taken}]`.")
+            notes = (f"`{self._text(update.node)}` (line {self.ctx.cited_line(update.node)}) changes them, so the comparison "
+                     f"at line {self.ctx.cited_line(compared)} {seen}.", f"Keep `[p.detach().clone() for p in {taken}]`.")
             related = [(update.node, "the update that changes the kept parameters"),
                        (compared, f"`{kept}` compared here holds the updated values")]
             self.ctx.report(node, self.code, message, self.severity, related, notes=notes,
@@ -227,8 +227,8 @@ class StaleSnapshot(AliasRule):
         severity = Severity.ERROR if named else Severity.WARNING
         step = self._text(scan.step)
         message = f"`{kept} = {live}` is a second name for the module `{live}`, not a copy"
-        notes = (f"`{step}` (line {self.ctx.line(scan.step)}) keeps training it on the next iterations, so `{kept}` "
-                 f"read at line {self.ctx.line(body.read)} holds the last weights, not the chosen ones.",
+        notes = (f"`{step}` (line {self.ctx.cited_line(scan.step)}) keeps training it on the next iterations, so `{kept}` "
+                 f"read at line {self.ctx.cited_line(body.read)} holds the last weights, not the chosen ones.",
                  f"Use `copy.deepcopy({live})` (or keep `copy.deepcopy({live}.state_dict())`).")
         related = [(scan.step, "the update that changes the module"),
                    (body.read, f"`{kept}` read here holds the last weights")]
@@ -390,16 +390,16 @@ class StaleSnapshot(AliasRule):
             owner = node.func.value if isinstance(node, cst.Call) else node.value
             fix = f"`{self._text(owner)}.detach().clone()`"
         loop = ""
-        if self.ctx.line(mutation.node) < self.ctx.line(node):
+        if self.ctx.cited_line(mutation.node) < self.ctx.cited_line(node):
             loop = " on the next iteration of the loop"
         message = f"`{taken}` holds references to {what}, not a copy"
-        notes = (f"`{update}` (line {self.ctx.line(mutation.node)}) changes it{loop}, and {self._where(read)}.",
+        notes = (f"`{update}` (line {self.ctx.cited_line(mutation.node)}) changes it{loop}, and {self._where(read)}.",
                  f"Use {fix}.")
         severity = self.severity
         if reseeding:
             severity = Severity.WARNING
-            notes = (f"`{update}` (line {self.ctx.line(mutation.node)}) writes one entry per pass of the loop, and "
-                     f"`{read.key}` is read at line {self.ctx.line(read.node)} by a key that changes each pass: whether "
+            notes = (f"`{update}` (line {self.ctx.cited_line(mutation.node)}) writes one entry per pass of the loop, and "
+                     f"`{read.key}` is read at line {self.ctx.cited_line(read.node)} by a key that changes each pass: whether "
                      f"a later pass reads an entry an earlier pass wrote is not known here.", f"Use {fix}.")
         related = [(mutation.node, "the update that changes the snapshot"),
                    (read.node, f"`{read.key}` read here holds the updated values" if not read.escape
