@@ -172,6 +172,9 @@ def screen_reports(text: str, filename: str, rules: Sequence[Type[Rule]], projec
         if tree is None:
             return True
     module = to_cst(tree, lines, quiet, spans)
+    # only a top-level function can be spared: a module of classes alone ends at its first report,
+    # as without ``spare``, rather than walking on and parsing its text again for nothing
+    spare = spare and any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) for s in tree.body)
     if own:
         del tree  # freed before the walk (parsed again if a report asks for its bodies)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
